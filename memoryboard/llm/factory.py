@@ -1,0 +1,158 @@
+"""The configured models, built from Django settings and cached per process.
+
+``OPENAI_BASE_URL`` empty means offline: the hashing embedder, the offline summarizer, the offline chat
+model and the rule-based extractor. The caches are cleared when an ``OPENAI_*`` setting changes
+(``setting_changed``, e.g. in tests) and by :func:`reset_models`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+if TYPE_CHECKING:
+    import openai
+
+    from memoryboard.llm.chat import ChatModel
+    from memoryboard.llm.embeddings import Embedder
+    from memoryboard.llm.extraction import MemoryExtractor
+    from memoryboard.strategies.summarizer import Summarizer
+
+T = TypeVar("T")
+
+_cache: dict[str, Any] = {}
+_lock = threading.RLock()
+
+
+def _cached(key: str, build: Callable[[], T]) -> T:
+    with _lock:
+        if key not in _cache:
+            _cache[key] = build()
+        return _cache[key]
+
+
+def is_online() -> bool:
+    """True when an OpenAI-compatible endpoint is configured."""
+    return bool(getattr(settings, "OPENAI_BASE_URL", ""))
+
+
+def get_client() -> openai.OpenAI:
+    """The shared ``openai`` client (online mode only)."""
+
+    def build() -> openai.OpenAI:
+        from memoryboard.llm.openai_client import make_client
+
+        return make_client(
+            base_url=settings.OPENAI_BASE_URL,
+            api_key=settings.OPENAI_API_KEY,
+            timeout=float(settings.OPENAI_TIMEOUT_SECONDS),
+            max_retries=int(settings.OPENAI_MAX_RETRIES),
+        )
+
+    return _cached("client", build)
+
+
+def get_summarizer() -> Summarizer:
+    """The summarizer for context and memory strategies."""
+
+    def build() -> Summarizer:
+        if is_online():
+            from memoryboard.llm.summarizer import OpenAISummarizer
+
+            return OpenAISummarizer(get_client(), settings.OPENAI_CHAT_MODEL)
+        from memoryboard.strategies.summarizer import OfflineSummarizer
+
+        return OfflineSummarizer()
+
+    return _cached("summarizer", build)
+
+
+def get_embedder() -> Embedder:
+    """The embedder; offline also when ``OPENAI_EMBEDDING_MODEL`` is empty (endpoint without embeddings)."""
+
+    def build() -> Embedder:
+        from memoryboard.llm import embeddings
+
+        if is_online() and settings.OPENAI_EMBEDDING_MODEL:
+            return embeddings.OpenAIEmbedder(get_client(), settings.OPENAI_EMBEDDING_MODEL)
+        return embeddings.HashingEmbedder()
+
+    return _cached("embedder", build)
+
+
+def get_chat_model() -> ChatModel:
+    """The chat model of the agent runtime."""
+
+    def build() -> ChatModel:
+        from memoryboard.llm import chat
+
+        if is_online():
+            return chat.OpenAIChatModel(get_client(), settings.OPENAI_CHAT_MODEL)
+        return chat.OfflineChatModel()
+
+    return _cached("chat", build)
+
+
+def get_extractor() -> MemoryExtractor:
+    """The long-term memory extractor: the chat model online, rules offline."""
+
+    def build() -> MemoryExtractor:
+        from memoryboard.llm import extraction
+
+        if is_online():
+            return extraction.LLMExtractor(get_chat_model())
+        return extraction.RuleBasedExtractor()
+
+    return _cached("extractor", build)
+
+
+def models_status() -> dict[str, Any]:
+    """Which models are in use, for the UI banner and health output. Makes no request.
+
+    Returns:
+        ``{"offline": bool (every model offline), "any_offline": bool, "base_url": str,
+        "chat": {...}, "summarizer": {...}, "embedder": {...}, "extractor": {...}}``, each part
+        ``{"name": str, "offline": bool}``; the embedder's also ``"dim"`` (None until known).
+    """
+    embedder = get_embedder()
+    parts = {
+        "chat": get_chat_model(),
+        "summarizer": get_summarizer(),
+        "embedder": embedder,
+        "extractor": get_extractor(),
+    }
+    status: dict[str, Any] = {
+        name: {"name": str(getattr(model, "name", type(model).__name__)),
+               "offline": bool(getattr(model, "is_offline", True))}
+        for name, model in parts.items()
+    }
+    # Reading ``dim`` of a remote embedder of an unknown model would make a request.
+    status["embedder"]["dim"] = getattr(embedder, "known_dim", getattr(embedder, "dim", None))
+    offline_flags = [part["offline"] for part in status.values()]
+    status["offline"] = all(offline_flags)
+    status["any_offline"] = any(offline_flags)
+    status["base_url"] = settings.OPENAI_BASE_URL if is_online() else ""
+    return status
+
+
+def reset_models() -> None:
+    """Forget the cached client and models; the next call builds them from the current settings."""
+    with _lock:
+        client = _cache.pop("client", None)
+        _cache.clear()
+    if client is not None:
+        try:
+            client.close()
+        except Exception:  # noqa: BLE001 - closing is best effort
+            pass
+
+
+@receiver(setting_changed, dispatch_uid="memoryboard.llm.factory.reset_models")
+def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
+    if setting.startswith("OPENAI_"):
+        reset_models()
