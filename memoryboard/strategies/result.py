@@ -1,0 +1,117 @@
+"""Result objects of the strategies; the API and the playground render these and nothing else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .messages import Message
+
+__all__ = ["ContextResult", "MemoryPlan", "saved_ratio"]
+
+
+def saved_ratio(tokens_before: float, tokens_after: float) -> float:
+    """Share of tokens saved, clamped to ``0..1`` (a summary longer than its input saves nothing)."""
+    if tokens_before <= 0:
+        return 0.0
+    return round(min(1.0, max(0.0, 1 - tokens_after / tokens_before)), 4)
+
+
+@dataclass(frozen=True)
+class ContextResult:
+    """What a context strategy did.
+
+    Attributes:
+        strategy: Canonical strategy name, e.g. ``"TRIM"``.
+        messages: The output messages (input messages are reused, never copied or mutated).
+        sources: For each output message, the input index it came from; ``None`` for a produced summary.
+        kept: Input indexes present in the output, sorted.
+        dropped: Input indexes removed, sorted.
+        summarized: Input indexes replaced by a summary that is in the output, sorted.
+            Every input index is in exactly one of ``kept``, ``dropped``, ``summarized``.
+        tokens_before: Estimated tokens of the input.
+        tokens_after: Estimated tokens of the output.
+        llm_calls: Summarizer calls made, failed attempts included.
+        fallback: Short reason when a fallback fired, else ``None``.
+        steps: For COMPOSITE, each step's own result (indexes relative to that step's input).
+    """
+
+    strategy: str
+    messages: tuple[Message, ...]
+    sources: tuple[int | None, ...]
+    kept: tuple[int, ...]
+    dropped: tuple[int, ...]
+    summarized: tuple[int, ...]
+    tokens_before: float
+    tokens_after: float
+    llm_calls: int = 0
+    fallback: str | None = None
+    steps: tuple[ContextResult, ...] = ()
+
+    @property
+    def saved_ratio(self) -> float:
+        return saved_ratio(self.tokens_before, self.tokens_after)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The API shape of ``POST /api/v1/strategies/context/{name}/apply``."""
+        return {
+            "strategy": self.strategy,
+            "messages": [m.to_dict() for m in self.messages],
+            "kept": list(self.kept),
+            "dropped": list(self.dropped),
+            "summarized": list(self.summarized),
+            "tokens_before": round(self.tokens_before, 1),
+            "tokens_after": round(self.tokens_after, 1),
+            "llm_calls": self.llm_calls,
+            "fallback": self.fallback,
+            "saved_ratio": self.saved_ratio,
+        }
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """What a memory strategy would do to the stored rows of one conversation (a dry run).
+
+    Applying it (elsewhere, in one transaction) deletes ``delete_ids`` then inserts ``inserts``.
+
+    Attributes:
+        strategy: Canonical strategy name, e.g. ``"DELETE"``.
+        delete_ids: Row ids to delete, ascending.
+        inserts: Rows to insert; a summary reuses the smallest deleted id so it sorts in place.
+        keep_ids: Row ids left untouched, ascending.
+        llm_calls: Summarizer calls made, failed attempts included.
+        fallback: Short reason when a fallback fired, else ``None``.
+        tokens_before: Estimated tokens of the rows before.
+        tokens_after: Estimated tokens of the rows after the plan is applied.
+    """
+
+    strategy: str
+    delete_ids: tuple[int, ...]
+    inserts: tuple[Message, ...]
+    keep_ids: tuple[int, ...]
+    llm_calls: int
+    fallback: str | None
+    tokens_before: float
+    tokens_after: float
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.delete_ids and not self.inserts
+
+    @property
+    def saved_ratio(self) -> float:
+        return saved_ratio(self.tokens_before, self.tokens_after)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The API shape of ``POST /api/v1/strategies/memory/{name}/plan``."""
+        return {
+            "strategy": self.strategy,
+            "delete_ids": list(self.delete_ids),
+            "inserts": [m.to_dict(include_id=True) for m in self.inserts],
+            "keep_ids": list(self.keep_ids),
+            "llm_calls": self.llm_calls,
+            "fallback": self.fallback,
+            "tokens_before": round(self.tokens_before, 1),
+            "tokens_after": round(self.tokens_after, 1),
+            "saved_ratio": self.saved_ratio,
+        }
