@@ -229,6 +229,8 @@ def fake_embeddings(texts: list[str], dim: int) -> np.ndarray:
     from memoryboard.llm.embeddings import HashingEmbedder
 
     vectors = HashingEmbedder(dim=dim).embed(texts)
+    # A real model never returns a zero vector (texts without words, e.g. " ").
+    vectors[~vectors.any(axis=1), 0] = 1.0
     # Remote vectors are not guaranteed normalized; scale them so clients must normalize.
     return vectors * 3.0
 
