@@ -103,7 +103,7 @@ class OfflineSummarizer:
     Sentences are scored by the average corpus frequency of their terms (words and CJK bigrams); the best
     ones are kept, in their original order, within ``min(max_chars, len(text) // 3)`` characters (at least
     one sentence is always kept). With :data:`MEMORY_SUMMARY_INSTRUCTION`, user sentences that state a
-    preference, habit or fact about the user get a bonus.
+    preference, habit or fact about the user ("I prefer", "我是", ...) rank before all others.
 
     Example:
         >>> OfflineSummarizer().summarize("USER: I like tea.", instruction=CONTEXT_SUMMARY_INSTRUCTION)
@@ -134,15 +134,14 @@ class OfflineSummarizer:
         scored = []
         for position, ((prefix, sentence), terms) in enumerate(zip(lines, term_lists)):
             score = sum(frequency[t] for t in terms) / math.sqrt(len(terms) + 1)
-            if memory_mode and prefix.startswith("USER") and _MEMORY_CUES.search(sentence):
-                score = score * 2 + 10
-            scored.append((-score, position))
+            cue = memory_mode and prefix.startswith("USER") and bool(_MEMORY_CUES.search(sentence))
+            scored.append((not cue, -score, position))
         scored.sort()
         budget = max(1, min(self.max_chars, len(text) // 3))
         chosen: list[int] = []
         seen: set[frozenset[str]] = set()
         used = 0
-        for _, position in scored:
+        for _, _, position in scored:
             prefix, sentence = lines[position]
             # Repeated sentences add nothing to a summary; keep only the first of each.
             key = frozenset(term_lists[position]) or frozenset((sentence,))
