@@ -132,7 +132,9 @@ def models_status() -> dict[str, Any]:
         for name, model in parts.items()
     }
     # Reading ``dim`` of a remote embedder of an unknown model would make a request.
-    status["embedder"]["dim"] = getattr(embedder, "known_dim", getattr(embedder, "dim", None))
+    status["embedder"]["dim"] = (
+        embedder.known_dim if hasattr(type(embedder), "known_dim") else getattr(embedder, "dim", None)
+    )
     offline_flags = [part["offline"] for part in status.values()]
     status["offline"] = all(offline_flags)
     status["any_offline"] = any(offline_flags)

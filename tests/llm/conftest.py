@@ -6,7 +6,6 @@ import openai
 import pytest
 
 from memoryboard.llm.openai_client import make_client
-from tests.fakes.fixtures import *  # noqa: F403 - the fake server fixtures, also without the root conftest
 from tests.fakes.openai_server import FakeOpenAI
 
 # Short enough to keep the timeout tests fast, long enough for a loaded CI machine.
