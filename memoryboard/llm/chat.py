@@ -128,7 +128,7 @@ class OpenAIChatModel:
 # --- offline -----------------------------------------------------------------------------------
 
 _REMEMBER = re.compile(
-    r"(?:please\s+)?remember(?:\s+that)?\s*[:,]?\s*(?P<en>.*)|(?:请)?(?:帮我)?记住(?:一下)?\s*[:：,，]?\s*(?P<zh>.*)",
+    r"(?:\bplease\s+)?\bremember\b(?:\s+that)?\s*[:,]?\s*(?P<en>.*)|(?:请)?(?:帮我)?记住(?:一下)?\s*[:：,，]?\s*(?P<zh>.*)",
     re.IGNORECASE | re.DOTALL,
 )
 _LTM_BLOCK = re.compile(r"<long_term_memory>(.*?)</long_term_memory>", re.DOTALL)

@@ -72,6 +72,9 @@ def _transcript(conversation: Iterable[Any]) -> str:
     return "\n".join(lines)
 
 
+# The newest turns matter most; a transcript beyond this is cut from the start.
+MAX_TRANSCRIPT_CHARS = 50_000
+
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 
 
@@ -137,7 +140,7 @@ def extract_memories(conversation: list[dict], *, chat_model: ChatModel) -> list
     Raises:
         LLMError: the call failed, or ``"malformed response"`` when the answer is not the JSON asked for.
     """
-    transcript = _transcript(conversation)
+    transcript = _transcript(conversation)[-MAX_TRANSCRIPT_CHARS:]
     if not transcript:
         return []
     reply = chat_model.complete(

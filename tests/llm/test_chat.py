@@ -159,6 +159,7 @@ def test_offline_without_tools_or_request_replies_offline_with_memory_count():
     assert "memories" not in model.complete([{"role": "user", "content": "hello"}]).content
 
 
-def test_offline_question_is_not_a_save():
-    reply = OfflineChatModel().complete([{"role": "user", "content": "Do you remember my name?"}], tools=MEMORY_TOOLS)
+@pytest.mark.parametrize("text", ["Do you remember my name?", "I remembered to call mom", "你记住了吗"])
+def test_offline_only_saves_requests_to_remember(text):
+    reply = OfflineChatModel().complete([{"role": "user", "content": text}], tools=MEMORY_TOOLS)
     assert reply.tool_calls == []

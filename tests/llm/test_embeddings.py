@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +12,9 @@ from hypothesis import strategies as st
 
 from memoryboard.llm.embeddings import Embedder, HashingEmbedder, OpenAIEmbedder
 from memoryboard.llm.errors import LLMError
+
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def cos(a: np.ndarray, b: np.ndarray) -> float:
@@ -38,9 +43,7 @@ def test_hashing_is_deterministic_across_processes():
         f"print(json.dumps(HashingEmbedder().embed({texts!r}).tolist()))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONHASHSEED": "123", "PATH": ""}, cwd=".")
-    import json
-
+                         env={"PYTHONHASHSEED": "123", "PATH": ""}, cwd=REPO_ROOT)
     assert np.allclose(here, np.array(json.loads(out.stdout), dtype=np.float32))
 
 

@@ -162,3 +162,11 @@ def test_rules_ignore_assistant_questions_and_small_talk():
 
 def test_rules_do_not_repeat_a_sentence():
     assert rules("I like tea.", "I like tea.") == [("PREFERENCE", "I like tea")]
+
+
+def test_long_conversations_keep_the_newest_turns(extractor, openai_server):
+    openai_server.push_reply(content="[]")
+    conversation = [{"role": "user", "content": "old " * 20000}, {"role": "user", "content": "newest turn"}]
+    assert extractor.extract(conversation) == []
+    sent = openai_server.chat_requests()[0]["messages"][1]["content"]
+    assert "newest turn" in sent and len(sent) < 50_100
