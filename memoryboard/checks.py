@@ -1,0 +1,36 @@
+"""System checks: a bad agents.yaml or database setting fails ``manage.py check``."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core import checks
+
+
+def check_agents_config(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    from memoryboard.ltm.config import AgentConfigError, load_agents_config
+
+    try:
+        load_agents_config(settings.MEMORYBOARD_AGENTS_FILE)
+    except AgentConfigError as exc:
+        return [
+            checks.Error(
+                f"Invalid agent configuration at '{exc.key}': {exc.message}",
+                hint=f"Fix {settings.MEMORYBOARD_AGENTS_FILE} (MEMORYBOARD_AGENTS_FILE).",
+                id="memoryboard.E001",
+            )
+        ]
+    return []
+
+
+def check_database_backend(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    engine = settings.DATABASES["default"]["ENGINE"]
+    supported = {"django.db.backends.sqlite3", "django.db.backends.mysql"}
+    if engine not in supported:
+        return [
+            checks.Error(
+                f"Unsupported database engine {engine!r}.",
+                hint="Use SQLite (default) or MySQL/MariaDB through DATABASE_URL=mysql://...",
+                id="memoryboard.E002",
+            )
+        ]
+    return []

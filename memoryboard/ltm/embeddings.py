@@ -1,0 +1,58 @@
+"""Vectors of memory items in ``memoryboard_embedding``, one row per item and model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memoryboard.models import LongTermMemory, MemoryEmbedding
+
+
+def _embedder(embedder=None):
+    if embedder is not None:
+        return embedder
+    from memoryboard.llm.factory import get_embedder
+
+    return get_embedder()
+
+
+def memory_embed_many(memories: Sequence[LongTermMemory], *, embedder=None) -> int:
+    """Embed the items' content with the current model and store (or replace) the vectors."""
+    memories = [m for m in memories if m is not None]
+    if not memories:
+        return 0
+    embedder = _embedder(embedder)
+    vectors = np.asarray(embedder.embed([m.content for m in memories]), dtype=np.float32)
+    now = timezone.now()
+    rows = [
+        MemoryEmbedding(
+            memory_id=m.pk,
+            model_name=embedder.name,
+            dim=int(vectors.shape[1]),
+            vector=vectors[i].tobytes(),
+            updated_at=now,
+        )
+        for i, m in enumerate(memories)
+    ]
+    unique_fields = (
+        ["memory", "model_name"] if connection.features.supports_update_conflicts_with_target else None
+    )
+    with transaction.atomic():
+        MemoryEmbedding.objects.bulk_create(
+            rows,
+            batch_size=500,
+            update_conflicts=True,
+            unique_fields=unique_fields,
+            update_fields=["dim", "vector", "updated_at"],
+        )
+    return len(rows)
+
+
+def embeddings_for(memory_ids: Sequence[str], *, model_name: str) -> dict[str, np.ndarray]:
+    rows = MemoryEmbedding.objects.filter(memory_id__in=list(memory_ids), model_name=model_name).values_list(
+        "memory_id", "vector"
+    )
+    return {mid: np.frombuffer(blob, dtype=np.float32) for mid, blob in rows}

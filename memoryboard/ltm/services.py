@@ -1,0 +1,240 @@
+"""Writes to long-term memory: create, update, archive, restore, delete, purge.
+
+Every write records its audit entry and state change in the same transaction.
+Namespaces are built by the caller from the authenticated user (see namespaces.py).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memoryboard.audit import audit_record
+from memoryboard.ltm.embeddings import memory_embed_many
+from memoryboard.ltm.namespaces import Namespace
+from memoryboard.ltm.store import memory_upsert_many
+from memoryboard.models import (
+    ArchivedReason,
+    AuditLog,
+    LongTermMemory,
+    MemoryFlag,
+    MemoryState,
+    MemoryStateChange,
+    MemoryType,
+    Source,
+)
+
+
+class MemoryError(ValueError):
+    """A write that cannot be done; ``field`` names the input at fault."""
+
+    def __init__(self, message: str, *, field: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+MAX_CONTENT_CHARS = 20_000
+
+
+def memory_snapshot(memory: LongTermMemory) -> dict:
+    """What the audit log keeps of an item: enough to see and restore what changed."""
+    return {
+        "namespace": memory.namespace,
+        "value_json": memory.value_json,
+        "relevance_score": memory.relevance_score,
+        "archived": memory.archived,
+        "archived_reason": memory.archived_reason,
+    }
+
+
+def memory_state(memory: LongTermMemory, *, paused: bool | None = None) -> str:
+    if memory.archived:
+        if memory.archived_reason == ArchivedReason.USER_DELETED:
+            return MemoryState.DELETED
+        return MemoryState.ARCHIVED
+    if paused is None:
+        paused = MemoryFlag.objects.filter(memory_id=memory.pk, paused=True).exists()
+    return MemoryState.PAUSED if paused else MemoryState.ACTIVE
+
+
+def _validate_content(content: str) -> str:
+    if not isinstance(content, str) or not content.strip():
+        raise MemoryError("Content must be a non-empty string.", field="content")
+    content = content.strip()
+    if len(content) > MAX_CONTENT_CHARS:
+        raise MemoryError(f"Content is longer than {MAX_CONTENT_CHARS} characters.", field="content")
+    return content
+
+
+def _validate_type(memory_type: str) -> str:
+    value = str(memory_type or "").upper()
+    if value not in MemoryType.values:
+        raise MemoryError(
+            f"Unknown memory type {memory_type!r}; use one of {', '.join(MemoryType.values)}.", field="type"
+        )
+    return value
+
+
+def _record_state(memory_id: str, old: str, new: str, actor, reason: str) -> None:
+    if old != new:
+        MemoryStateChange.objects.create(
+            memory_id=memory_id,
+            old_state=old,
+            new_state=new,
+            actor=actor if getattr(actor, "is_authenticated", False) else None,
+            reason=reason[:255],
+        )
+
+
+def memory_build(
+    *, namespace: Namespace, content: str, memory_type: str, source: str, agent_id: str
+) -> LongTermMemory:
+    """An unsaved item in the platform's shape."""
+    now = timezone.now()
+    key = uuid.uuid4().hex
+    return LongTermMemory(
+        id=key,
+        namespace=namespace.as_text(),
+        key_name=key,
+        value_json={
+            "content": _validate_content(content),
+            "agentId": agent_id,
+            "source": source,
+            "type": _validate_type(memory_type),
+        },
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def memory_create(
+    *,
+    namespace: Namespace,
+    content: str,
+    memory_type: str,
+    source: str = Source.MANUAL,
+    agent_id: str,
+    actor=None,
+    embedder=None,
+) -> LongTermMemory:
+    memory = memory_build(
+        namespace=namespace, content=content, memory_type=memory_type, source=source, agent_id=agent_id
+    )
+    with transaction.atomic():
+        memory_upsert_many([memory])
+        memory_embed_many([memory], embedder=embedder)
+        audit_record(
+            actor=actor,
+            action=AuditLog.Action.CREATE,
+            object_type="memory",
+            object_id=memory.pk,
+            after=memory_snapshot(memory),
+        )
+    return memory
+
+
+def memory_update(
+    *, memory: LongTermMemory, actor, content: str | None = None, memory_type: str | None = None, embedder=None
+) -> LongTermMemory:
+    """Change content and/or type; the content is re-embedded and before/after audited."""
+    with transaction.atomic():
+        memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
+        before = memory_snapshot(memory)
+        value = dict(memory.value_json or {})
+        if content is not None:
+            value["content"] = _validate_content(content)
+        if memory_type is not None:
+            value["type"] = _validate_type(memory_type)
+        if value == memory.value_json:
+            return memory
+        memory.value_json = value
+        memory.updated_at = timezone.now()
+        memory.save(update_fields=["value_json", "updated_at"])
+        if content is not None:
+            memory_embed_many([memory], embedder=embedder)
+        audit_record(
+            actor=actor,
+            action=AuditLog.Action.UPDATE,
+            object_type="memory",
+            object_id=memory.pk,
+            before=before,
+            after=memory_snapshot(memory),
+        )
+    return memory
+
+
+def memory_archive(*, memory: LongTermMemory, actor, reason: str = ArchivedReason.STAFF) -> LongTermMemory:
+    if reason not in ArchivedReason.values:
+        raise MemoryError(f"Unknown archive reason {reason!r}.", field="reason")
+    with transaction.atomic():
+        memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
+        if memory.archived and memory.archived_reason == reason:
+            return memory
+        before = memory_snapshot(memory)
+        old_state = memory_state(memory)
+        memory.archived = True
+        memory.archived_at = timezone.now()
+        memory.archived_reason = reason
+        memory.save(update_fields=["archived", "archived_at", "archived_reason"])
+        action = AuditLog.Action.DELETE if reason == ArchivedReason.USER_DELETED else AuditLog.Action.ARCHIVE
+        audit_record(
+            actor=actor, action=action, object_type="memory", object_id=memory.pk,
+            before=before, after=memory_snapshot(memory), reason=reason,
+        )
+        _record_state(memory.pk, old_state, memory_state(memory), actor, reason)
+    return memory
+
+
+def memory_delete_for_user(*, memory: LongTermMemory, actor) -> LongTermMemory:
+    """An end user's delete: kept as ``user_deleted`` for the retention period (undo), then purged."""
+    return memory_archive(memory=memory, actor=actor, reason=ArchivedReason.USER_DELETED)
+
+
+def memory_restore(*, memory: LongTermMemory, actor) -> LongTermMemory:
+    """Back to the state before archiving (a paused item comes back paused)."""
+    with transaction.atomic():
+        memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
+        if not memory.archived:
+            return memory
+        before = memory_snapshot(memory)
+        old_state = memory_state(memory)
+        memory.archived = False
+        memory.archived_at = None
+        memory.archived_reason = None
+        memory.save(update_fields=["archived", "archived_at", "archived_reason"])
+        audit_record(
+            actor=actor, action=AuditLog.Action.RESTORE, object_type="memory", object_id=memory.pk,
+            before=before, after=memory_snapshot(memory),
+        )
+        _record_state(memory.pk, old_state, memory_state(memory), actor, "restore")
+    return memory
+
+
+def memory_purge_deleted(*, actor=None, now=None, dry_run: bool = True) -> list[str]:
+    """Physically remove items that users deleted longer ago than the retention period.
+
+    The only physical delete of memory items; everything else archives.
+    """
+    now = now or timezone.now()
+    cutoff = now - timedelta(days=settings.MEMORYBOARD_DELETED_RETENTION_DAYS)
+    qs = LongTermMemory.objects.filter(
+        archived=True, archived_reason=ArchivedReason.USER_DELETED, archived_at__lt=cutoff
+    )
+    ids = list(qs.values_list("pk", flat=True))
+    if dry_run or not ids:
+        return ids
+    with transaction.atomic():
+        for memory in LongTermMemory.objects.filter(pk__in=ids).select_for_update():
+            audit_record(
+                actor=actor, action=AuditLog.Action.PURGE, object_type="memory", object_id=memory.pk,
+                before=memory_snapshot(memory), reason="retention period over",
+            )
+            _record_state(memory.pk, MemoryState.DELETED, MemoryState.PURGED, actor, "retention period over")
+        LongTermMemory.objects.filter(pk__in=ids).delete()
+        MemoryFlag.objects.filter(memory_id__in=ids).delete()
+    return ids

@@ -1,0 +1,46 @@
+"""Upsert of memory items: INSERT … ON DUPLICATE KEY UPDATE (MySQL/MariaDB), ON CONFLICT (SQLite)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+
+from django.db import OperationalError, connection, transaction
+
+from memoryboard.models import LongTermMemory
+
+# Columns an upsert overwrites; access statistics and archive state survive a re-save.
+UPSERT_UPDATE_FIELDS = ["namespace", "key_name", "value_json", "updated_at", "relevance_score"]
+_MYSQL_DEADLOCK = 1213
+
+
+def memory_upsert_many(items: Iterable[LongTermMemory], *, batch_size: int = 500) -> int:
+    """Insert or update items by primary key in one statement per batch.
+
+    Rows are sorted by id so concurrent writers take row locks in the same order; a
+    deadlock that MySQL still reports is retried a few times.
+
+    Returns:
+        The number of items written.
+    """
+    rows = sorted(items, key=lambda item: item.pk)
+    if not rows:
+        return 0
+    unique_fields = ["id"] if connection.features.supports_update_conflicts_with_target else None
+    for attempt in range(5):
+        try:
+            with transaction.atomic():
+                LongTermMemory.objects.bulk_create(
+                    rows,
+                    batch_size=batch_size,
+                    update_conflicts=True,
+                    unique_fields=unique_fields,
+                    update_fields=UPSERT_UPDATE_FIELDS,
+                )
+            return len(rows)
+        except OperationalError as exc:
+            if exc.args and exc.args[0] == _MYSQL_DEADLOCK and attempt < 4:
+                time.sleep(0.01 * (attempt + 1))
+                continue
+            raise
+    return 0  # pragma: no cover

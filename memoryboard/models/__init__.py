@@ -1,0 +1,30 @@
+"""Models: the two shared tables of the agent platform and the dashboard's own tables."""
+
+from .audit import AuditLog
+from .chat import ChatMessage
+from .embedding import MemoryEmbedding
+from .lifecycle import (
+    MemoryAccess,
+    MemoryFlag,
+    MemoryState,
+    MemoryStateChange,
+    PauseRule,
+    UserMemorySettings,
+)
+from .memory import ArchivedReason, LongTermMemory, MemoryType, Source
+
+__all__ = [
+    "ArchivedReason",
+    "AuditLog",
+    "ChatMessage",
+    "LongTermMemory",
+    "MemoryAccess",
+    "MemoryEmbedding",
+    "MemoryFlag",
+    "MemoryState",
+    "MemoryStateChange",
+    "MemoryType",
+    "PauseRule",
+    "Source",
+    "UserMemorySettings",
+]

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+class AuditLog(models.Model):
+    """Every change made through the dashboard, API, commands and tasks, with before and after."""
+
+    class Action(models.TextChoices):
+        CREATE = "create", _("Create")
+        UPDATE = "update", _("Update")
+        ARCHIVE = "archive", _("Archive")
+        RESTORE = "restore", _("Restore")
+        PAUSE = "pause", _("Pause")
+        RESUME = "resume", _("Resume")
+        DELETE = "delete", _("Delete")
+        PURGE = "purge", _("Purge")
+        REEMBED = "reembed", _("Re-embed")
+        MERGE = "merge", _("Merge")
+        APPLY_STRATEGY = "apply_strategy", _("Apply memory strategy")
+        BULK = "bulk", _("Bulk action")
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor_label = models.CharField(_("actor"), max_length=150, blank=True)
+    action = models.CharField(_("action"), max_length=32, choices=Action.choices)
+    object_type = models.CharField(_("object type"), max_length=32)
+    object_id = models.CharField(_("object id"), max_length=255)
+    before = models.JSONField(_("before"), null=True, blank=True)
+    after = models.JSONField(_("after"), null=True, blank=True)
+    reason = models.CharField(_("reason"), max_length=255, blank=True)
+    created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+
+    class Meta:
+        db_table = "memoryboard_audit_log"
+        verbose_name = _("audit log entry")
+        verbose_name_plural = _("audit log")
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["object_type", "object_id"], name="idx_audit_object")]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor_label} {self.action} {self.object_type}:{self.object_id}"

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+class Role(models.TextChoices):
+    SYSTEM = "SYSTEM", _("System")
+    USER = "USER", _("User")
+    ASSISTANT = "ASSISTANT", _("Assistant")
+    TOOL = "TOOL", _("Tool")
+
+
+class ChatMessage(models.Model):
+    """A stored message of a conversation: the platform's ``chat_message``."""
+
+    Role = Role
+
+    id = models.BigAutoField(primary_key=True)
+    conversation_id = models.CharField(_("conversation"), max_length=255)
+    agent_id = models.CharField(_("agent"), max_length=255)
+    user_id = models.CharField(_("user"), max_length=255)
+    role = models.CharField(_("role"), max_length=16, choices=Role.choices)
+    content = models.TextField(_("content"))
+    metadata = models.JSONField(_("metadata"), null=True, blank=True)
+    created_at = models.DateTimeField(_("created at"), default=timezone.now)
+
+    class Meta:
+        db_table = "chat_message"
+        verbose_name = _("chat message")
+        verbose_name_plural = _("chat messages")
+        ordering = ["conversation_id", "id"]
+        indexes = [
+            models.Index(fields=["conversation_id", "id"], name="idx_chat_conv_id"),
+            models.Index(fields=["agent_id", "user_id"], name="idx_chat_agent_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id}#{self.pk} {self.role}"

@@ -1,0 +1,93 @@
+"""Dashboard-only lifecycle data around the shared memory table."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+class MemoryState(models.TextChoices):
+    ACTIVE = "active", _("Active")
+    PAUSED = "paused", _("Paused")
+    ARCHIVED = "archived", _("Archived")
+    DELETED = "deleted", _("Deleted by user")
+    PURGED = "purged", _("Purged")
+
+
+class MemoryFlag(models.Model):
+    """Per-item pause flag; a paused item is kept and visible but never retrieved."""
+
+    memory_id = models.CharField(primary_key=True, max_length=255)
+    paused = models.BooleanField(default=False)
+    paused_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "memoryboard_memory_flag"
+
+
+class PauseRule(models.Model):
+    """Pause every item of a user (or everyone) for one agent and/or one type."""
+
+    user_id = models.CharField(max_length=255, db_index=True)
+    agent_namespace = models.CharField(max_length=255, blank=True)
+    memory_type = models.CharField(max_length=16, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "memoryboard_pause_rule"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user_id", "agent_namespace", "memory_type"], name="uniq_pause_rule"
+            )
+        ]
+
+
+class UserMemorySettings(models.Model):
+    """An end user's memory switch: use my memories / save new memories."""
+
+    user_id = models.CharField(primary_key=True, max_length=255)
+    use_memories = models.BooleanField(_("use my memories"), default=True)
+    save_memories = models.BooleanField(_("save new memories"), default=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "memoryboard_user_settings"
+
+
+class MemoryAccess(models.Model):
+    """Which agent and conversation read which item, when, with what relevance."""
+
+    class Kind(models.TextChoices):
+        RETRIEVAL = "retrieval", _("Retrieval")
+        TOOL_SEARCH = "tool_search", _("Tool search")
+        INJECTION = "injection", _("Injection")
+
+    memory_id = models.CharField(max_length=255)
+    agent_id = models.CharField(max_length=255, blank=True)
+    conversation_id = models.CharField(max_length=255, blank=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    relevance = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "memoryboard_memory_access"
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["memory_id", "created_at"], name="idx_access_memory_time")]
+
+
+class MemoryStateChange(models.Model):
+    memory_id = models.CharField(max_length=255)
+    old_state = models.CharField(max_length=16, choices=MemoryState.choices)
+    new_state = models.CharField(max_length=16, choices=MemoryState.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reason = models.CharField(max_length=255, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "memoryboard_memory_state_change"
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["memory_id", "created_at"], name="idx_state_memory_time")]

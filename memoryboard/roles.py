@@ -1,0 +1,79 @@
+"""Roles of the dashboard: superuser, the ``support`` and ``developers`` groups, end users."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+SUPPORT_GROUP = "support"
+DEVELOPERS_GROUP = "developers"
+
+
+def _groups(user) -> set[str]:
+    cached = getattr(user, "_memoryboard_groups", None)
+    if cached is None:
+        cached = set(user.groups.values_list("name", flat=True)) if user.is_authenticated else set()
+        user._memoryboard_groups = cached
+    return cached
+
+
+def is_support(user) -> bool:
+    return bool(user.is_authenticated and (user.is_superuser or SUPPORT_GROUP in _groups(user)))
+
+
+def is_developer(user) -> bool:
+    return bool(user.is_authenticated and (user.is_superuser or DEVELOPERS_GROUP in _groups(user)))
+
+
+def can_read_all_memories(user) -> bool:
+    """Support staff and developers read every user's items; developers read only."""
+    return is_support(user) or is_developer(user)
+
+
+def can_change_any_memory(user) -> bool:
+    return is_support(user)
+
+
+def can_purge(user) -> bool:
+    return bool(user.is_authenticated and user.is_superuser)
+
+
+def can_apply_memory_strategy(user) -> bool:
+    """Memory strategies delete stored messages: staff only."""
+    return bool(user.is_authenticated and (user.is_superuser or (user.is_staff and is_support(user))))
+
+
+def platform_user_id(user) -> str:
+    """The platform user id of a signed-in Django user (see MEMORYBOARD_USER_ID_FUNCTION)."""
+    from django.utils.module_loading import import_string
+
+    func = import_string(settings.MEMORYBOARD_USER_ID_FUNCTION)
+    return str(func(user))
+
+
+# Model permissions of each group (app label memoryboard); superusers have all.
+GROUP_PERMISSIONS: dict[str, list[str]] = {
+    SUPPORT_GROUP: [
+        "view_longtermmemory",
+        "change_longtermmemory",
+        "add_longtermmemory",
+        "view_chatmessage",
+        "view_auditlog",
+        "view_memoryaccess",
+        "view_memorystatechange",
+    ],
+    DEVELOPERS_GROUP: [
+        "view_longtermmemory",
+        "view_chatmessage",
+        "view_auditlog",
+    ],
+}
+
+
+def ensure_role_groups(**kwargs) -> None:
+    """Create the role groups with their permissions (post_migrate; idempotent)."""
+    from django.contrib.auth.models import Group, Permission
+
+    for name, codenames in GROUP_PERMISSIONS.items():
+        group, _ = Group.objects.get_or_create(name=name)
+        perms = Permission.objects.filter(content_type__app_label="memoryboard", codename__in=codenames)
+        group.permissions.add(*perms)

@@ -1,0 +1,218 @@
+"""Django settings for memoryboard, read from the environment.
+
+Defaults are the embedded mode (SQLite file in the project, offline models,
+tasks in process). Production sets DATABASE_URL, MEMORYBOARD_SECRET_KEY,
+MEMORYBOARD_DEBUG=0, MEMORYBOARD_ALLOWED_HOSTS and the OPENAI_* variables.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.utils.translation import gettext_lazy as _
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return int(value) if value not in (None, "") else default
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    value = os.environ.get(name)
+    if not value:
+        return default
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+DEBUG = env_bool("MEMORYBOARD_DEBUG", False)
+
+# A development key only when DEBUG is on; production must set its own.
+SECRET_KEY = os.environ.get("MEMORYBOARD_SECRET_KEY") or (
+    "insecure-dev-key-only-for-debug" if DEBUG else ""
+)
+if not SECRET_KEY:
+    # Tests and the demo run with DEBUG off sometimes; a random key per process is safe there.
+    import secrets
+
+    SECRET_KEY = secrets.token_urlsafe(50)
+
+ALLOWED_HOSTS = env_list("MEMORYBOARD_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("MEMORYBOARD_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "django_tasks",
+    "django_tasks_db",
+    "memoryboard.apps.MemoryboardConfig",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "memoryboard.web.middleware.ContentSecurityPolicyMiddleware",
+]
+
+ROOT_URLCONF = "memoryboard.urls"
+WSGI_APPLICATION = "memoryboard.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "memoryboard.web.context_processors.models_in_use",
+                "memoryboard.web.context_processors.navigation",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+        conn_max_age=env_int("MEMORYBOARD_CONN_MAX_AGE", 60),
+        conn_health_checks=True,
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.mysql":
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"charset": "utf8mb4", "init_command": "SET sql_mode='STRICT_TRANS_TABLES'"}
+    )
+    DATABASES["default"].setdefault("TEST", {}).update(
+        {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"}
+    )
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Several threads (tasks, the live test server) share the file: wait instead of failing.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 20})
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "zh-hans"
+LANGUAGES = [("zh-hans", _("Simplified Chinese")), ("en", _("English"))]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+# Request size limit: bodies above it get a 413 from the API.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORYBOARD_MAX_BODY_BYTES", 5 * 1024 * 1024)
+
+# Security defaults that hold unless DEBUG is on.
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the cookie-less meta tag; keep default
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+if not DEBUG and env_bool("MEMORYBOARD_HTTPS", False):
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("MEMORYBOARD_HSTS_SECONDS", 31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_SSL_REDIRECT = env_bool("MEMORYBOARD_SSL_REDIRECT", True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "memoryboard.api.exceptions.exception_handler",
+    "DEFAULT_THROTTLE_RATES": {"login": "10/min"},
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "memoryboard API",
+    "DESCRIPTION": "Inspect and manage the memory of LLM agents.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# Tasks: immediate in the embedded mode; deployments set the database backend and run db_worker.
+TASKS = {
+    "default": {
+        "BACKEND": os.environ.get(
+            "MEMORYBOARD_TASKS_BACKEND", "memoryboard.tasks_backend.ThreadBackend"
+        ),
+    }
+}
+
+# --- memoryboard ---------------------------------------------------------------------------
+# The OpenAI-compatible endpoint. Without OPENAI_BASE_URL the offline models are used.
+OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
+OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
+OPENAI_CHAT_MODEL = os.environ.get("OPENAI_CHAT_MODEL", "gpt-4o-mini")
+OPENAI_EMBEDDING_MODEL = os.environ.get("OPENAI_EMBEDDING_MODEL", "text-embedding-3-small")
+OPENAI_TIMEOUT_SECONDS = float(os.environ.get("OPENAI_TIMEOUT_SECONDS", "30"))
+OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 1)
+
+# Agent configuration (YAML); the repository's agents.yaml by default.
+MEMORYBOARD_AGENTS_FILE = os.environ.get("MEMORYBOARD_AGENTS_FILE", str(BASE_DIR / "agents.yaml"))
+
+# Maps a signed-in Django user to the platform's user id; default str(user.pk).
+MEMORYBOARD_USER_ID_FUNCTION = "memoryboard.ltm.namespaces.default_user_id"
+
+# Long-term memory lifecycle.
+MEMORYBOARD_DECAY_FACTOR = float(os.environ.get("MEMORYBOARD_DECAY_FACTOR", "0.98"))
+MEMORYBOARD_CLEANUP_SCORE_THRESHOLD = float(os.environ.get("MEMORYBOARD_CLEANUP_SCORE_THRESHOLD", "0.1"))
+MEMORYBOARD_CLEANUP_MIN_ACCESS = env_int("MEMORYBOARD_CLEANUP_MIN_ACCESS", 3)
+MEMORYBOARD_DELETED_RETENTION_DAYS = env_int("MEMORYBOARD_DELETED_RETENTION_DAYS", 30)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("MEMORYBOARD_LOG_LEVEL", "WARNING")},
+}

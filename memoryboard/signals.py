@@ -1,0 +1,32 @@
+"""Signal receivers, connected once from AppConfig.ready()."""
+
+from __future__ import annotations
+
+from django.test.signals import setting_changed
+
+
+def _reset_cached_config(*, setting: str, **kwargs) -> None:
+    if setting.startswith("OPENAI_") or setting.startswith("MEMORYBOARD_"):
+        try:
+            from memoryboard.llm.factory import reset_models
+        except ImportError:  # the model clients are optional at import time
+            pass
+        else:
+            reset_models()
+        from memoryboard.ltm import config
+
+        config.reset_agents_config()
+
+
+def connect() -> None:
+    from django.apps import apps
+    from django.db.models.signals import post_migrate
+
+    from memoryboard.roles import ensure_role_groups
+
+    post_migrate.connect(
+        ensure_role_groups,
+        sender=apps.get_app_config("memoryboard"),
+        dispatch_uid="memoryboard.ensure_role_groups",
+    )
+    setting_changed.connect(_reset_cached_config, dispatch_uid="memoryboard.reset_cached_config")

@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+
+def models_in_use(request) -> dict:
+    """Tell every page whether the offline models are in use (shown as a banner)."""
+    try:
+        from memoryboard.llm.factory import models_status
+    except ImportError:
+        return {"models_status": {"offline": True}}
+    return {"models_status": models_status()}
+
+
+def navigation(request) -> dict:
+    from memoryboard.roles import is_developer, is_support
+
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return {"nav_playground": False}
+    return {"nav_playground": is_developer(user) or is_support(user)}

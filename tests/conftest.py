@@ -1,0 +1,82 @@
+"""Shared fixtures: the fake OpenAI server, users of each role, tasks run inline."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fakes.fixtures import *  # noqa: F401,F403  (fake_openai, openai_server, openai_settings)
+
+
+@pytest.fixture(autouse=True)
+def _tasks_inline_and_offline(settings):
+    """Tasks run in the caller's thread; models are offline unless a test points them at the fake."""
+    settings.MEMORYBOARD_TASKS_INLINE = True
+    settings.OPENAI_BASE_URL = ""
+
+
+def _make_user(django_user_model, username: str, *, groups=(), is_staff=False, is_superuser=False):
+    from django.contrib.auth.models import Group
+
+    from memoryboard.roles import ensure_role_groups
+
+    ensure_role_groups()
+    user = django_user_model.objects.create_user(
+        username=username, password="pw-" + username, is_staff=is_staff, is_superuser=is_superuser
+    )
+    for name in groups:
+        user.groups.add(Group.objects.get(name=name))
+    return user
+
+
+@pytest.fixture
+def superuser(db, django_user_model):
+    return _make_user(django_user_model, "root", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def support_user(db, django_user_model):
+    return _make_user(django_user_model, "sam-support", groups=["support"], is_staff=True)
+
+
+@pytest.fixture
+def developer(db, django_user_model):
+    return _make_user(django_user_model, "dev", groups=["developers"], is_staff=True)
+
+
+@pytest.fixture
+def alice(db, django_user_model):
+    return _make_user(django_user_model, "alice")
+
+
+@pytest.fixture
+def bob(db, django_user_model):
+    return _make_user(django_user_model, "bob")
+
+
+@pytest.fixture
+def make_memory(db):
+    """Create a stored item for a user: make_memory(user, "content", type="FACT", agent="chat")."""
+    from memoryboard.ltm.namespaces import build_namespace
+    from memoryboard.ltm.services import memory_create
+
+    def make(user, content, *, memory_type="FACT", agent="chat", source="agent_tool", archived_reason=None):
+        from memoryboard.ltm.services import memory_archive
+
+        memory = memory_create(
+            namespace=build_namespace(agent_namespace=agent, user_id=str(user.pk)),
+            content=content,
+            memory_type=memory_type,
+            source=source,
+            agent_id=agent,
+        )
+        if archived_reason:
+            memory = memory_archive(memory=memory, actor=None, reason=archived_reason)
+        return memory
+
+    return make
+
+
+def is_mysql() -> bool:
+    from django.db import connection
+
+    return connection.vendor == "mysql"
