@@ -1,0 +1,153 @@
+"""Stored conversations (``chat_message``) and the strategies applied to them.
+
+The one place where the framework-free strategy package meets the database: the API, the
+playground and the agent runtime all come through here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, Max, Min, QuerySet
+
+from memoryboard.audit import audit_record
+from memoryboard.models import AuditLog, ChatMessage
+from memoryboard.roles import can_read_all_memories, platform_user_id
+from memoryboard.strategies import ContextResult, MemoryPlan, apply_context, plan_memory
+
+
+class ConversationNotFound(LookupError):
+    pass
+
+
+class StalePlanError(RuntimeError):
+    """The conversation changed between the plan and its application."""
+
+
+def _summarizer():
+    from memoryboard.llm.factory import get_summarizer
+
+    return get_summarizer()
+
+
+# --- reads -------------------------------------------------------------------------------------
+
+
+def message_queryset_for(user) -> QuerySet[ChatMessage]:
+    """Messages the caller may read: all for staff roles, their own conversations for end users."""
+    if not getattr(user, "is_authenticated", False):
+        return ChatMessage.objects.none()
+    if can_read_all_memories(user):
+        return ChatMessage.objects.all()
+    return ChatMessage.objects.filter(user_id=platform_user_id(user))
+
+
+def conversation_messages(conversation_id: str, *, queryset: QuerySet[ChatMessage] | None = None) -> list[ChatMessage]:
+    qs = ChatMessage.objects.all() if queryset is None else queryset
+    rows = list(qs.filter(conversation_id=conversation_id).order_by("id"))
+    if not rows:
+        raise ConversationNotFound(conversation_id)
+    return rows
+
+
+@dataclass(frozen=True)
+class ConversationSummary:
+    conversation_id: str
+    agent_id: str
+    user_id: str
+    messages: int
+    first_id: int
+    last_at: Any
+
+
+def conversation_list(*, queryset: QuerySet[ChatMessage] | None = None, limit: int = 200) -> list[ConversationSummary]:
+    qs = ChatMessage.objects.all() if queryset is None else queryset
+    rows = (
+        qs.values("conversation_id", "agent_id", "user_id")
+        .annotate(messages=Count("id"), first_id=Min("id"), last_at=Max("created_at"))
+        .order_by("-last_at")[:limit]
+    )
+    return [ConversationSummary(**row) for row in rows]
+
+
+# --- context strategies --------------------------------------------------------------------------
+
+
+def context_apply(name: str, messages: Sequence[Any], params: Mapping[str, Any] | None = None) -> ContextResult:
+    """Run a context strategy with the configured summarizer (raises StrategyError on bad input)."""
+    return apply_context(name, messages, params, summarizer=_summarizer())
+
+
+# --- memory strategies ---------------------------------------------------------------------------
+
+
+def memory_plan(name: str, *, conversation_id: str, params: Mapping[str, Any] | None = None) -> MemoryPlan:
+    """The dry run: what the strategy would delete and insert (nothing is written)."""
+    rows = conversation_messages(conversation_id)
+    return plan_memory(name, rows, params, summarizer=_summarizer())
+
+
+def memory_apply(
+    name: str,
+    *,
+    conversation_id: str,
+    params: Mapping[str, Any] | None = None,
+    actor,
+    expected_delete_ids: Sequence[int] | None = None,
+) -> MemoryPlan:
+    """Plan and apply a memory strategy in one transaction, audited with the deleted content.
+
+    If ``expected_delete_ids`` is given (the plan the user confirmed) and the fresh plan differs,
+    nothing is written and StalePlanError is raised. Any failure rolls everything back.
+    """
+    with transaction.atomic():
+        rows = list(
+            ChatMessage.objects.select_for_update().filter(conversation_id=conversation_id).order_by("id")
+        )
+        if not rows:
+            raise ConversationNotFound(conversation_id)
+        plan = plan_memory(name, rows, params, summarizer=_summarizer())
+        if expected_delete_ids is not None and list(expected_delete_ids) != list(plan.delete_ids):
+            raise StalePlanError("The conversation changed since the plan was shown; review the new plan.")
+        if plan.is_empty:
+            return plan
+        by_id = {row.pk: row for row in rows}
+        deleted = [
+            {
+                "id": row_id,
+                "role": by_id[row_id].role,
+                "content": by_id[row_id].content,
+                "metadata": by_id[row_id].metadata,
+                "created_at": by_id[row_id].created_at.isoformat(),
+            }
+            for row_id in plan.delete_ids
+        ]
+        ChatMessage.objects.filter(pk__in=plan.delete_ids).delete()
+        template = rows[0]
+        inserted = []
+        for message in plan.inserts:
+            source = by_id.get(message.id)
+            row = ChatMessage.objects.create(
+                id=message.id,
+                conversation_id=conversation_id,
+                agent_id=template.agent_id,
+                user_id=template.user_id,
+                role=str(message.role),
+                content=message.content,
+                metadata=dict(message.metadata) if message.metadata else None,
+                created_at=source.created_at if source else template.created_at,
+            )
+            inserted.append({"id": row.pk, "role": row.role, "content": row.content})
+        audit_record(
+            actor=actor,
+            action=AuditLog.Action.APPLY_STRATEGY,
+            object_type="conversation",
+            object_id=conversation_id,
+            before={"deleted": deleted},
+            after={"inserted": inserted, "strategy": plan.strategy, "params": dict(params or {})},
+            reason=f"memory strategy {plan.strategy}",
+        )
+    return plan
