@@ -40,6 +40,9 @@ class Role(StrEnum):
         """
         if isinstance(value, Role):
             return value
+        role = _ROLE_BY_NAME.get(value) if isinstance(value, str) else None
+        if role is not None:
+            return role
         if isinstance(value, str):
             try:
                 return cls(value.strip().upper())
@@ -47,6 +50,11 @@ class Role(StrEnum):
                 pass
         allowed = ", ".join(r.value.lower() for r in cls)
         raise StrategyInputError(field, f"unknown role {value!r} (expected one of {allowed})")
+
+
+_ROLE_BY_NAME: dict[str, Role] = {
+    spelling: role for role in Role for spelling in (role.value, role.value.lower(), role.value.capitalize())
+}
 
 
 class FrozenMapping(Mapping):
@@ -172,6 +180,14 @@ def to_message(obj: object, index: int | None = None) -> Message:
     """
     if type(obj) is Message:
         return obj
+    if type(obj) is dict and len(obj) == 2:
+        # Fast path for the common JSON shape {"role": "user", "content": "..."}; anything unusual
+        # falls through to the checks below, which produce the error messages.
+        raw_role = obj.get("role")
+        role = _ROLE_BY_NAME.get(raw_role) if type(raw_role) is str else None
+        content = obj.get("content")
+        if role is not None and type(content) is str:
+            return Message(role, content)
     prefix = "message" if index is None else f"messages[{index}]"
     if isinstance(obj, Mapping):
         get = obj.get
