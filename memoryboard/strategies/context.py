@@ -117,6 +117,10 @@ def sliding_window(messages: Iterable[Any], *, max_tokens: int = 4000) -> Contex
     Example:
         Budget 1000, tokens from the newest 120, 200, 180, 250, 300: cumulative 120, 320, 500, 750,
         1050 > 1000, so the four newest messages are kept.
+
+        >>> sizes = [740, 615, 440, 490, 290]  # oldest first; len / 2.5 + 4 = 300, 250, 180, 200, 120
+        >>> sliding_window([Message(Role.USER, "x" * k) for k in sizes], max_tokens=1000).kept
+        (1, 2, 3, 4)
     """
     SlidingWindowConfig(max_tokens)
     msgs = to_messages(messages)
@@ -203,9 +207,10 @@ def summarize(
         StrategyInputError: A message cannot be converted.
 
     Example:
+        >>> msgs = [Message(Role.USER, f"Question {i}.") for i in range(30)]
         >>> r = summarize(msgs, threshold=20, keep_last=6, summarizer=OfflineSummarizer())
-        >>> r.messages[0].role, len(r.messages)  # with 30 messages
-        (<Role.SYSTEM: 'SYSTEM'>, 7)
+        >>> r.messages[0].role, len(r.messages), r.summarized == tuple(range(24))
+        (<Role.SYSTEM: 'SYSTEM'>, 7, True)
     """
     SummarizeConfig(threshold, keep_last)
     msgs = to_messages(messages)
@@ -292,7 +297,7 @@ def _composite(msgs: tuple[Message, ...], config: CompositeConfig, summarizer: S
         step_results[0].tokens_before,
         step_results[-1].tokens_after,
         llm_calls=sum(r.llm_calls for r in step_results),
-        fallback=next((f"{r.strategy}: {r.fallback}" for r in step_results if r.fallback), None),
+        fallback=next((r.fallback for r in step_results if r.fallback), None),
         steps=tuple(step_results),
     )
 
@@ -316,7 +321,7 @@ def composite(
     Returns:
         The combined result: indexes refer to the ORIGINAL input; an input index is ``summarized`` when
         it was folded into a summary that is in the final output, ``dropped`` otherwise if absent;
-        ``llm_calls`` is summed; ``fallback`` is the first step's fallback (prefixed by the step);
+        ``llm_calls`` is summed; ``fallback`` is the first step fallback that fired;
         ``steps`` holds each step's own result.
 
     Raises:
@@ -324,7 +329,10 @@ def composite(
         StrategyInputError: A message cannot be converted.
 
     Example:
+        >>> msgs = [Message(Role.USER, "x" * 240) for _ in range(30)]
         >>> r = composite(msgs, steps=["summarize", "sliding_window"], sliding_window={"max_tokens": 500})
+        >>> r.kept, r.llm_calls
+        ((25, 26, 27, 28, 29), 1)
     """
     config = parse_params("COMPOSITE", {"steps": list(steps) if not isinstance(steps, str) else steps,
                                         **step_params})

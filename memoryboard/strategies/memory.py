@@ -80,7 +80,8 @@ def plan_trim(messages: Iterable[Any], *, keep_first: int = 2, keep_last: int = 
         StrategyInputError: A row cannot be converted or has no id.
 
     Example:
-        >>> plan_trim(rows, keep_first=2, keep_last=3).delete_ids  # rows with ids 1..10
+        >>> rows = [Message(Role.USER, f"m{i}", i) for i in range(1, 11)]
+        >>> plan_trim(rows, keep_first=2, keep_last=3).delete_ids
         (3, 4, 5, 6, 7)
     """
     TrimConfig(keep_first, keep_last)
@@ -104,7 +105,8 @@ def plan_delete(messages: Iterable[Any], *, keep_latest: int = 50) -> MemoryPlan
         StrategyInputError: A row cannot be converted or has no id.
 
     Example:
-        >>> plan_delete(rows, keep_latest=5).delete_ids  # rows m1..m8 with ids 1..8
+        >>> rows = [Message(Role.USER, f"m{i}", i) for i in range(1, 9)]
+        >>> plan_delete(rows, keep_latest=5).delete_ids
         (1, 2, 3)
     """
     DeleteConfig(keep_latest)
@@ -127,7 +129,9 @@ def plan_filter(messages: Iterable[Any], *, predicate: Callable[[Message], bool]
         StrategyInputError: A row cannot be converted or has no id.
 
     Example:
-        >>> plan_filter(rows, predicate=lambda m: m.role is not Role.TOOL)
+        >>> rows = [Message(Role.USER, "q", 1), Message(Role.TOOL, "{}", 2)]
+        >>> plan_filter(rows, predicate=lambda m: m.role is not Role.TOOL).delete_ids
+        (2,)
     """
     if isinstance(predicate, FilterRules):
         predicate = predicate.predicate()
@@ -165,6 +169,7 @@ def plan_summarize(
         StrategyInputError: A row cannot be converted or has no id.
 
     Example:
+        >>> rows = [Message(Role.USER, f"I prefer tea, note {i}.", i) for i in range(1, 31)]
         >>> plan = plan_summarize(rows, threshold=20, keep_last=6, summarizer=OfflineSummarizer())
         >>> plan.inserts[0].content.startswith("[持久化记忆摘要] ")
         True
@@ -218,6 +223,7 @@ def plan_memory(
         StrategyInputError: A row cannot be converted or has no id.
 
     Example:
+        >>> rows = [Message(Role.USER, f"m{i}", i) for i in range(1, 9)]
         >>> plan_memory("delete", rows, {"keep_latest": 5}).delete_ids
         (1, 2, 3)
     """

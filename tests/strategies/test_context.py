@@ -211,7 +211,7 @@ def test_composite_fallback_is_first_steps_fallback_and_calls_sum():
     result = composite(numbered(30), steps=["summarize", "summarize"], summarizer=FailingSummarizer(),
                        summarize={"threshold": 2, "keep_last": 1})
     assert result.llm_calls == 2
-    assert result.fallback == "SUMMARIZE: summarizer failed: timeout; kept the first 3 messages"
+    assert result.fallback == "summarizer failed: timeout; kept the first 3 messages"
     assert result.kept == (0, 1, 2)
 
 

@@ -34,3 +34,18 @@ def test_no_module_imports_django_or_other_memoryboard_packages():
             if level > 1:
                 offenders.append(f"{path.name}: relative import outside the package ({'.' * level}{module})")
     assert offenders == []
+
+
+def test_docstring_examples_run():
+    import doctest
+    import importlib
+
+    failures = attempted = 0
+    for path in sorted(PACKAGE.glob("*.py")):
+        name = "memoryboard.strategies" if path.stem == "__init__" else f"memoryboard.strategies.{path.stem}"
+        module = importlib.import_module(name)
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        failures += result.failed
+        attempted += result.attempted
+    assert failures == 0
+    assert attempted >= 20
