@@ -92,11 +92,11 @@ def _record_state(memory_id: str, old: str, new: str, actor, reason: str) -> Non
 
 
 def memory_build(
-    *, namespace: Namespace, content: str, memory_type: str, source: str, agent_id: str
+    *, namespace: Namespace, content: str, memory_type: str, source: str, agent_id: str, memory_id: str | None = None
 ) -> LongTermMemory:
-    """An unsaved item in the platform's shape."""
+    """An unsaved item in the platform's shape (a random id unless ``memory_id`` is given)."""
     now = timezone.now()
-    key = uuid.uuid4().hex
+    key = memory_id or uuid.uuid4().hex
     return LongTermMemory(
         id=key,
         namespace=namespace.as_text(),
@@ -121,9 +121,11 @@ def memory_create(
     agent_id: str,
     actor=None,
     embedder=None,
+    memory_id: str | None = None,
 ) -> LongTermMemory:
     memory = memory_build(
-        namespace=namespace, content=content, memory_type=memory_type, source=source, agent_id=agent_id
+        namespace=namespace, content=content, memory_type=memory_type, source=source, agent_id=agent_id,
+        memory_id=memory_id,
     )
     with transaction.atomic():
         memory_upsert_many([memory])
@@ -238,3 +240,26 @@ def memory_purge_deleted(*, actor=None, now=None, dry_run: bool = True) -> list[
         LongTermMemory.objects.filter(pk__in=ids).delete()
         MemoryFlag.objects.filter(memory_id__in=ids).delete()
     return ids
+
+
+def memory_set_paused(*, memory: LongTermMemory, actor, paused: bool) -> LongTermMemory:
+    """Pause (kept and visible, never retrieved) or resume one item; audited with its state change."""
+    with transaction.atomic():
+        memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
+        old_state = memory_state(memory)
+        was_paused = old_state == MemoryState.PAUSED
+        if was_paused == paused or memory.archived:
+            return memory
+        MemoryFlag.objects.update_or_create(
+            memory_id=memory.pk, defaults={"paused": paused, "paused_at": timezone.now() if paused else None}
+        )
+        audit_record(
+            actor=actor,
+            action=AuditLog.Action.PAUSE if paused else AuditLog.Action.RESUME,
+            object_type="memory",
+            object_id=memory.pk,
+            before={"paused": was_paused},
+            after={"paused": paused},
+        )
+        _record_state(memory.pk, old_state, memory_state(memory, paused=paused), actor, "pause" if paused else "resume")
+    return memory
