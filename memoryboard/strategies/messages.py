@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -57,37 +57,36 @@ _ROLE_BY_NAME: dict[str, Role] = {
 }
 
 
-class FrozenMapping(Mapping):
-    """A read-only mapping, so that a frozen :class:`Message` cannot be changed through its metadata.
+class FrozenMapping(dict):
+    """A read-only dict, so that a frozen :class:`Message` cannot be changed through its metadata.
 
-    Unlike ``types.MappingProxyType`` it survives ``copy.deepcopy`` and ``pickle``.
+    A ``dict`` subclass (unlike ``types.MappingProxyType``) so that ``json.dumps`` and Django's ``JSONField``
+    accept it as is, and it survives ``copy.deepcopy`` and ``pickle``. Nested dicts and lists are frozen
+    too (lists become tuples, which JSON writes as arrays).
     """
 
-    __slots__ = ("_data",)
+    __slots__ = ()
 
     def __init__(self, data: Mapping[str, Any] = ()) -> None:
-        object.__setattr__(self, "_data", {str(k): _freeze(v) for k, v in dict(data).items()})
+        super().__init__((str(k), _freeze(v)) for k, v in dict(data).items())
 
-    def __getitem__(self, key: str) -> Any:
-        return self._data[key]
+    def _read_only(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("message metadata is read-only; build a new Message instead")
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
+    __setitem__ = __delitem__ = __ior__ = _read_only  # type: ignore[assignment]
+    clear = pop = popitem = setdefault = update = _read_only  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"FrozenMapping({self._data!r})"
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("FrozenMapping is read-only")
+        return f"FrozenMapping({dict.__repr__(self)})"
 
     def __reduce__(self):
-        return (FrozenMapping, (self._data,))
+        return (FrozenMapping, (dict(self),))
 
-    def __hash__(self) -> int:
-        return hash(tuple(sorted(self._data.items(), key=lambda kv: kv[0])))
+    def __copy__(self) -> FrozenMapping:
+        return self
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted(self.items(), key=lambda kv: kv[0])))
 
 
 def _freeze(value: Any) -> Any:

@@ -110,3 +110,11 @@ def test_token_formula():
     assert estimated_tokens(Message(Role.USER, "")) == 4.0
     assert total_tokens([Message(Role.USER, "x" * 5), "y" * 10]) == 14.0
     assert total_tokens([]) == 0
+
+
+def test_metadata_is_json_serializable_as_is():
+    import json
+
+    m = Message(Role.SYSTEM, "s", 1, {"summary": True, "summarized_ids": [1, 2], "nested": {"k": [3]}})
+    assert json.loads(json.dumps(m.metadata)) == {"summary": True, "summarized_ids": [1, 2], "nested": {"k": [3]}}
+    assert dict(m.metadata)["summarized_ids"] == (1, 2)
