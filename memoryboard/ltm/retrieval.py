@@ -1,0 +1,270 @@
+"""Semantic retrieval of long-term memory: cosine top-K with numpy, and the injected prompt block.
+
+Vectors are unit length (every embedder normalizes), so the cosine is a dot product. One query
+reads the candidate ids and vectors (a LEFT JOIN of the items with their vectors for the current
+model); items without a vector are embedded on the fly and stored; a second query loads the top-K rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from django.db.models import Exists, F, FilteredRelation, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from memoryboard.ltm.embeddings import memory_embed_many
+from memoryboard.ltm.namespaces import Namespace, agent_prefix, user_suffix
+from memoryboard.models import LongTermMemory, MemoryAccess, MemoryFlag, PauseRule, UserMemorySettings
+
+DEFAULT_K = 10
+MAX_K = 100
+
+MEMORY_BLOCK_HEADER = "以下是你对该用户的长期记忆："
+
+
+@dataclass(frozen=True)
+class ScoredMemory:
+    """A retrieved item and its cosine similarity to the query."""
+
+    memory: LongTermMemory
+    score: float
+
+    def to_dict(self) -> dict:
+        """The JSON shape used by the agent endpoint and the memory_search tool."""
+        return {
+            "id": self.memory.pk,
+            "type": self.memory.memory_type,
+            "content": self.memory.content,
+            "score": round(float(self.score), 4),
+        }
+
+
+def _embedder(embedder=None):
+    if embedder is not None:
+        return embedder
+    from memoryboard.llm.factory import get_embedder
+
+    return get_embedder()
+
+
+def _pause_rule_q(rules: Iterable[tuple[str, str, str]]) -> Q | None:
+    """A Q matching items covered by pause rules ``(user_id, agent_namespace, memory_type)``."""
+    combined: Q | None = None
+    for user_id, agent_namespace, memory_type in rules:
+        q = Q(namespace__endswith=user_suffix(user_id))
+        if agent_namespace:
+            q &= Q(namespace__startswith=agent_prefix(agent_namespace))
+        if memory_type:
+            q &= Q(value_json__type=memory_type.upper())
+        combined = q if combined is None else combined | q
+    return combined
+
+
+def active_memories(qs: QuerySet[LongTermMemory], *, user_id: str | None = None) -> QuerySet[LongTermMemory]:
+    """Restrict ``qs`` to items that may be retrieved: not archived, not paused (flag or rule).
+
+    Args:
+        qs: a caller-scoped queryset.
+        user_id: when the caller is known to read one user's items, only that user's pause rules
+            are read; otherwise every rule is applied.
+
+    Returns:
+        The filtered queryset.
+    """
+    qs = qs.filter(archived=False).exclude(
+        Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True))
+    )
+    rules = PauseRule.objects.all() if user_id is None else PauseRule.objects.filter(user_id=user_id)
+    rule_q = _pause_rule_q(rules.values_list("user_id", "agent_namespace", "memory_type"))
+    if rule_q is not None:
+        qs = qs.exclude(rule_q)
+    return qs
+
+
+def _vectors(qs: QuerySet[LongTermMemory], embedder) -> tuple[list[str], np.ndarray]:
+    """Ids and the matrix of their vectors; items missing a vector of this model are embedded now."""
+    dim = int(embedder.dim)
+    size = dim * 4
+    rows = list(
+        qs.annotate(
+            vec=FilteredRelation("embeddings", condition=Q(embeddings__model_name=embedder.name))
+        ).values_list("pk", "vec__vector")
+    )
+    if not rows:
+        return [], np.empty((0, dim), dtype=np.float32)
+    ids = [row[0] for row in rows]
+    missing = [pk for pk, blob in rows if blob is None or len(blob) != size]
+    if not missing:
+        matrix = np.frombuffer(b"".join([bytes(row[1]) for row in rows]), dtype=np.float32)
+        return ids, matrix.reshape(len(ids), dim)
+    memories = list(LongTermMemory.objects.filter(pk__in=missing))
+    memory_embed_many(memories, embedder=embedder)
+    fresh = dict(zip([m.pk for m in memories], embedder.embed([m.content for m in memories]), strict=True))
+    matrix = np.empty((len(ids), dim), dtype=np.float32)
+    for i, (pk, blob) in enumerate(rows):
+        matrix[i] = fresh[pk] if pk in fresh else np.frombuffer(blob, dtype=np.float32)
+    return ids, matrix
+
+
+def top_k(matrix: np.ndarray, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indexes and scores of the ``k`` rows of ``matrix`` most similar to ``query``, best first.
+
+    Args:
+        matrix: ``(n, dim)`` float32 unit rows.
+        query: ``(dim,)`` float32 unit vector.
+        k: how many.
+
+    Returns:
+        ``(indexes, scores)``, both of length ``min(k, n)``.
+    """
+    scores = matrix @ query
+    n = scores.shape[0]
+    k = min(k, n)
+    if k <= 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+    if k < n:
+        part = np.argpartition(-scores, k - 1)[:k]
+    else:
+        part = np.arange(n)
+    order = part[np.argsort(-scores[part], kind="stable")]
+    return order, scores[order]
+
+
+def _search(qs: QuerySet[LongTermMemory], query: str, k: int, embedder) -> list[ScoredMemory]:
+    k = max(0, min(int(k), MAX_K))
+    if not query or not query.strip() or k == 0:
+        return []
+    embedder = _embedder(embedder)
+    ids, matrix = _vectors(qs, embedder)
+    if not ids:
+        return []
+    qvec = np.asarray(embedder.embed([query])[0], dtype=np.float32)
+    order, scores = top_k(matrix, qvec, k)
+    top_ids = [ids[i] for i in order]
+    by_id = LongTermMemory.objects.in_bulk(top_ids)
+    return [
+        ScoredMemory(memory=by_id[pk], score=float(score))
+        for pk, score in zip(top_ids, scores, strict=True)
+        if pk in by_id
+    ]
+
+
+def memory_search(
+    *, queryset: QuerySet[LongTermMemory], query: str, k: int = DEFAULT_K, embedder=None
+) -> list[ScoredMemory]:
+    """Semantic search over the active items of a caller-scoped queryset.
+
+    Used by the API search endpoint, "My memories" and the admin. Access statistics are not touched:
+    only an agent's retrieval counts as a use.
+
+    Args:
+        queryset: what the caller may read (see ``selectors.memory_queryset_for``), possibly filtered.
+        query: the text to search for; blank returns ``[]``.
+        k: how many items at most (capped at 100).
+        embedder: the embedder; default the configured one.
+
+    Returns:
+        Items best first, with their cosine similarity.
+    """
+    return _search(active_memories(queryset), query, k, embedder)
+
+
+def memory_retrieval_enabled(user_id: str) -> bool:
+    """The user's "use my memories" switch (on unless turned off)."""
+    value = UserMemorySettings.objects.filter(user_id=user_id).values_list("use_memories", flat=True).first()
+    return value is not False
+
+
+def memory_log_access(
+    items: Sequence[ScoredMemory], *, agent_id: str, conversation_id: str, kind: str, now=None
+) -> None:
+    """Count a use of each item (one UPDATE) and write the access log (one bulk INSERT)."""
+    if not items:
+        return
+    now = now or timezone.now()
+    ids = [item.memory.pk for item in items]
+    LongTermMemory.objects.filter(pk__in=ids).update(access_count=F("access_count") + 1, last_accessed_at=now)
+    MemoryAccess.objects.bulk_create(
+        [
+            MemoryAccess(
+                memory_id=item.memory.pk,
+                agent_id=agent_id[:255],
+                conversation_id=(conversation_id or "")[:255],
+                kind=kind,
+                relevance=item.score,
+                created_at=now,
+            )
+            for item in items
+        ]
+    )
+    for item in items:
+        item.memory.access_count += 1
+        item.memory.last_accessed_at = now
+
+
+def memory_retrieve(
+    *,
+    namespace: Namespace,
+    query: str,
+    k: int = DEFAULT_K,
+    agent_id: str = "",
+    conversation_id: str = "",
+    kind: str = MemoryAccess.Kind.RETRIEVAL,
+    embedder=None,
+    log_access: bool = True,
+) -> list[ScoredMemory]:
+    """Session-start retrieval for one namespace: top-K active items by cosine similarity.
+
+    Honours pause (item flags and the user's pause rules) and the user's "use my memories" switch.
+    The returned items' ``access_count`` and ``last_accessed_at`` are updated in one UPDATE, and one
+    access-log row per item is written in one bulk INSERT.
+
+    Args:
+        namespace: built on the server from the authenticated user and the agent's configuration.
+        query: usually the user's message.
+        k: how many items at most (the agent's ``load-max-items``).
+        agent_id: the reading agent, for the access log.
+        conversation_id: the reading conversation, for the access log.
+        kind: ``retrieval``, ``tool_search`` or ``injection``.
+        embedder: the embedder; default the configured one.
+        log_access: False skips the access statistics (benchmarks only).
+
+    Returns:
+        Items best first; ``[]`` when the user turned memories off.
+
+    Raises:
+        ValueError: for an unknown ``kind``.
+    """
+    if kind not in MemoryAccess.Kind.values:
+        raise ValueError(f"unknown access kind {kind!r}")
+    if not memory_retrieval_enabled(namespace.user_id):
+        return []
+    qs = active_memories(
+        LongTermMemory.objects.filter(namespace=namespace.as_text()), user_id=namespace.user_id
+    )
+    items = _search(qs, query, k, embedder)
+    if log_access:
+        memory_log_access(items, agent_id=agent_id, conversation_id=conversation_id, kind=kind)
+    return items
+
+
+def format_memory_block(items: Sequence[ScoredMemory]) -> str:
+    """The ``<long_term_memory>`` block of the system prompt; ``""`` for no items.
+
+    Example::
+
+        <long_term_memory>
+        以下是你对该用户的长期记忆：
+        1. [FACT] 用户是Java后端开发者 (相关度: 0.92)
+        </long_term_memory>
+    """
+    if not items:
+        return ""
+    lines = ["<long_term_memory>", MEMORY_BLOCK_HEADER]
+    for number, item in enumerate(items, start=1):
+        content = " ".join(item.memory.content.split())
+        lines.append(f"{number}. [{item.memory.memory_type}] {content} (相关度: {item.score:.2f})")
+    lines.append("</long_term_memory>")
+    return "\n".join(lines)

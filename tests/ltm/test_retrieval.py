@@ -1,0 +1,116 @@
+"""Retrieval: ranking, access statistics, pause and the user's switch, the injected block."""
+
+from __future__ import annotations
+
+import pytest
+
+from memoryboard.ltm.namespaces import build_namespace
+from memoryboard.ltm.retrieval import (
+    ScoredMemory,
+    format_memory_block,
+    memory_retrieve,
+    memory_search,
+)
+from memoryboard.ltm.selectors import memory_queryset_for
+from memoryboard.models import LongTermMemory, MemoryAccess, MemoryEmbedding, MemoryFlag, PauseRule, UserMemorySettings
+
+pytestmark = pytest.mark.django_db
+
+
+def ns(user, agent="chat"):
+    return build_namespace(agent_namespace=agent, user_id=str(user.pk))
+
+
+def test_retrieve_ranks_the_relevant_item_first_and_counts_the_access(alice, make_memory):
+    java = make_memory(alice, "用户是Java后端开发者")
+    make_memory(alice, "User likes hiking in the mountains", memory_type="PREFERENCE")
+    make_memory(alice, "User has a cat named Tom", memory_type="FACT")
+
+    items = memory_retrieve(namespace=ns(alice), query="我是一名Java开发者", k=2, agent_id="chat", conversation_id="c1")
+
+    assert [i.memory.pk for i in items][0] == java.pk
+    assert len(items) == 2
+    assert items[0].score >= items[1].score
+    java.refresh_from_db()
+    assert java.access_count == 1 and java.last_accessed_at is not None
+    logged = list(MemoryAccess.objects.values_list("memory_id", "kind", "conversation_id"))
+    assert (java.pk, "retrieval", "c1") in logged and len(logged) == 2
+
+
+def test_retrieve_only_reads_the_namespace(alice, bob, make_memory):
+    make_memory(bob, "User is a Java developer")
+    make_memory(alice, "User is a Java developer", agent="coder")
+    assert memory_retrieve(namespace=ns(alice), query="Java developer") == []
+
+
+def test_archived_and_paused_items_are_not_retrieved(alice, make_memory):
+    archived = make_memory(alice, "User is a Java developer", archived_reason="staff")
+    paused = make_memory(alice, "User writes Java at work")
+    pref = make_memory(alice, "User prefers Java code examples", memory_type="PREFERENCE")
+    kept = make_memory(alice, "User learns Java on weekends", memory_type="EPISODE")
+    MemoryFlag.objects.create(memory_id=paused.pk, paused=True)
+    PauseRule.objects.create(user_id=str(alice.pk), agent_namespace="chat", memory_type="PREFERENCE")
+
+    ids = {i.memory.pk for i in memory_retrieve(namespace=ns(alice), query="Java")}
+    assert ids == {kept.pk}
+    assert archived.pk not in ids and pref.pk not in ids
+
+    found = {i.memory.pk for i in memory_search(queryset=memory_queryset_for(alice), query="Java")}
+    assert found == {kept.pk}
+
+
+def test_a_pause_rule_for_the_whole_agent_pauses_everything(alice, make_memory):
+    make_memory(alice, "User is a Java developer")
+    PauseRule.objects.create(user_id=str(alice.pk), agent_namespace="chat", memory_type="")
+    assert memory_retrieve(namespace=ns(alice), query="Java") == []
+    make_memory(alice, "User is a Java developer", agent="coder")
+    assert len(memory_retrieve(namespace=ns(alice, "coder"), query="Java")) == 1
+
+
+def test_use_memories_switch_off_returns_nothing(alice, make_memory):
+    make_memory(alice, "User is a Java developer")
+    UserMemorySettings.objects.create(user_id=str(alice.pk), use_memories=False)
+    assert memory_retrieve(namespace=ns(alice), query="Java") == []
+    assert MemoryAccess.objects.count() == 0
+
+
+def test_missing_vectors_are_embedded_on_the_fly(alice, make_memory):
+    memory = make_memory(alice, "User is a Java developer")
+    MemoryEmbedding.objects.all().delete()
+    items = memory_search(queryset=memory_queryset_for(alice), query="Java developer")
+    assert [i.memory.pk for i in items] == [memory.pk]
+    assert MemoryEmbedding.objects.filter(memory_id=memory.pk).count() == 1
+    assert items[0].score > 0.5
+
+
+def test_search_does_not_count_accesses_and_blank_query_is_empty(alice, make_memory):
+    memory = make_memory(alice, "User is a Java developer")
+    assert memory_search(queryset=memory_queryset_for(alice), query="   ") == []
+    memory_search(queryset=memory_queryset_for(alice), query="Java")
+    memory.refresh_from_db()
+    assert memory.access_count == 0
+
+
+def test_search_respects_the_callers_scope(alice, bob, make_memory):
+    make_memory(bob, "Bob is a Java developer")
+    assert memory_search(queryset=memory_queryset_for(alice), query="Java developer") == []
+
+
+def test_unknown_access_kind_is_refused(alice):
+    with pytest.raises(ValueError):
+        memory_retrieve(namespace=ns(alice), query="x", kind="spy")
+
+
+def test_memory_block_format():
+    def item(content, kind, score):
+        return ScoredMemory(memory=LongTermMemory(id=content, namespace="", key_name="", value_json={"content": content, "type": kind}), score=score)
+
+    block = format_memory_block([item("用户是Java后端开发者", "FACT", 0.9234), item("偏好代码示例", "PREFERENCE", 0.875)])
+    assert block == (
+        "<long_term_memory>\n"
+        "以下是你对该用户的长期记忆：\n"
+        "1. [FACT] 用户是Java后端开发者 (相关度: 0.92)\n"
+        "2. [PREFERENCE] 偏好代码示例 (相关度: 0.88)\n"
+        "</long_term_memory>"
+    )
+    assert format_memory_block([]) == ""
