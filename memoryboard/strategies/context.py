@@ -175,6 +175,8 @@ def call_summarizer(summarizer: Summarizer, text: str, instruction: str) -> tupl
         return None, detail[:200]
     if not isinstance(summary, str):
         return None, f"summarizer returned {type(summary).__name__}, not text"
+    if not summary.strip():
+        return None, "summarizer returned an empty summary"
     return summary, None
 
 

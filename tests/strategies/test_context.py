@@ -156,8 +156,9 @@ def test_summarize_fallback_reason_is_short_and_specific():
     assert result.fallback == "summarizer failed: timeout; kept the first 3 messages"
 
 
-def test_summarize_non_text_answer_is_a_failure():
-    result = summarize(numbered(30), summarizer=RecordingSummarizer(None))  # type: ignore[arg-type]
+@pytest.mark.parametrize("answer", [None, "", "  \n"])
+def test_summarize_non_text_or_empty_answer_is_a_failure(answer):
+    result = summarize(numbered(30), summarizer=RecordingSummarizer(answer))  # type: ignore[arg-type]
     assert result.fallback is not None and len(result.messages) == 3
 
 
