@@ -1,12 +1,22 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import views
+from . import my_memories, playground, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("playground/", views.playground, name="playground"),
-    path("me/memories/", views.my_memories, name="my-memories"),
+    path("playground/", playground.playground, name="playground"),
+    path("playground/context/<str:name>/", playground.context_column, name="playground-context"),
+    path("playground/memory/<str:name>/plan/", playground.memory_plan_view, name="playground-memory-plan"),
+    path("playground/memory/<str:name>/apply/", playground.memory_apply_view, name="playground-memory-apply"),
+    path("me/memories/", my_memories.memory_list, name="my-memories"),
+    path("me/memories/export/", my_memories.memory_export, name="my-memories-export"),
+    path("me/memories/delete-all/", my_memories.memory_delete_all, name="my-memories-delete-all"),
+    path("me/memories/switch/", my_memories.memory_switch, name="my-memories-switch"),
+    path("me/memories/<str:memory_id>/delete/", my_memories.memory_delete, name="my-memories-delete"),
+    path("me/memories/<str:memory_id>/restore/", my_memories.memory_restore, name="my-memories-restore"),
+    path("me/memories/<str:memory_id>/pause/", my_memories.memory_pause, name="my-memories-pause"),
+    path("me/memories/<str:memory_id>/resume/", my_memories.memory_resume, name="my-memories-resume"),
 ]

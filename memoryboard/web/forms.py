@@ -1,0 +1,183 @@
+"""Forms of the dashboard pages: pasted/uploaded messages and strategy parameters.
+
+Strategy parameter forms are built from the strategy package's own parameter spec
+(:func:`memoryboard.strategies.context_param_spec`), so the playground never hard-codes a strategy's
+parameters; the values are validated again by the strategy itself (``parse_params``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from memoryboard.strategies import (
+    ParamSpec,
+    StrategyInputError,
+    context_param_spec,
+    memory_param_spec,
+    to_message,
+)
+
+MAX_UPLOAD_BYTES = 5 * 1024 * 1024
+MAX_MESSAGES = 20_000
+
+
+class MessagesInputError(ValueError):
+    """Pasted or uploaded messages that cannot be used; the message names the place at fault."""
+
+
+def parse_messages_json(text: str) -> list[dict[str, Any]]:
+    """Parse pasted JSON into a list of ``{"role", "content"}`` dicts.
+
+    Accepts a list of messages or an object with a ``messages`` list (the API's request shape).
+
+    Args:
+        text: The JSON text.
+
+    Returns:
+        The messages in the API's JSON shape (roles lower case, metadata kept when present).
+
+    Raises:
+        MessagesInputError: With a message naming the problem, e.g. ``messages[3].role: unknown role``.
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MessagesInputError(
+            _("JSON syntax error at line %(line)s, column %(col)s: %(msg)s")
+            % {"line": exc.lineno, "col": exc.colno, "msg": exc.msg}
+        ) from None
+    if isinstance(data, dict) and "messages" in data:
+        data = data["messages"]
+    if not isinstance(data, list):
+        raise MessagesInputError(_("messages: expected a JSON list of {\"role\": ..., \"content\": ...} objects"))
+    if not data:
+        raise MessagesInputError(_("messages: the list is empty"))
+    if len(data) > MAX_MESSAGES:
+        raise MessagesInputError(
+            _("messages: at most %(max)s messages are accepted, got %(n)s") % {"max": MAX_MESSAGES, "n": len(data)}
+        )
+    out = []
+    for index, item in enumerate(data):
+        try:
+            out.append(to_message(item, index).to_dict())
+        except StrategyInputError as exc:
+            field = exc.field if exc.field.startswith("messages[") else f"messages[{index}].{exc.field}"
+            raise MessagesInputError(f"{field}: {exc.message}") from None
+    return out
+
+
+class MessagesInputForm(forms.Form):
+    """Messages to try the strategies on: pasted JSON or an uploaded ``.json`` file."""
+
+    messages_json = forms.CharField(
+        label=_("Messages (JSON)"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false",
+                                     "placeholder": '[{"role": "user", "content": "..."}, ...]'}),
+    )
+    messages_file = forms.FileField(label=_("or upload a .json file"), required=False)
+
+    def clean(self):
+        cleaned = super().clean()
+        upload = cleaned.get("messages_file")
+        text = cleaned.get("messages_json") or ""
+        if upload:
+            if upload.size > MAX_UPLOAD_BYTES:
+                raise forms.ValidationError(_("The file is larger than 5 MB."))
+            try:
+                text = upload.read().decode("utf-8-sig")
+            except UnicodeDecodeError:
+                raise forms.ValidationError(_("The file is not UTF-8 text.")) from None
+        if not text.strip():
+            raise forms.ValidationError(_("Paste messages as JSON or upload a file."))
+        try:
+            cleaned["messages"] = parse_messages_json(text)
+        except MessagesInputError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return cleaned
+
+
+def _split_words(value: str) -> list[str]:
+    return [part.strip() for part in value.replace("\n", ",").split(",") if part.strip()]
+
+
+def _form_field(spec: ParamSpec) -> forms.Field:
+    label = spec.name.replace(".", " · ").replace("_", " ")
+    if spec.type == "int":
+        # Optional: an emptied field falls back to the design's default.
+        return forms.IntegerField(
+            label=label, initial=spec.default, required=False, min_value=spec.min, max_value=spec.max, help_text=spec.description,
+            widget=forms.NumberInput(attrs={"inputmode": "numeric"}),
+        )
+    if spec.type == "bool":
+        return forms.BooleanField(label=label, initial=spec.default, required=False, help_text=spec.description)
+    if spec.type == "roles":
+        return forms.MultipleChoiceField(
+            label=label, initial=list(spec.default), required=False, help_text=spec.description,
+            choices=[(c, c.lower()) for c in spec.choices], widget=forms.CheckboxSelectMultiple,
+        )
+    # "strings" and "steps": comma-separated text (steps are ordered, so not a checkbox set).
+    return forms.CharField(
+        label=label, initial=", ".join(spec.default), required=spec.type == "steps", help_text=spec.description,
+    )
+
+
+class StrategyParamsForm(forms.Form):
+    """The parameters of one strategy, built from its :class:`ParamSpec` list.
+
+    The form prefix is the strategy name (lower case) so that several strategies' forms live on one page.
+    """
+
+    def __init__(self, *args, kind: str, strategy: str, **kwargs):
+        self.kind = kind
+        self.strategy = strategy
+        self.specs = context_param_spec(strategy) if kind == "context" else memory_param_spec(strategy)
+        kwargs.setdefault("prefix", f"{kind[0]}-{strategy.lower()}")
+        super().__init__(*args, **kwargs)
+        for spec in self.specs:
+            self.fields[spec.name] = _form_field(spec)
+
+    def params(self) -> dict[str, Any]:
+        """The strategy's JSON parameters (COMPOSITE step parameters nested by their dotted name).
+
+        Call after ``is_valid()``; for an unbound form the defaults are returned.
+        """
+        data = self.cleaned_data if self.is_bound else {s.name: self.fields[s.name].initial for s in self.specs}
+        params: dict[str, Any] = {}
+        for spec in self.specs:
+            value = data.get(spec.name)
+            if spec.type in ("strings", "steps") and isinstance(value, str):
+                value = _split_words(value)
+            if spec.type == "int" and value is None:
+                value = spec.default
+            target = params
+            *parents, leaf = spec.name.split(".")
+            for parent in parents:
+                target = target.setdefault(parent, {})
+            target[leaf] = list(value) if isinstance(value, tuple) else value
+        return params
+
+    def first_error(self) -> str | None:
+        """``"field: message"`` of the first invalid field, for a one-line error in the page."""
+        for name, errors in self.errors.items():
+            return f"{name}: {errors[0]}" if name != "__all__" else str(errors[0])
+        return None
+
+
+class MemorySwitchForm(forms.Form):
+    """An end user's memory switch (issue 7)."""
+
+    use_memories = forms.BooleanField(label=_("Use my memories"), required=False)
+    save_memories = forms.BooleanField(label=_("Save new memories"), required=False)
+
+
+class MemorySearchForm(forms.Form):
+    q = forms.CharField(label=_("Search"), required=False, max_length=500)
+    mode = forms.ChoiceField(
+        label=_("Mode"), required=False, initial="text",
+        choices=[("text", _("Text")), ("semantic", _("Semantic"))],
+    )

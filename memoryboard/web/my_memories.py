@@ -1,0 +1,237 @@
+""""My memories": an end user's own long-term memory items, and nobody else's.
+
+Every view starts from :func:`own_memories` of the signed-in user's platform id, so an id in the URL that
+belongs to someone else is a 404 and nothing changes.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib import messages as flash
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.db.models import Count, Max, QuerySet
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from memoryboard.ltm import services
+from memoryboard.ltm.selectors import filter_memories, own_memories
+from memoryboard.models import (
+    ArchivedReason,
+    LongTermMemory,
+    MemoryAccess,
+    MemoryFlag,
+    MemoryType,
+    UserMemorySettings,
+)
+from memoryboard.roles import platform_user_id
+from memoryboard.web.forms import MemorySearchForm, MemorySwitchForm
+
+
+def _own(request) -> QuerySet[LongTermMemory]:
+    return own_memories(user_id=platform_user_id(request.user))
+
+
+def _retention_cutoff():
+    return timezone.now() - timedelta(days=settings.MEMORYBOARD_DELETED_RETENTION_DAYS)
+
+
+def _recently_deleted(request) -> QuerySet[LongTermMemory]:
+    return _own(request).filter(
+        archived=True, archived_reason=ArchivedReason.USER_DELETED, archived_at__gte=_retention_cutoff()
+    )
+
+
+def _semantic(queryset, query: str) -> list[tuple[LongTermMemory, float]] | None:
+    """Semantic search when the retrieval module is available, else ``None`` (text search is used)."""
+    try:
+        from memoryboard.ltm.retrieval import memory_search
+    except ImportError:
+        return None
+    return [(hit.memory, hit.score) for hit in memory_search(queryset=queryset, query=query, k=20)]
+
+
+def _usage(ids: list[str]) -> dict[str, dict]:
+    """How often and when each item was used by an agent (the access log), in one query."""
+    if not ids:
+        return {}
+    rows = (
+        MemoryAccess.objects.filter(memory_id__in=ids)
+        .values("memory_id")
+        .annotate(uses=Count("id"), last=Max("created_at"))
+    )
+    return {row["memory_id"]: row for row in rows}
+
+
+def _switch(user_id: str) -> UserMemorySettings:
+    return UserMemorySettings.objects.filter(user_id=user_id).first() or UserMemorySettings(user_id=user_id)
+
+
+@login_required
+@require_GET
+def memory_list(request):
+    """The user's active items grouped by type, search, the memory switch and recently deleted items."""
+    form = MemorySearchForm(request.GET or None)
+    query = form.cleaned_data["q"].strip() if form.is_valid() else ""
+    mode = (form.cleaned_data.get("mode") or "text") if form.is_valid() else "text"
+    active = _own(request).filter(archived=False)
+    scores: dict[str, float] = {}
+    if query and mode == "semantic":
+        hits = _semantic(active, query)
+        if hits is None:
+            items = list(filter_memories(active, search=query).order_by("-updated_at")[:500])
+        else:
+            items = [memory for memory, _score in hits]
+            scores = {memory.pk: score for memory, score in hits}
+    else:
+        items = list(filter_memories(active, search=query or None).order_by("-updated_at")[:500])
+    ids = [m.pk for m in items]
+    paused = set(MemoryFlag.objects.filter(memory_id__in=ids, paused=True).values_list("memory_id", flat=True))
+    usage = _usage(ids)
+    for memory in items:
+        memory.is_paused = memory.pk in paused
+        memory.usage = usage.get(memory.pk)
+        memory.score = scores.get(memory.pk)
+    groups = []
+    for value, label in MemoryType.choices:
+        group = [m for m in items if m.memory_type == value]
+        if group:
+            groups.append({"type": value, "label": label, "items": group})
+    others = [m for m in items if m.memory_type not in MemoryType.values]
+    if others:
+        groups.append({"type": "OTHER", "label": _("Other"), "items": others})
+    switch = _switch(platform_user_id(request.user))
+    deleted = list(_recently_deleted(request).order_by("-archived_at")[:200])
+    retention = settings.MEMORYBOARD_DELETED_RETENTION_DAYS
+    for memory in deleted:
+        memory.purge_at = memory.archived_at + timedelta(days=retention)
+    context = {
+        "form": form,
+        "query": query,
+        "mode": mode,
+        "groups": groups,
+        "total": len(items),
+        "deleted": deleted,
+        "retention_days": retention,
+        "switch_form": MemorySwitchForm(
+            initial={"use_memories": switch.use_memories, "save_memories": switch.save_memories}
+        ),
+    }
+    return render(request, "web/my_memories.html", context)
+
+
+@login_required
+@require_POST
+def memory_delete(request, memory_id: str):
+    """Delete one of the user's items (kept for the retention period, with undo)."""
+    memory = get_object_or_404(_own(request).filter(archived=False), pk=memory_id)
+    services.memory_delete_for_user(memory=memory, actor=request.user)
+    flash.success(request, _("Memory deleted. You can undo this under \"Recently deleted\"."))
+    return redirect("my-memories")
+
+
+@login_required
+@require_POST
+def memory_restore(request, memory_id: str):
+    """Undo a delete within the retention period."""
+    memory = get_object_or_404(_recently_deleted(request), pk=memory_id)
+    services.memory_restore(memory=memory, actor=request.user)
+    flash.success(request, _("Memory restored."))
+    return redirect("my-memories")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def memory_delete_all(request):
+    """GET: a confirmation page with the count. POST: delete every active item in one transaction."""
+    active = _own(request).filter(archived=False)
+    if request.method == "POST":
+        with transaction.atomic():
+            memories = list(active.select_for_update())
+            for memory in memories:
+                services.memory_delete_for_user(memory=memory, actor=request.user)
+        flash.success(request, _("%(n)s memories deleted. You can undo this under \"Recently deleted\".")
+                      % {"n": len(memories)})
+        return redirect("my-memories")
+    return render(request, "web/my_memories_delete_all.html", {
+        "count": active.count(),
+        "sample": list(active.order_by("-updated_at")[:5]),
+        "retention_days": settings.MEMORYBOARD_DELETED_RETENTION_DAYS,
+    })
+
+
+@login_required
+@require_GET
+def memory_export(request):
+    """All of the user's items (archived ones flagged) as a JSON download."""
+    items = [
+        {
+            "id": m.pk,
+            "type": m.memory_type,
+            "content": m.content,
+            "source": m.source,
+            "agent": m.agent_id,
+            "namespace": m.namespace,
+            "created_at": m.created_at.isoformat(),
+            "updated_at": m.updated_at.isoformat(),
+            "archived": m.archived,
+            "archived_reason": m.archived_reason,
+            "archived_at": m.archived_at.isoformat() if m.archived_at else None,
+            "access_count": m.access_count,
+            "last_accessed_at": m.last_accessed_at.isoformat() if m.last_accessed_at else None,
+            "relevance_score": m.relevance_score,
+        }
+        for m in _own(request).order_by("created_at", "id").iterator()
+    ]
+    body = json.dumps(
+        {"user_id": platform_user_id(request.user), "exported_at": timezone.now().isoformat(), "memories": items},
+        ensure_ascii=False,
+        indent=2,
+    )
+    response = HttpResponse(body, content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="my-memories.json"'
+    return response
+
+
+@login_required
+@require_POST
+def memory_switch(request):
+    """The memory switch: "use my memories" (retrieval, injection) and "save new memories" (extraction, tools)."""
+    form = MemorySwitchForm(request.POST)
+    form.is_valid()  # two optional booleans: always valid
+    UserMemorySettings.objects.update_or_create(
+        user_id=platform_user_id(request.user),
+        defaults={
+            "use_memories": form.cleaned_data["use_memories"],
+            "save_memories": form.cleaned_data["save_memories"],
+            "updated_at": timezone.now(),
+        },
+    )
+    flash.success(request, _("Memory settings saved."))
+    return redirect("my-memories")
+
+
+def _set_paused(request, memory_id: str, paused: bool):
+    memory = get_object_or_404(_own(request).filter(archived=False), pk=memory_id)
+    services.memory_set_paused(memory=memory, actor=request.user, paused=paused)
+    flash.success(request, _("Memory paused: agents will not use it.") if paused else _("Memory resumed."))
+    return redirect("my-memories")
+
+
+@login_required
+@require_POST
+def memory_pause(request, memory_id: str):
+    """Keep an item but stop agents from using it."""
+    return _set_paused(request, memory_id, True)
+
+
+@login_required
+@require_POST
+def memory_resume(request, memory_id: str):
+    return _set_paused(request, memory_id, False)

@@ -1,0 +1,333 @@
+"""The strategy playground: every context strategy side by side, memory strategies as dry-run plans.
+
+Numbers come from the strategies' own result objects (:class:`ContextResult`, :class:`MemoryPlan`) via
+:mod:`memoryboard.conversations`, exactly as the API renders them; nothing is recomputed here.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlencode
+from dataclasses import dataclass, field
+from functools import wraps
+from typing import Any
+
+from django.contrib import messages as flash
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponseBadRequest
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST, require_http_methods
+
+from memoryboard import conversations
+from memoryboard.roles import can_apply_memory_strategy, is_developer, is_support
+from memoryboard.strategies import (
+    CONTEXT_STRATEGIES,
+    MEMORY_STRATEGIES,
+    StrategyError,
+    context_strategy_info,
+    memory_strategy_info,
+    normalize_name,
+)
+from memoryboard.web.forms import MessagesInputError, MessagesInputForm, StrategyParamsForm, parse_messages_json
+
+PREVIEW_CHARS = 280  # longer content is cut, the full text sits behind a <details> toggle
+COLLAPSE_RUN = 4  # runs of dropped/summarized messages longer than this collapse into one line
+MAX_SHOWN_IN_RUN = 20  # at most this many messages listed inside a collapsed run
+KEPT_EDGE = 25  # a kept run longer than 2*KEPT_EDGE shows its edges and collapses the middle
+PLAN_ROWS_SHOWN = 50
+
+
+def playground_access(view):
+    """Developers, support staff and superusers; end users get 403."""
+
+    @wraps(view)
+    @login_required
+    def wrapper(request, *args, **kwargs):
+        if not (is_developer(request.user) or is_support(request.user)):
+            raise PermissionDenied(_("The playground is for developers and support staff."))
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+# --- rendering helpers -------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    index: int | None
+    role: str
+    content: str
+    status: str  # kept, dropped, summarized, summary
+
+    @property
+    def long(self) -> bool:
+        return len(self.content) > PREVIEW_CHARS
+
+    @property
+    def preview(self) -> str:
+        return self.content[:PREVIEW_CHARS]
+
+
+@dataclass
+class Segment:
+    status: str
+    rows: list[Row]
+    collapsed: bool = False
+    count: int = 0
+    hidden: int = 0  # rows of a collapsed run not listed at all
+    first: int | None = None
+    last: int | None = None
+    children: list[Segment] = field(default_factory=list)
+
+
+def _runs(rows: list[Row]) -> list[list[Row]]:
+    runs: list[list[Row]] = []
+    for row in rows:
+        if runs and runs[-1][0].status == row.status:
+            runs[-1].append(row)
+        else:
+            runs.append([row])
+    return runs
+
+
+def _collapsed(run: list[Row]) -> Segment:
+    shown = run[:MAX_SHOWN_IN_RUN]
+    return Segment(run[0].status, shown, collapsed=True, count=len(run), hidden=len(run) - len(shown),
+                   first=run[0].index, last=run[-1].index)
+
+
+def segments(rows: list[Row]) -> list[Segment]:
+    """Group rows for display: long runs of dropped/summarized rows (and the middle of very long kept
+    runs) collapse into one ``<details>`` line with a count, so big conversations stay light."""
+    out: list[Segment] = []
+    for run in _runs(rows):
+        status = run[0].status
+        if status in ("dropped", "summarized") and len(run) > COLLAPSE_RUN:
+            out.append(_collapsed(run))
+        elif len(run) > 2 * KEPT_EDGE:
+            out.append(Segment(status, run[:KEPT_EDGE]))
+            out.append(_collapsed(run[KEPT_EDGE:-KEPT_EDGE]))
+            out.append(Segment(status, run[-KEPT_EDGE:]))
+        else:
+            out.append(Segment(status, run))
+    return out
+
+
+def _role(message: Any) -> str:
+    role = message["role"] if isinstance(message, dict) else message.role
+    return str(getattr(role, "value", role)).upper()
+
+
+def _content(message: Any) -> str:
+    return message["content"] if isinstance(message, dict) else message.content
+
+
+def column_context(name: str, messages: list, form: StrategyParamsForm) -> dict[str, Any]:
+    """Everything a strategy column shows: the form, the result object, before/after rows or the error."""
+    ctx: dict[str, Any] = {"name": name, "info": context_strategy_info(name), "form": form}
+    if form.is_bound and not form.is_valid():
+        ctx["error"] = form.first_error()
+        return ctx
+    try:
+        result = conversations.context_apply(name, messages, form.params())
+    except StrategyError as exc:
+        ctx["error"] = str(exc)
+        return ctx
+    status = ["kept"] * len(messages)
+    for i in result.dropped:
+        status[i] = "dropped"
+    for i in result.summarized:
+        status[i] = "summarized"
+    before = [Row(i, _role(m), _content(m), status[i]) for i, m in enumerate(messages)]
+    after = [
+        Row(src, _role(m), m.content, "summary" if src is None else "kept")
+        for m, src in zip(result.messages, result.sources)
+    ]
+    data = result.to_dict()
+    ctx.update(
+        result=data,
+        saved_percent=round(data["saved_ratio"] * 100, 1),
+        before=segments(before),
+        after=segments(after),
+        kept_csv=",".join(map(str, data["kept"])),
+        dropped_csv=",".join(map(str, data["dropped"])),
+        summarized_csv=",".join(map(str, data["summarized"])),
+    )
+    return ctx
+
+
+# --- input -----------------------------------------------------------------------------------------
+
+
+def _conversation_rows(request, conversation_id: str) -> list:
+    try:
+        return conversations.conversation_messages(
+            conversation_id, queryset=conversations.message_queryset_for(request.user)
+        )
+    except conversations.ConversationNotFound:
+        raise Http404(_("No such conversation.")) from None
+
+
+def _source_from_post(request) -> tuple[list, str, str]:
+    """The input of a column request: a stored conversation id or the carried messages JSON."""
+    conversation_id = request.POST.get("conversation", "").strip()
+    if conversation_id:
+        return _conversation_rows(request, conversation_id), conversation_id, ""
+    text = request.POST.get("messages_json", "")
+    return parse_messages_json(text), "", text
+
+
+def _page(request, *, messages: list | None, conversation_id: str = "", messages_json: str = "",
+          input_form: MessagesInputForm | None = None, status: int = 200):
+    columns = []
+    plans = []
+    if messages is not None:
+        columns = [column_context(name, messages, StrategyParamsForm(kind="context", strategy=name))
+                   for name in CONTEXT_STRATEGIES]
+        if conversation_id:
+            plans = [plan_context(request, name, conversation_id, StrategyParamsForm(kind="memory", strategy=name))
+                     for name in MEMORY_STRATEGIES]
+    visible = conversations.message_queryset_for(request.user)
+    context = {
+        "conversations": conversations.conversation_list(queryset=visible),
+        "conversation_id": conversation_id,
+        "messages_json": messages_json,
+        "message_count": len(messages) if messages is not None else 0,
+        "input_form": input_form or MessagesInputForm(),
+        "columns": columns,
+        "plans": plans,
+    }
+    return render(request, "web/playground.html", context, status=status)
+
+
+@playground_access
+@require_http_methods(["GET", "POST"])
+def playground(request):
+    """GET: pick a stored conversation (``?conversation=``). POST: pasted or uploaded JSON messages."""
+    if request.method == "POST":
+        form = MessagesInputForm(request.POST, request.FILES)
+        if not form.is_valid():
+            return _page(request, messages=None, input_form=form, status=400)
+        parsed = form.cleaned_data["messages"]
+        return _page(request, messages=parsed, messages_json=json.dumps(parsed, ensure_ascii=False),
+                     input_form=form)
+    conversation_id = request.GET.get("conversation", "").strip()
+    if conversation_id:
+        rows = _conversation_rows(request, conversation_id)
+        return _page(request, messages=rows, conversation_id=conversation_id)
+    return _page(request, messages=None)
+
+
+def _strategy_or_404(name: str, kind: str) -> str:
+    try:
+        return normalize_name(name, kind)
+    except StrategyError:
+        raise Http404(_("Unknown strategy.")) from None
+
+
+@playground_access
+@require_POST
+def context_column(request, name: str):
+    """One context strategy's column, re-rendered when its parameters change (htmx target)."""
+    name = _strategy_or_404(name, "context")
+    try:
+        messages, conversation_id, messages_json = _source_from_post(request)
+    except MessagesInputError as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    form = StrategyParamsForm(request.POST, kind="context", strategy=name)
+    ctx = column_context(name, messages, form)
+    return render(request, "web/_context_column.html", {"col": ctx}, status=400 if "error" in ctx else 200)
+
+
+# --- memory strategies -------------------------------------------------------------------------------
+
+
+def plan_context(request, name: str, conversation_id: str, form: StrategyParamsForm) -> dict[str, Any]:
+    """A memory strategy's dry-run plan for a stored conversation, with the rows it would delete/insert."""
+    ctx: dict[str, Any] = {
+        "name": name, "info": memory_strategy_info(name), "form": form, "conversation_id": conversation_id,
+        "can_apply": can_apply_memory_strategy(request.user),
+    }
+    if form.is_bound and not form.is_valid():
+        ctx["error"] = form.first_error()
+        return ctx
+    params = form.params()
+    try:
+        plan = conversations.memory_plan(name, conversation_id=conversation_id, params=params)
+    except StrategyError as exc:
+        ctx["error"] = str(exc)
+        return ctx
+    delete_ids = list(plan.delete_ids)
+    shown = conversations.message_queryset_for(request.user).filter(pk__in=delete_ids[:PLAN_ROWS_SHOWN])
+    data = plan.to_dict()
+    ctx.update(
+        plan=data,
+        saved_percent=round(data["saved_ratio"] * 100, 1),
+        deleted_rows=[Row(r.pk, r.role, r.content, "dropped") for r in shown.order_by("id")],
+        deleted_hidden=max(0, len(delete_ids) - PLAN_ROWS_SHOWN),
+        inserted_rows=[Row(m.id, m.role.value, m.content, "summary") for m in plan.inserts],
+        params_json=json.dumps(params, ensure_ascii=False),
+        delete_ids_csv=",".join(map(str, delete_ids)),
+    )
+    return ctx
+
+
+@playground_access
+@require_POST
+def memory_plan_view(request, name: str):
+    """A memory strategy's dry-run plan, re-rendered when its rules change (htmx target)."""
+    name = _strategy_or_404(name, "memory")
+    conversation_id = request.POST.get("conversation", "").strip()
+    _conversation_rows(request, conversation_id)  # 404 unless visible
+    form = StrategyParamsForm(request.POST, kind="memory", strategy=name)
+    ctx = plan_context(request, name, conversation_id, form)
+    return render(request, "web/_memory_plan.html", {"plan": ctx}, status=400 if "error" in ctx else 200)
+
+
+def _parse_ids(text: str) -> list[int] | None:
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        return None
+
+
+@playground_access
+@require_POST
+def memory_apply_view(request, name: str):
+    """Apply a confirmed plan: re-planned and compared with the confirmed deletions in one transaction."""
+    if not can_apply_memory_strategy(request.user):
+        raise PermissionDenied(_("Only staff may apply memory strategies."))
+    name = _strategy_or_404(name, "memory")
+    conversation_id = request.POST.get("conversation", "").strip()
+    _conversation_rows(request, conversation_id)
+    expected = _parse_ids(request.POST.get("expected_delete_ids", ""))
+    try:
+        params = json.loads(request.POST.get("params", "{}") or "{}")
+    except json.JSONDecodeError:
+        params = None
+    if expected is None or not isinstance(params, dict):
+        return HttpResponseBadRequest(_("expected_delete_ids and params must be a list of ids and a JSON object."))
+    target = reverse("playground") + "?" + urlencode({"conversation": conversation_id}) + "#memory"
+    try:
+        plan = conversations.memory_apply(
+            name, conversation_id=conversation_id, params=params, actor=request.user, expected_delete_ids=expected
+        )
+    except conversations.StalePlanError:
+        flash.error(request, _("The conversation changed since the plan was shown; nothing was changed. "
+                               "Review the new plan."))
+        return redirect(target)
+    except StrategyError as exc:
+        flash.error(request, str(exc))
+        return redirect(target)
+    except conversations.ConversationNotFound:
+        raise Http404(_("No such conversation.")) from None
+    flash.success(request, _("%(name)s applied: %(deleted)s messages deleted, %(inserted)s inserted.")
+                  % {"name": plan.strategy, "deleted": len(plan.delete_ids), "inserted": len(plan.inserts)})
+    if not conversations.message_queryset_for(request.user).filter(conversation_id=conversation_id).exists():
+        target = reverse("playground")
+    return redirect(target)
+

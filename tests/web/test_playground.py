@@ -1,0 +1,268 @@
+"""The playground renders the strategies' own result objects, for developers and support only."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.urls import reverse
+
+from memoryboard import conversations
+from memoryboard.models import AuditLog, ChatMessage
+
+pytestmark = pytest.mark.django_db
+
+MESSAGES = [{"role": "system", "content": "You are helpful."}] + [
+    {"role": "user" if i % 2 else "assistant", "content": f"turn {i}: " + "words " * (i * 7 % 40 + 3)}
+    for i in range(1, 30)
+]
+
+
+def _column(html: str, name: str) -> dict[str, str]:
+    match = re.search(r'<section class="pg-col" id="col-%s"(.*?)>' % name.lower(), html, re.S)
+    assert match, f"column {name} not rendered"
+    return dict(re.findall(r'data-([a-z-]+)="([^"]*)"', match.group(1)))
+
+
+def _ints(csv: str) -> list[int]:
+    return [int(x) for x in csv.split(",") if x]
+
+
+@pytest.mark.parametrize("fixture", ["developer", "support_user", "superuser"])
+def test_staff_roles_open_the_playground(request, client_for, fixture):
+    response = client_for(request.getfixturevalue(fixture)).get(reverse("playground"))
+    assert response.status_code == 200
+    assert b"pg-paste" in response.content
+
+
+def test_end_users_get_403_everywhere(client_for, alice, make_conversation):
+    make_conversation(alice)
+    client = client_for(alice)
+    assert client.get(reverse("playground")).status_code == 403
+    assert client.post(reverse("playground-context", args=["trim"]), {"conversation": "c1"}).status_code == 403
+    assert client.post(reverse("playground-memory-plan", args=["delete"]), {"conversation": "c1"}).status_code == 403
+    assert client.post(reverse("playground-memory-apply", args=["delete"]),
+                       {"conversation": "c1", "params": "{}", "expected_delete_ids": ""}).status_code == 403
+    assert ChatMessage.objects.count() == 12
+
+
+def test_anonymous_is_sent_to_login(client):
+    response = client.get(reverse("playground"))
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_pasted_messages_render_four_columns_with_the_results_numbers(client_for, developer):
+    response = client_for(developer).post(reverse("playground"), {"messages_json": json.dumps(MESSAGES)})
+    assert response.status_code == 200
+    html = response.content.decode()
+    for name in ("TRIM", "SUMMARIZE", "SLIDING_WINDOW", "COMPOSITE"):
+        data = _column(html, name)
+        expected = conversations.context_apply(name, MESSAGES, None).to_dict()
+        assert _ints(data["kept"]) == expected["kept"]
+        assert _ints(data["dropped"]) == expected["dropped"]
+        assert _ints(data["summarized"]) == expected["summarized"]
+        assert float(data["tokens-before"]) == expected["tokens_before"]
+        assert float(data["tokens-after"]) == expected["tokens_after"]
+        assert int(data["llm-calls"]) == expected["llm_calls"]
+    # the input is carried for the column requests
+    assert 'id="pg-source"' in html and "turn 29" in html
+
+
+@pytest.mark.parametrize(
+    "name,form,params",
+    [
+        ("TRIM", {"c-trim-keep_first": "2", "c-trim-keep_last": "3"}, {"keep_first": 2, "keep_last": 3}),
+        ("SUMMARIZE", {"c-summarize-threshold": "5", "c-summarize-keep_last": "4"}, {"threshold": 5, "keep_last": 4}),
+        ("SLIDING_WINDOW", {"c-sliding_window-max_tokens": "300"}, {"max_tokens": 300}),
+        (
+            "COMPOSITE",
+            {"c-composite-steps": "trim, sliding_window", "c-composite-trim.keep_first": "1",
+             "c-composite-trim.keep_last": "20", "c-composite-summarize.threshold": "20",
+             "c-composite-summarize.keep_last": "6", "c-composite-sliding_window.max_tokens": "250"},
+            {"steps": ["trim", "sliding_window"], "trim": {"keep_first": 1, "keep_last": 20},
+             "summarize": {"threshold": 20, "keep_last": 6}, "sliding_window": {"max_tokens": 250}},
+        ),
+    ],
+)
+def test_column_numbers_equal_the_apis(client_for, developer, name, form, params):
+    """The column endpoint and the API's result object agree for the same messages and parameters."""
+    client = client_for(developer)
+    response = client.post(
+        reverse("playground-context", args=[name.lower()]), {"messages_json": json.dumps(MESSAGES), **form}
+    )
+    assert response.status_code == 200
+    data = _column(response.content.decode(), name)
+    api = client.post(f"/api/v1/strategies/context/{name.lower()}/apply",
+                      {"messages": MESSAGES, "params": params}, content_type="application/json")
+    expected = api.json() if api.status_code == 200 else conversations.context_apply(name, MESSAGES, params).to_dict()
+    assert _ints(data["kept"]) == expected["kept"]
+    assert _ints(data["dropped"]) == expected["dropped"]
+    assert _ints(data["summarized"]) == expected["summarized"]
+    assert float(data["tokens-before"]) == expected["tokens_before"]
+    assert float(data["tokens-after"]) == expected["tokens_after"]
+    assert int(data["llm-calls"]) == expected["llm_calls"]
+    assert (data["fallback"] or None) == expected["fallback"]
+    assert float(data["saved-ratio"]) == expected["saved_ratio"]
+
+
+def test_column_is_marked_with_classes_and_text_labels(client_for, developer):
+    response = client_for(developer).post(
+        reverse("playground-context", args=["trim"]),
+        {"messages_json": json.dumps(MESSAGES), "c-trim-keep_first": "1", "c-trim-keep_last": "2"},
+    )
+    html = response.content.decode()
+    assert 'class="msg msg-kept"' in html and 'class="tag tag-kept">kept<' in html
+    # 27 dropped messages in one run: collapsed with a count
+    assert 'class="msg-run msg-dropped"' in html and "27 messages" in html
+
+
+def test_bad_parameter_is_a_400_naming_the_field(client_for, developer):
+    response = client_for(developer).post(
+        reverse("playground-context", args=["sliding_window"]),
+        {"messages_json": json.dumps(MESSAGES), "c-sliding_window-max_tokens": "0"},
+    )
+    assert response.status_code == 400
+    assert b'data-error="max_tokens:' in response.content
+
+
+def test_composite_bad_step_names_the_field(client_for, developer):
+    response = client_for(developer).post(
+        reverse("playground-context", args=["composite"]),
+        {"messages_json": json.dumps(MESSAGES), "c-composite-steps": "trim, explode"},
+    )
+    assert response.status_code == 400
+    assert b"steps[1]" in response.content
+
+
+@pytest.mark.parametrize(
+    "payload,needle",
+    [
+        ("[{\"role\": \"user\", \"content\": \"hi\"", "JSON syntax error at line 1"),
+        ('{"foo": 1}', "messages: expected a JSON list"),
+        ("[]", "messages: the list is empty"),
+        ('[{"role": "user", "content": "a"}, {"role": "user", "content": "b"}, {"role": "user", "content": "c"},'
+         ' {"role": "wizard", "content": "d"}]', "messages[3].role: unknown role"),
+        ('[{"role": "user"}]', "messages[0].content: is required"),
+    ],
+)
+def test_bad_json_is_a_clear_error_in_the_page(client_for, developer, payload, needle):
+    response = client_for(developer).post(reverse("playground"), {"messages_json": payload})
+    assert response.status_code == 400
+    assert needle in response.content.decode().replace("&#x27;", "'").replace("&quot;", '"')
+
+
+def test_uploaded_file_is_accepted(client_for, developer):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("m.json", json.dumps({"messages": MESSAGES}).encode(), "application/json")
+    response = client_for(developer).post(reverse("playground"), {"messages_file": upload})
+    assert response.status_code == 200
+    assert _column(response.content.decode(), "TRIM")["kept"]
+
+
+def test_stored_conversation_renders_columns_and_memory_plans(client_for, developer, alice, make_conversation):
+    make_conversation(alice, 30)
+    response = client_for(developer).get(reverse("playground"), {"conversation": "c1"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert 'id="col-sliding_window"' in html and 'id="plan-delete"' in html and 'id="plan-filter"' in html
+    # developers see the dry run but get no apply button
+    assert "playground/memory/delete/apply/" not in html
+
+
+def test_unknown_conversation_is_404(client_for, developer):
+    assert client_for(developer).get(reverse("playground"), {"conversation": "nope"}).status_code == 404
+
+
+def test_memory_plan_endpoint_renders_the_plan(client_for, support_user, alice, make_conversation):
+    rows = make_conversation(alice, 10)
+    response = client_for(support_user).post(
+        reverse("playground-memory-plan", args=["delete"]), {"conversation": "c1", "m-delete-keep_latest": "4"}
+    )
+    assert response.status_code == 200
+    match = re.search(r'data-delete-ids="([^"]*)"', response.content.decode())
+    assert _ints(match.group(1)) == [r.pk for r in rows[:6]]
+
+
+def test_filter_rules_form(client_for, support_user, alice, make_conversation):
+    rows = make_conversation(alice, 6, contents=["sys", "q1", "answer with keyword", "q2", "plain answer", "q3"])
+    response = client_for(support_user).post(
+        reverse("playground-memory-plan", args=["filter"]),
+        {"conversation": "c1", "m-filter-keep_roles": ["SYSTEM", "USER"], "m-filter-assistant_keywords": "keyword",
+         "m-filter-min_length": "0"},
+    )
+    match = re.search(r'data-delete-ids="([^"]*)"', response.content.decode())
+    assert _ints(match.group(1)) == [rows[4].pk]
+
+
+def test_staff_apply_with_confirmation_and_audit(client_for, support_user, alice, make_conversation):
+    rows = make_conversation(alice, 8)
+    client = client_for(support_user)
+    page = client.get(reverse("playground"), {"conversation": "c1"}).content.decode()
+    assert 'action="/playground/memory/filter/apply/"' in page and "data-confirm=" in page
+    expected = ",".join(str(r.pk) for r in rows[:3])
+    response = client.post(
+        reverse("playground-memory-apply", args=["delete"]),
+        {"conversation": "c1", "params": json.dumps({"keep_latest": 5}), "expected_delete_ids": expected},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert "DELETE applied: 3 messages deleted" in response.content.decode()
+    assert list(ChatMessage.objects.values_list("pk", flat=True).order_by("pk")) == [r.pk for r in rows[3:]]
+    assert AuditLog.objects.filter(action=AuditLog.Action.APPLY_STRATEGY, object_id="c1").count() == 1
+
+
+def test_stale_plan_changes_nothing(client_for, support_user, alice, make_conversation):
+    rows = make_conversation(alice, 8)
+    response = client_for(support_user).post(
+        reverse("playground-memory-apply", args=["delete"]),
+        {"conversation": "c1", "params": json.dumps({"keep_latest": 5}), "expected_delete_ids": str(rows[0].pk)},
+        follow=True,
+    )
+    assert "The conversation changed since the plan was shown" in response.content.decode()
+    assert ChatMessage.objects.count() == 8
+
+
+def test_developer_cannot_apply(client_for, developer, alice, make_conversation):
+    rows = make_conversation(alice, 8)
+    response = client_for(developer).post(
+        reverse("playground-memory-apply", args=["delete"]),
+        {"conversation": "c1", "params": json.dumps({"keep_latest": 5}),
+         "expected_delete_ids": ",".join(str(r.pk) for r in rows[:3])},
+    )
+    assert response.status_code == 403
+    assert ChatMessage.objects.count() == 8
+
+
+def test_apply_needs_csrf(support_user, alice, make_conversation):
+    from django.test import Client
+
+    make_conversation(alice, 8)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(support_user)
+    response = client.post(reverse("playground-memory-apply", args=["delete"]),
+                           {"conversation": "c1", "params": "{}", "expected_delete_ids": ""})
+    assert response.status_code == 403
+    assert ChatMessage.objects.count() == 8
+
+
+def test_content_is_escaped(client_for, developer):
+    evil = [{"role": "user", "content": "<script>alert(1)</script>"},
+            {"role": "assistant", "content": "<img src=x onerror=alert(2)>"}]
+    html = client_for(developer).post(reverse("playground"), {"messages_json": json.dumps(evil)}).content.decode()
+    assert "<script>alert(1)" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_large_conversation_renders_compactly(client_for, developer):
+    big = [{"role": "user" if i % 2 else "assistant", "content": f"m{i} " + "x" * 600} for i in range(2000)]
+    response = client_for(developer).post(
+        reverse("playground-context", args=["trim"]),
+        {"messages_json": json.dumps(big), "c-trim-keep_first": "2", "c-trim-keep_last": "10"},
+    )
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "1988 messages" in html
+    assert html.count('class="msg ') < 120  # not 2000 rows
+    assert "<details class=\"msg-content\">" in html  # long content behind a toggle
