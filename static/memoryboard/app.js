@@ -8,3 +8,12 @@ document.addEventListener("submit", (event) => {
   const question = form.getAttribute("data-confirm");
   if (question && !window.confirm(question)) event.preventDefault();
 });
+// A 400 answer to an htmx form inside [data-swap-errors] is a page fragment naming the field at fault:
+// swap it in (htmx 2 does not swap 4xx answers by default).
+document.addEventListener("htmx:beforeSwap", (event) => {
+  const detail = event.detail;
+  if (detail.xhr.status === 400 && detail.elt.closest("[data-swap-errors]")) {
+    detail.shouldSwap = true;
+    detail.isError = false;
+  }
+});
