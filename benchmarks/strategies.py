@@ -23,6 +23,7 @@ Input conversion (JSON dicts to ``Message``) is measured on its own row.
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import random
 import statistics
@@ -166,7 +167,7 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def section(rows: list[dict]) -> str:
+def section(rows: list[dict], load: float) -> str:
     import platform
 
     return f"""{HEADING}
@@ -174,14 +175,16 @@ def section(rows: list[dict]) -> str:
 `.venv/bin/python benchmarks/strategies.py` — context strategies TRIM and SLIDING_WINDOW of
 `memoryboard.strategies` against LangChain's `langchain_core.messages.trim_messages` (a benchmark-only
 dependency, `requirements-bench.txt`; never imported by memoryboard) and against a floor, in one run.
-Median of timeit repeats, contenders timed round-robin, in milliseconds (Python {platform.python_version()}, {platform.machine()}).
+Median of timeit repeats, contenders timed round-robin, in milliseconds (Python {platform.python_version()}, {platform.machine()},
+{os.cpu_count()} CPUs, load average {load:.1f} when the run started: on a busy machine the absolute times
+grow, the ratios are what to compare).
 
 - Input: a list of our `Message` objects, built beforehand (LangChain gets the same content as
   `SystemMessage`/`HumanMessage`/`AIMessage`). Converting JSON dicts to `Message` is its own row.
 - memoryboard builds the full `ContextResult` (output tuple, kept/dropped indexes, tokens before/after).
 - SLIDING_WINDOW vs `trim_messages(strategy="last")` with the same budget and the same estimate,
-  `len(content) / 2.5 + 4` per message, passed as a `token_counter` over a list (written with `map`, as
-  fast as it gets in Python). Both produce the same messages (checked by the script).
+  `len(content) / 2.5 + 4` per message, passed as a `token_counter` over a list (written with `map`, measured
+  faster than a comprehension on LangChain messages). Both produce the same messages (checked by the script).
 - TRIM (first 2 + last 10): LangChain has no first+last mode; the equivalent is two `trim_messages` calls,
   `strategy="first"` then `strategy="last"`, concatenated, measured two ways: (a) `token_counter=len`
   (LangChain's idiomatic message count) with budgets 2 and 10 — generous to LangChain, which then counts no
@@ -247,8 +250,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
     parser.add_argument("--no-write", action="store_true", help="print only, leave README.md alone")
     args = parser.parse_args()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     rows = run(args.quick)
-    text = section(rows)
+    text = section(rows, load)
     print(text)
     if not args.no_write:
         write_readme(text)

@@ -27,7 +27,7 @@ from .summarizer import (
     OfflineSummarizer,
     Summarizer,
 )
-from .tokens import MESSAGE_OVERHEAD, tokens_of_chars
+from .tokens import CHARS_PER_TOKEN, MESSAGE_OVERHEAD, tokens_of_chars
 
 __all__ = [
     "FALLBACK_KEEP_FIRST",
@@ -42,7 +42,7 @@ __all__ = [
 
 FALLBACK_KEEP_FIRST = 3
 
-_UNITS_PER_MESSAGE = int(MESSAGE_OVERHEAD * 2.5)  # the 4-token overhead expressed in characters
+_UNITS_PER_MESSAGE = int(MESSAGE_OVERHEAD * CHARS_PER_TOKEN)  # the 4-token overhead, in characters
 
 
 def _lengths(messages: Iterable[Message]) -> list[int]:
