@@ -12,6 +12,8 @@ def _tasks_inline_and_offline(settings):
     """Tasks run in the caller's thread; models are offline unless a test points them at the fake."""
     settings.MEMORYBOARD_TASKS_INLINE = True
     settings.OPENAI_BASE_URL = ""
+    # Users are created in almost every test: PBKDF2's million rounds would cost a second each.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def _make_user(django_user_model, username: str, *, groups=(), is_staff=False, is_superuser=False):
