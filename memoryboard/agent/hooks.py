@@ -1,0 +1,120 @@
+"""Hooks of the agent runtime. SummarizationHook: the emergency brake before an LLM call (DESIGN 1.4)."""
+
+from __future__ import annotations
+
+import logging
+
+from memoryboard.agent.interceptors import BEFORE_LLM_CALL, ChainContext
+from memoryboard.strategies import CONTEXT_SUMMARY_INSTRUCTION, MAX_CONVERSATION_CHARS, total_tokens
+from memoryboard.strategies.tokens import CHARS_PER_TOKEN, MESSAGE_OVERHEAD
+
+logger = logging.getLogger(__name__)
+
+EMERGENCY_TOKEN_THRESHOLD = 80_000
+FALLBACK_EDGE_CHARS = 1_000
+SUMMARY_PREFIX = "[紧急压缩摘要 Emergency summary] "
+
+
+def omission_marker(omitted: int) -> str:
+    return f"\n…[{omitted} characters omitted / 省略 {omitted} 个字符]…\n"
+
+
+def head_and_tail(text: str, edge: int = FALLBACK_EDGE_CHARS) -> str:
+    """The first and last ``edge`` characters with an omission marker between (the text if short enough)."""
+    if len(text) <= 2 * edge:
+        return text
+    return text[:edge] + omission_marker(len(text) - 2 * edge) + text[-edge:]
+
+
+def _tokens(messages: list[dict]) -> float:
+    return total_tokens([str(m.get("content") or "") for m in messages])
+
+
+def _transcript(messages: list[dict]) -> str:
+    return "\n".join(f"{str(m.get('role', '')).upper()}: {m.get('content') or ''}" for m in messages)
+
+
+class SummarizationHook:
+    """Order 50, phase BEFORE_LLM_CALL: compress when the estimate exceeds ``threshold`` tokens.
+
+    Leading system messages and the newest message are kept; everything between is replaced by one
+    system message:
+
+    - with a chat model: its summary of the middle (the transcript cut to the first
+      ``MAX_CONVERSATION_CHARS`` characters);
+    - without one (``None``): a hard cut, keeping the newest messages that fit the budget;
+    - if the call fails, or the summary is longer than its input: the middle's first and last
+      1,000 characters with an omission marker.
+
+    Args:
+        chat_model: a :class:`~memoryboard.llm.chat.ChatModel`, or None for the hard cut.
+        threshold: the token estimate that triggers the hook (default 80,000).
+    """
+
+    order = 50
+    phase = BEFORE_LLM_CALL
+
+    def __init__(self, chat_model=None, *, threshold: int = EMERGENCY_TOKEN_THRESHOLD) -> None:
+        self.chat_model = chat_model
+        self.threshold = threshold
+        self.last_action: str | None = None
+
+    def intercept(self, messages: list[dict], context: ChainContext) -> list[dict]:
+        self.last_action = None
+        before = _tokens(messages)
+        if before <= self.threshold:
+            return messages
+        head = 0
+        while head < len(messages) - 1 and str(messages[head].get("role", "")).lower() == "system":
+            head += 1
+        system, middle, newest = messages[:head], messages[head:-1], messages[-1:]
+        if self.chat_model is None:
+            out = self._hard_cut(system, middle, newest)
+        else:
+            out = system + [self._summary_message(middle)] + newest if middle else messages
+        context.notes.append(f"emergency compression ({self.last_action}): {before:.0f} -> {_tokens(out):.0f} tokens")
+        return out
+
+    def _summary_message(self, middle: list[dict]) -> dict:
+        from memoryboard.llm.errors import LLMError
+
+        text = _transcript(middle)
+        try:
+            reply = self.chat_model.complete(
+                [
+                    {"role": "system", "content": CONTEXT_SUMMARY_INSTRUCTION},
+                    {"role": "user", "content": text[:MAX_CONVERSATION_CHARS]},
+                ]
+            )
+            summary = (reply.content or "").strip()
+            if not summary:
+                raise LLMError("empty response")
+        except LLMError as exc:
+            logger.warning("emergency summary failed: %s", exc.reason)
+            self.last_action = f"fallback: {exc.reason}"
+            return {"role": "system", "content": head_and_tail(text)}
+        if len(summary) >= len(text):
+            self.last_action = "fallback: summary longer than its input"
+            return {"role": "system", "content": head_and_tail(text)}
+        self.last_action = "llm summary"
+        return {"role": "system", "content": SUMMARY_PREFIX + summary}
+
+    def _hard_cut(self, system: list[dict], middle: list[dict], newest: list[dict]) -> list[dict]:
+        self.last_action = "hard cut"
+        budget = self.threshold - _tokens(system) - _tokens(newest)
+        kept: list[dict] = []
+        for message in reversed(middle):
+            cost = _tokens([message])
+            if cost > budget:
+                break
+            budget -= cost
+            kept.append(message)
+        kept.reverse()
+        last = dict(newest[0])
+        room = int((self.threshold - _tokens(system) - MESSAGE_OVERHEAD) * CHARS_PER_TOKEN)
+        content = str(last.get("content") or "")
+        if len(content) > room:
+            # The newest message alone is over the budget: keep its end, where the question usually is.
+            last["content"] = content[-max(room, 0):] if room > 0 else ""
+            kept = []
+        return system + kept + [last]

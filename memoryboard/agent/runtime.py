@@ -1,0 +1,175 @@
+"""The ReAct iteration of one turn (DESIGN 1.4).
+
+(1) retrieve long-term memories, (2) inject them into the system prompt, (3) call the model (with the
+memory tools when enabled) and run its tool calls, at most ``MAX_ITERATIONS`` model calls,
+(4) queue the extraction of new memories, (5) persist the reply.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from memoryboard.agent.hooks import SummarizationHook
+from memoryboard.agent.interceptors import ChainContext, ContextEditingInterceptor, run_before_model_chain
+from memoryboard.ltm.config import AgentConfig
+from memoryboard.ltm.extraction import should_skip_extraction
+from memoryboard.ltm.namespaces import Namespace, build_namespace
+from memoryboard.ltm.retrieval import ScoredMemory, format_memory_block, memory_retrieve
+from memoryboard.ltm.tools import MEMORY_TOOLS, run_memory_tool
+from memoryboard.models import ChatMessage, MemoryAccess
+
+MAX_ITERATIONS = 5
+
+SYSTEM_PROMPT = (
+    "You are {name}, a helpful assistant. Answer in the language of the user.\n"
+    "你是{name}，一个乐于助人的助手。请使用用户的语言回答。"
+)
+TOOLS_HINT = (
+    "When the user tells you something durable about themselves, save it with memory_save; "
+    "use memory_search to look up what you know about the user."
+)
+
+
+class AgentLLMUnavailable(RuntimeError):
+    """The chat model failed; ``reason`` is the short text of :class:`~memoryboard.llm.errors.LLMError`."""
+
+    def __init__(self, reason: str, *, conversation_id: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.conversation_id = conversation_id
+
+
+@dataclass
+class TurnResult:
+    reply: str
+    reply_message_id: int | None
+    memories_used: list[ScoredMemory] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    extraction: str = "skipped: not run"
+    notes: list[str] = field(default_factory=list)
+
+
+def agent_namespace(agent: AgentConfig, user_id: str) -> Namespace:
+    """The only way the runtime builds a namespace: the agent's configuration and the server's user id."""
+    return build_namespace(agent_namespace=agent.long_term_memory.namespace, user_id=str(user_id))
+
+
+def build_system_prompt(agent: AgentConfig, memories: list[ScoredMemory]) -> str:
+    parts = [SYSTEM_PROMPT.format(name=agent.name or agent.agent_id)]
+    if agent.memory_tools and agent.long_term_memory.enabled:
+        parts.append(TOOLS_HINT)
+    block = format_memory_block(memories)
+    if block:
+        parts.append(block)
+    return "\n\n".join(parts)
+
+
+def history_messages(rows: list[ChatMessage]) -> list[dict]:
+    """Stored rows as OpenAI messages; tool rows are left out (their calls are not replayed)."""
+    return [
+        {"role": row.role.lower(), "content": row.content}
+        for row in rows
+        if row.role in (ChatMessage.Role.USER, ChatMessage.Role.ASSISTANT, ChatMessage.Role.SYSTEM)
+    ]
+
+
+def _enqueue_extraction(agent: AgentConfig, user_id: str, conversation_id: str, turn: list[dict], history: list[dict]) -> str:
+    reason = should_skip_extraction(
+        user_message=turn[0]["content"], conversation=history, agent_config=agent, user_id=user_id
+    )
+    if reason:
+        return f"skipped: {reason}"
+    from memoryboard.tasks import extract_memories_task
+
+    extract_memories_task.enqueue(
+        agent_id=agent.agent_id, user_id=str(user_id), conversation_id=conversation_id, conversation=turn
+    )
+    return "queued"
+
+
+def run_turn(
+    *,
+    agent: AgentConfig,
+    user_id: str,
+    conversation_id: str,
+    history: list[dict],
+    user_message: str,
+    chat_model,
+    steps: list | None = None,
+) -> TurnResult:
+    """Run one turn of the ReAct iteration and persist the reply.
+
+    Args:
+        agent: the agent's configuration.
+        user_id: the platform user id of the authenticated caller (the namespace comes from it).
+        conversation_id: the conversation.
+        history: earlier messages of the conversation (OpenAI dicts), without the new user message.
+        user_message: the new user message (already stored by the caller).
+        chat_model: a :class:`~memoryboard.llm.chat.ChatModel`.
+        steps: the before-model chain; default ContextEditingInterceptor + SummarizationHook(chat_model).
+
+    Returns:
+        The reply and what the turn did.
+
+    Raises:
+        AgentLLMUnavailable: when a model call fails; nothing of the reply is stored.
+    """
+    from memoryboard.llm.errors import LLMError
+
+    ltm = agent.long_term_memory
+    namespace = agent_namespace(agent, user_id)
+    memories: list[ScoredMemory] = []
+    if ltm.enabled and ltm.auto_load:
+        memories = memory_retrieve(
+            namespace=namespace, query=user_message, k=ltm.load_max_items, agent_id=agent.agent_id,
+            conversation_id=conversation_id, kind=MemoryAccess.Kind.INJECTION,
+        )
+    context = ChainContext(agent=agent)
+    if steps is None:
+        steps = [ContextEditingInterceptor(), SummarizationHook(chat_model)]
+    messages = [{"role": "system", "content": build_system_prompt(agent, memories)}]
+    messages = run_before_model_chain(steps, messages + history + [{"role": "user", "content": user_message}], context)
+    tools = MEMORY_TOOLS if (agent.memory_tools and ltm.enabled) else None
+
+    tool_calls: list[dict[str, Any]] = []
+    reply_text = ""
+    for iteration in range(MAX_ITERATIONS):
+        offer = tools if iteration < MAX_ITERATIONS - 1 else None  # the last call must answer in text
+        try:
+            reply = chat_model.complete(messages, tools=offer)
+        except LLMError as exc:
+            raise AgentLLMUnavailable(exc.reason) from exc
+        if not reply.tool_calls or not offer:
+            reply_text = reply.content
+            break
+        messages.append(reply.to_message())
+        for call in reply.tool_calls:
+            if call.error:
+                result: dict[str, Any] = {"error": call.error}
+            else:
+                result = run_memory_tool(
+                    name=call.name, arguments=call.arguments, namespace=namespace,
+                    agent_id=agent.agent_id, conversation_id=conversation_id,
+                )
+            tool_calls.append({"name": call.name, "arguments": call.arguments, "result": result})
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result, ensure_ascii=False)})
+
+    turn = [{"role": "user", "content": user_message}, {"role": "assistant", "content": reply_text}]
+    extraction = _enqueue_extraction(agent, user_id, conversation_id, turn, history)
+    row = ChatMessage.objects.create(
+        conversation_id=conversation_id,
+        agent_id=agent.agent_id,
+        user_id=str(user_id),
+        role=ChatMessage.Role.ASSISTANT,
+        content=reply_text,
+        metadata={
+            "tool_calls": tool_calls,
+            "memories_used": [item.memory.pk for item in memories],
+        } if (tool_calls or memories) else None,
+    )
+    return TurnResult(
+        reply=reply_text, reply_message_id=row.pk, memories_used=memories, tool_calls=tool_calls,
+        extraction=extraction, notes=context.notes,
+    )

@@ -1,0 +1,102 @@
+"""``agent_chat``: one turn of an agent for an authenticated user, as the API runs it."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from memoryboard.agent.runtime import AgentLLMUnavailable, history_messages, run_turn
+from memoryboard.ltm.config import get_agents_config
+from memoryboard.models import ChatMessage
+from memoryboard.roles import platform_user_id
+
+# Earlier messages read into a turn; the context strategy trims them further.
+HISTORY_LIMIT = 500
+
+__all__ = ["AgentChatResult", "AgentLLMUnavailable", "AgentNotFound", "ConversationNotYours", "agent_chat"]
+
+
+class AgentNotFound(LookupError):
+    def __init__(self, agent_id: str) -> None:
+        super().__init__(f"Unknown agent {agent_id!r}.")
+        self.agent_id = agent_id
+
+
+class ConversationNotYours(LookupError):
+    """The conversation id belongs to another user or agent (reported like a missing one)."""
+
+
+@dataclass
+class AgentChatResult:
+    conversation_id: str
+    reply: str
+    memories_used: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    extraction: str = ""
+    message_id: int | None = None
+    reply_message_id: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "conversation_id": self.conversation_id,
+            "reply": self.reply,
+            "memories_used": self.memories_used,
+            "tool_calls": self.tool_calls,
+            "extraction": self.extraction,
+        }
+
+
+def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str, chat_model=None) -> AgentChatResult:
+    """Store the user's message (committed first), then run the agent's turn.
+
+    Args:
+        user: the authenticated Django user; the namespace and user id come from it.
+        agent_id: an agent of agents.yaml.
+        conversation_id: an existing conversation of this user and agent, a new id, or None for a new one.
+        message: the user's message.
+        chat_model: default ``factory.get_chat_model()``.
+
+    Returns:
+        The reply and what the turn did.
+
+    Raises:
+        AgentNotFound: the agent is not configured.
+        ConversationNotYours: the conversation id is used by another user or agent.
+        AgentLLMUnavailable: the model failed; the user's message stays stored.
+    """
+    agent = get_agents_config().get(agent_id)
+    if agent is None:
+        raise AgentNotFound(agent_id)
+    user_id = platform_user_id(user)
+    conversation_id = conversation_id or uuid.uuid4().hex
+    rows = ChatMessage.objects.filter(conversation_id=conversation_id)
+    if rows.exclude(user_id=user_id, agent_id=agent.agent_id).exists():
+        raise ConversationNotYours(conversation_id)
+    history_rows = list(rows.order_by("-id")[:HISTORY_LIMIT])[::-1]
+    # Saved in autocommit before anything can fail: the message is never lost.
+    stored = ChatMessage.objects.create(
+        conversation_id=conversation_id, agent_id=agent.agent_id, user_id=user_id,
+        role=ChatMessage.Role.USER, content=message,
+    )
+    if chat_model is None:
+        from memoryboard.llm.factory import get_chat_model
+
+        chat_model = get_chat_model()
+    try:
+        turn = run_turn(
+            agent=agent, user_id=user_id, conversation_id=conversation_id,
+            history=history_messages(history_rows), user_message=message, chat_model=chat_model,
+        )
+    except AgentLLMUnavailable as exc:
+        exc.conversation_id = conversation_id
+        raise
+    return AgentChatResult(
+        conversation_id=conversation_id,
+        reply=turn.reply,
+        memories_used=[item.to_dict() for item in turn.memories_used],
+        tool_calls=turn.tool_calls,
+        extraction=turn.extraction,
+        message_id=stored.pk,
+        reply_message_id=turn.reply_message_id,
+    )

@@ -1,0 +1,82 @@
+"""``POST /api/v1/agents/{agent}/chat``: one turn of the agent runtime for the authenticated user."""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext as _
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memoryboard.agent.service import AgentLLMUnavailable, AgentNotFound, ConversationNotYours, agent_chat
+from memoryboard.api.exceptions import ApplicationError
+
+MAX_MESSAGE_CHARS = 20_000
+
+
+class AgentChatInputSerializer(serializers.Serializer):
+    message = serializers.CharField(min_length=1, max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
+    conversation_id = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=255)
+
+    def validate_message(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError(_("The message must not be blank."))
+        return value
+
+
+class MemoryUsedSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    type = serializers.CharField()
+    content = serializers.CharField()
+    score = serializers.FloatField()
+
+
+class AgentChatOutputSerializer(serializers.Serializer):
+    conversation_id = serializers.CharField()
+    reply = serializers.CharField(allow_blank=True)
+    memories_used = MemoryUsedSerializer(many=True)
+    tool_calls = serializers.ListField(child=serializers.DictField())
+    extraction = serializers.CharField()
+
+
+class AgentChatView(APIView):
+    """Send a message to an agent; the reply uses and may update the caller's long-term memory.
+
+    The user's message is stored before the model is called: when the model is unavailable the answer
+    is a 502 (``llm_unavailable``) carrying the ``conversation_id``, and the message is kept.
+    """
+
+    @extend_schema(request=AgentChatInputSerializer, responses={200: AgentChatOutputSerializer})
+    def post(self, request, agent: str):
+        data = AgentChatInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        conversation_id = data.validated_data.get("conversation_id") or None
+        try:
+            result = agent_chat(
+                user=request.user, agent_id=agent, conversation_id=conversation_id,
+                message=data.validated_data["message"],
+            )
+        except AgentNotFound as exc:
+            raise ApplicationError(
+                _("Unknown agent %(agent)s.") % {"agent": exc.agent_id}, field="agent",
+                status_code=status.HTTP_404_NOT_FOUND, code="not_found",
+            ) from exc
+        except ConversationNotYours as exc:
+            raise ApplicationError(
+                _("No such conversation for this agent."), field="conversation_id",
+                status_code=status.HTTP_404_NOT_FOUND, code="not_found",
+            ) from exc
+        except AgentLLMUnavailable as exc:
+            return Response(
+                {
+                    "error": {
+                        "code": "llm_unavailable",
+                        "message": _("The language model is unavailable (%(reason)s). Your message was saved; try again later.")
+                        % {"reason": exc.reason},
+                        "fields": {},
+                    },
+                    "conversation_id": exc.conversation_id,
+                },
+                status=status.HTTP_502_BAD_GATEWAY,
+            )
+        return Response(AgentChatOutputSerializer(result.to_dict()).data)

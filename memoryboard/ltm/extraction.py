@@ -1,0 +1,185 @@
+"""Write channel A: automatic extraction after a turn, behind ``should_skip_extraction()``.
+
+The filter is cheap and runs on the request thread; the extraction (one LLM call) runs in a task.
+Extracted items are saved with ``source="auto_extract"`` and no dedup, as the design asks.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from django.db import transaction
+
+from memoryboard.audit import audit_record_many
+from memoryboard.ltm.config import get_agents_config
+from memoryboard.ltm.embeddings import memory_embed_many
+from memoryboard.ltm.lifecycle import memory_enforce_limit
+from memoryboard.ltm.namespaces import build_namespace
+from memoryboard.ltm.services import MemoryError, memory_build, memory_snapshot
+from memoryboard.ltm.store import memory_upsert_many
+from memoryboard.ltm.tools import memory_saving_enabled, normalize_content
+from memoryboard.models import AuditLog, LongTermMemory, Source
+
+logger = logging.getLogger(__name__)
+
+# Letters and digits that count towards the length; a CJK character carries about a word's meaning.
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_WORDCHAR = re.compile(r"[^\W_]")
+MIN_MEANINGFUL_LENGTH = 8
+
+_SMALL_TALK = re.compile(
+    r"^(?:"
+    r"hi|hello|hey|yo|hiya|good (?:morning|afternoon|evening|night)|bye|goodbye|see you|"
+    r"thanks?(?: you)?(?: (?:so|very) much)?|thx|ty|ok(?:ay)?|k|cool|nice|great|sure|yes|yeah|yep|no|nope|"
+    r"got it|i see|sounds good|lol|haha+|awesome|perfect|alright|understood|fine|"
+    r"there|everyone|all|again|a lot|please|"
+    r"你好|您好|嗨|哈喽|早上好|早安|中午好|下午好|晚上好|晚安|再见|拜拜|谢谢(?:你|您)?|多谢|感谢|"
+    r"好的|好|行|可以|嗯+|哦+|噢|哈+|呵呵|明白了?|知道了|收到|了解|没问题|不客气|对|是的|不是|没事"
+    r")$",
+    re.IGNORECASE,
+)
+_PHRASE_SPLIT = re.compile(r"[\s,，.。!！?？~～、;；:：]+")
+
+# Statements about oneself: what long-term memory is about.
+_SELF = re.compile(
+    r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|our|us)\b|我|咱|本人|remember|记住",
+    re.IGNORECASE,
+)
+_SENTENCES = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)(?=\s)")
+
+SKIP_DISABLED_AGENT = "extraction is disabled for this agent"
+SKIP_USER_SWITCH = "the user turned off saving new memories"
+SKIP_TOO_SHORT = "too short"
+SKIP_SMALL_TALK = "small talk"
+SKIP_NO_SELF_STATEMENT = "nothing new: no statement about the user"
+SKIP_ALREADY_KNOWN = "nothing new: already remembered"
+
+
+def meaningful_length(text: str) -> int:
+    """Letters and digits, each CJK character counting two."""
+    return len(_WORDCHAR.findall(text)) + len(_CJK.findall(text))
+
+
+def is_small_talk(text: str) -> bool:
+    """True when every phrase of ``text`` is a greeting, thanks or acknowledgement (Chinese or English)."""
+    phrases = [p for p in _PHRASE_SPLIT.split(text.strip()) if p]
+    return bool(phrases) and all(_SMALL_TALK.match(p) for p in phrases)
+
+
+def _role(message: Any) -> str:
+    value = message.get("role") if isinstance(message, dict) else getattr(message, "role", "")
+    return str(value or "").lower()
+
+
+def _content(message: Any) -> str:
+    value = message.get("content") if isinstance(message, dict) else getattr(message, "content", "")
+    return str(value or "")
+
+
+def _answers_a_question(conversation: list) -> bool:
+    """Whether the assistant's last message asked something: a bare answer ("Bob") may then be a fact."""
+    for message in reversed(conversation):
+        if _role(message) == "assistant":
+            return _content(message).rstrip().endswith(("?", "？", "吗"))
+    return False
+
+
+def _known_contents(agent_config, user_id: str) -> list[str]:
+    ns = build_namespace(agent_namespace=agent_config.long_term_memory.namespace, user_id=str(user_id))
+    values = LongTermMemory.objects.filter(namespace=ns.as_text(), archived=False).values_list(
+        "value_json", flat=True
+    )
+    return [normalize_content((v or {}).get("content", "")) for v in values]
+
+
+def should_skip_extraction(*, user_message: str, conversation: list[dict], agent_config, user_id) -> str | None:
+    """Decide cheaply whether a turn is worth an extraction call.
+
+    Layers, in order: extraction disabled for the agent; the user's "save new memories" switch off;
+    too short; greetings and small talk (Chinese and English); nothing new (no statement about the
+    user, unless it answers the assistant's question; or every such statement already remembered).
+
+    Args:
+        user_message: the user's message of this turn.
+        conversation: the messages of the conversation up to this turn (dicts or rows).
+        agent_config: the agent's :class:`~memoryboard.ltm.config.AgentConfig`.
+        user_id: the platform user id.
+
+    Returns:
+        The reason to skip, or None to extract.
+    """
+    ltm = agent_config.long_term_memory
+    if not (ltm.enabled and ltm.auto_extract):
+        return SKIP_DISABLED_AGENT
+    if not memory_saving_enabled(str(user_id)):
+        return SKIP_USER_SWITCH
+    text = (user_message or "").strip()
+    if meaningful_length(text) < MIN_MEANINGFUL_LENGTH:
+        return SKIP_TOO_SHORT
+    if is_small_talk(text):
+        return SKIP_SMALL_TALK
+    statements = [s.strip() for s in _SENTENCES.split(text) if _SELF.search(s)]
+    if not statements:
+        return None if _answers_a_question(conversation) else SKIP_NO_SELF_STATEMENT
+    known = [k for k in _known_contents(agent_config, str(user_id)) if k]
+    if known and all(
+        any(normalize_content(s) in k or k in normalize_content(s) for k in known) for s in statements
+    ):
+        return SKIP_ALREADY_KNOWN
+    return None
+
+
+def memory_extract_and_save(
+    *, agent_id: str, user_id: str, conversation_id: str, conversation: list[dict], extractor=None
+) -> list[LongTermMemory]:
+    """Extract items from a turn with one LLM call and save them (``auto_extract``, no dedup).
+
+    The user's switch is checked again (it may have changed since the turn); the agent's item limit
+    is enforced afterwards. A failing model call saves nothing and is logged.
+
+    Args:
+        agent_id: the agent, as configured in agents.yaml.
+        user_id: the platform user id.
+        conversation_id: the source conversation (for the log).
+        conversation: the messages to extract from, usually the last turn.
+        extractor: default ``factory.get_extractor()``.
+
+    Returns:
+        The saved items.
+    """
+    from memoryboard.llm.errors import LLMError
+    from memoryboard.llm.factory import get_extractor
+
+    config = get_agents_config().get(agent_id)
+    if config is None or not config.long_term_memory.enabled or not memory_saving_enabled(str(user_id)):
+        return []
+    extractor = extractor or get_extractor()
+    try:
+        extracted = extractor.extract(conversation)
+    except LLMError as exc:
+        logger.warning("memory extraction failed for conversation %s: %s", conversation_id, exc.reason)
+        return []
+    if not extracted:
+        return []
+    namespace = build_namespace(agent_namespace=config.long_term_memory.namespace, user_id=str(user_id))
+    memories = []
+    for item in extracted:
+        try:
+            memories.append(memory_build(namespace=namespace, content=item.content, memory_type=item.type,
+                                         source=Source.AUTO_EXTRACT, agent_id=agent_id))
+        except MemoryError as exc:
+            logger.warning("extracted item dropped: %s", exc.message)
+    if not memories:
+        return []
+    with transaction.atomic():
+        memory_upsert_many(memories)
+        memory_embed_many(memories)
+        audit_record_many([
+            {"actor": None, "action": AuditLog.Action.CREATE, "object_type": "memory", "object_id": m.pk,
+             "after": memory_snapshot(m), "reason": f"auto_extract from {conversation_id}"[:255]}
+            for m in memories
+        ])
+    memory_enforce_limit(namespace=namespace, max_items=config.long_term_memory.max_items)
+    return memories
