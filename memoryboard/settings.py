@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_tasks",
     "django_tasks_db",
     "memoryboard.apps.MemoryboardConfig",
@@ -76,6 +77,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "memoryboard.web.middleware.ContentSecurityPolicyMiddleware",
+    "memoryboard.api.middleware.BodySizeLimitMiddleware",
 ]
 
 ROOT_URLCONF = "memoryboard.urls"
@@ -145,24 +147,27 @@ LOGOUT_REDIRECT_URL = "login"
 # Request size limit: bodies above it get a 413 from the API.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORYBOARD_MAX_BODY_BYTES", 5 * 1024 * 1024)
 
-# Security defaults that hold unless DEBUG is on.
-SESSION_COOKIE_HTTPONLY = True
-CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the cookie-less meta tag; keep default
-X_FRAME_OPTIONS = "DENY"
-SECURE_CONTENT_TYPE_NOSNIFF = True
-SECURE_REFERRER_POLICY = "same-origin"
-if not DEBUG and env_bool("MEMORYBOARD_HTTPS", False):
-    SESSION_COOKIE_SECURE = True
-    CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = env_int("MEMORYBOARD_HSTS_SECONDS", 31536000)
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    SECURE_SSL_REDIRECT = env_bool("MEMORYBOARD_SSL_REDIRECT", True)
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Security: computed by one function (memoryboard.security) so the production values are testable.
+from memoryboard.security import security_settings  # noqa: E402
+
+globals().update(
+    security_settings(
+        debug=DEBUG,
+        https=env_bool("MEMORYBOARD_HTTPS", False),
+        hsts_seconds=env_int("MEMORYBOARD_HSTS_SECONDS", 31536000),
+        ssl_redirect=env_bool("MEMORYBOARD_SSL_REDIRECT", True),
+    )
+)
+CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page (hx-headers); keep Django's default
+
+# Every sign-in path (login page, admin, API token) counts failures per address and user name.
+AUTHENTICATION_BACKENDS = ["memoryboard.api.throttling.ThrottledModelBackend"]
 
 REST_FRAMEWORK = {
+    # Token first: an anonymous request gets 401 with WWW-Authenticate: Token (session-first would say 403).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
@@ -170,7 +175,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memoryboard.api.exceptions.exception_handler",
-    "DEFAULT_THROTTLE_RATES": {"login": "10/min"},
+    "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("MEMORYBOARD_LOGIN_RATE", "10/min")},
 }
 
 SPECTACULAR_SETTINGS = {
@@ -178,6 +183,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Inspect and manage the memory of LLM agents.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI and Redoc served from drf-spectacular-sidecar's static files: no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Tasks: immediate in the embedded mode; deployments set the database backend and run db_worker.

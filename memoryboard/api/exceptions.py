@@ -1,7 +1,13 @@
-"""One error shape for the whole API: ``{"error": {"code", "message", "fields"}}``."""
+"""One error shape for the whole API: ``{"error": {"code", "message", "fields"}}``.
+
+Views stay thin: the errors of the services and the strategy package are turned into their HTTP
+status here, in one place.
+"""
 
 from __future__ import annotations
 
+from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -41,13 +47,54 @@ def _flatten(detail, prefix: str = "") -> dict[str, list[str]]:
     return out
 
 
+def error_body(code: str, message: str, fields: dict[str, list[str]] | None = None) -> dict:
+    """The JSON body of every API error."""
+    return {"error": {"code": code, "message": message, "fields": fields or {}}}
+
+
+def _domain_error(exc) -> ApplicationError | None:
+    """Errors of the services and the strategy package, as the API reports them."""
+    from memoryboard.conversations import ConversationNotFound, StalePlanError
+    from memoryboard.llm.errors import LLMError
+    from memoryboard.ltm.services import MemoryError
+    from memoryboard.strategies import StrategyError
+
+    if isinstance(exc, StrategyError):
+        field = getattr(exc, "field", None)
+        return ApplicationError(getattr(exc, "message", str(exc)), field=field)
+    if isinstance(exc, MemoryError):
+        return ApplicationError(exc.message, field=exc.field)
+    if isinstance(exc, ConversationNotFound):
+        return ApplicationError("No such conversation.", field="conversation_id", status_code=404, code="not_found")
+    if isinstance(exc, StalePlanError):
+        return ApplicationError(str(exc), field="expected_delete_ids", status_code=409, code="stale_plan")
+    if isinstance(exc, LLMError):
+        return ApplicationError(
+            f"The language model failed ({getattr(exc, 'reason', 'error')}).", status_code=502, code="llm_error"
+        )
+    if isinstance(exc, RequestDataTooBig):
+        from django.conf import settings
+
+        from memoryboard.api.middleware import body_too_large_message
+
+        return ApplicationError(
+            body_too_large_message(settings.DATA_UPLOAD_MAX_MEMORY_SIZE), status_code=413, code="request_too_large"
+        )
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        return ApplicationError(
+            "The database is unavailable; nothing was changed. Try again.", status_code=503, code="unavailable"
+        )
+    return None
+
+
 def exception_handler(exc, context):
+    """DRF's EXCEPTION_HANDLER: every error, DRF's and ours, in the one shape."""
+    if not isinstance(exc, ApplicationError):
+        exc = _domain_error(exc) or exc
     if isinstance(exc, ApplicationError):
         fields = {exc.field: [exc.message]} if exc.field else {}
-        return Response(
-            {"error": {"code": exc.code, "message": exc.message, "fields": fields}},
-            status=exc.status_code,
-        )
+        message = f"{exc.field}: {exc.message}" if exc.field else exc.message
+        return Response(error_body(exc.code, message, fields), status=exc.status_code)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
@@ -55,10 +102,11 @@ def exception_handler(exc, context):
         fields = _flatten(exc.detail)
         first_field, messages = next(iter(fields.items()), ("", ["Invalid input."]))
         message = f"{first_field}: {messages[0]}" if first_field != "non_field_errors" else messages[0]
-        body = {"error": {"code": "invalid", "message": message, "fields": fields}}
+        body = error_body("invalid", message, fields)
     else:
         detail = getattr(exc, "detail", None)
         code = getattr(detail, "code", None) or getattr(exc, "default_code", "error")
-        body = {"error": {"code": str(code), "message": str(detail or exc), "fields": {}}}
+        message = str(detail or "") or str(getattr(exc, "default_detail", "") or "") or response.status_text
+        body = error_body(str(code), message)
     response.data = body
     return response

@@ -1,7 +1,23 @@
-from django.urls import path
+from django.urls import path, re_path
+from rest_framework.routers import SimpleRouter
 
 from . import views
+from .agent_views import AgentChatView
+
+router = SimpleRouter(trailing_slash="/?")
+router.register("memories", views.MemoryViewSet, basename="memory")
+router.register("conversations", views.ConversationViewSet, basename="conversation")
 
 urlpatterns = [
     path("health/", views.health, name="api-health"),
+    path("ping/", views.PingView.as_view(), name="api-ping"),
+    path("auth/token/", views.TokenView.as_view(), name="api-token"),
+    path("strategies/", views.StrategyListView.as_view(), name="api-strategies"),
+    re_path(r"^strategies/context/(?P<name>[^/]+)/apply/?$", views.ContextApplyView.as_view(), name="api-context-apply"),
+    re_path(r"^strategies/memory/(?P<name>[^/]+)/plan/?$", views.MemoryPlanView.as_view(), name="api-memory-plan"),
+    re_path(r"^strategies/memory/(?P<name>[^/]+)/apply/?$", views.MemoryApplyView.as_view(), name="api-memory-apply"),
+    re_path(r"^agents/(?P<agent>[^/]+)/chat/?$", AgentChatView.as_view(), name="api-agent-chat"),
+    *router.urls,
+    # Keep last: any other URL under /api/v1/ answers a JSON 404.
+    re_path(r"^.*$", views.not_found, name="api-not-found"),
 ]

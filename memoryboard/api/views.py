@@ -1,14 +1,326 @@
+"""REST API views: thin. Input by a serializer, work by a service or selector, output by a serializer.
+
+Scoping is not repeated here: every memory view starts from ``memory_queryset_for(request.user)`` and
+every message view from ``message_queryset_for(request.user)`` (see ``get_queryset``).
+"""
+
 from __future__ import annotations
 
 from django.db import connection
-from rest_framework.decorators import api_view, permission_classes
+from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view, inline_serializer
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.authtoken.models import Token
+from rest_framework.decorators import action, api_view, permission_classes
+from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from memoryboard import conversations
+from memoryboard.api import serializers as s
+from memoryboard.api.filters import CheapLimitOffsetPagination, MemoryFilterSet, bounded_int
+from memoryboard.api.permissions import CanApplyMemoryStrategy, CanPlanMemoryStrategy, MemoryAccess
+from memoryboard.api.throttling import login_is_throttled
+from memoryboard.ltm import services
+from memoryboard.ltm.retrieval import memory_search
+from memoryboard.ltm.selectors import memory_queryset_for
+from memoryboard.roles import can_change_any_memory
+from memoryboard.strategies import CONTEXT_STRATEGIES, MEMORY_STRATEGIES, context_strategy_info, memory_strategy_info
+
+ERRORS = {
+    400: OpenApiResponse(s.ErrorSerializer, description="Invalid input; `fields` names the field at fault."),
+    401: OpenApiResponse(s.ErrorSerializer, description="Not signed in."),
+    403: OpenApiResponse(s.ErrorSerializer, description="The caller's role may not do this."),
+    404: OpenApiResponse(s.ErrorSerializer, description="Not found, or not the caller's."),
+}
 
 
+def _errors(*codes: int) -> dict:
+    return {code: ERRORS[code] for code in codes}
+
+
+# --- health ----------------------------------------------------------------------------------------
+
+
+@extend_schema(
+    responses={200: inline_serializer("Health", {"status": serializers.CharField(), "database": serializers.CharField()})},
+    auth=[],
+)
 @api_view(["GET"])
 @permission_classes([AllowAny])
 def health(request):
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return Response({"status": "ok", "database": connection.vendor})
+
+
+class PingView(APIView):
+    """The framework's floor for the load benchmark: authentication and a JSON answer, no query."""
+
+    @extend_schema(responses={200: inline_serializer("Ping", {"pong": serializers.BooleanField()}), **_errors(401)})
+    def get(self, request):
+        return Response({"pong": True})
+
+
+# --- auth ------------------------------------------------------------------------------------------
+
+
+class TokenView(APIView):
+    """Exchange a user name and password for an API token (throttled per address)."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "login"
+
+    @extend_schema(
+        request=s.TokenRequestSerializer,
+        responses={200: s.TokenSerializer, 400: ERRORS[400], 429: OpenApiResponse(s.ErrorSerializer)},
+        auth=[],
+    )
+    def post(self, request):
+        from django.contrib.auth import authenticate
+
+        data = s.TokenRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        username = data.validated_data["username"]
+        if login_is_throttled(request, username):
+            raise Throttled(detail="Too many failed sign-ins; try again in a minute.")
+        user = authenticate(request=request, username=username, password=data.validated_data["password"])
+        if user is None or not user.is_active:
+            raise ValidationError({"non_field_errors": ["Unable to sign in with the given credentials."]})
+        token, _created = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key})
+
+
+# --- memories --------------------------------------------------------------------------------------
+
+
+@extend_schema_view(
+    list=extend_schema(summary="List memories the caller may see", responses={200: s.MemorySerializer(many=True), **_errors(400, 401)}),
+    retrieve=extend_schema(summary="One memory", responses={200: s.MemorySerializer, **_errors(401, 404)}),
+    partial_update=extend_schema(
+        summary="Change content and/or type (re-embedded, audited)",
+        request=s.MemoryUpdateSerializer,
+        responses={200: s.MemorySerializer, **_errors(400, 401, 403, 404)},
+    ),
+    destroy=extend_schema(
+        summary="Delete: a soft delete for end users (restorable), an archive for support staff",
+        responses={204: None, **_errors(401, 403, 404)},
+    ),
+)
+class MemoryViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin, mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    serializer_class = s.MemorySerializer
+    permission_classes = [MemoryAccess]
+    filterset_class = MemoryFilterSet
+    pagination_class = CheapLimitOffsetPagination
+    http_method_names = ["get", "patch", "post", "delete", "head", "options"]
+    lookup_value_regex = "[^/]+"
+
+    def get_queryset(self):
+        return memory_queryset_for(self.request.user).order_by("-updated_at", "id")
+
+    def partial_update(self, request, *args, **kwargs):
+        memory = self.get_object()
+        data = s.MemoryUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        memory = services.memory_update(
+            memory=memory,
+            actor=request.user,
+            content=data.validated_data.get("content"),
+            memory_type=data.validated_data.get("type"),
+        )
+        return Response(s.MemorySerializer(memory).data)
+
+    def update(self, request, *args, **kwargs):
+        if not kwargs.get("partial"):
+            return self.http_method_not_allowed(request, *args, **kwargs)
+        return self.partial_update(request, *args, **kwargs)
+
+    def destroy(self, request, *args, **kwargs):
+        memory = self.get_object()
+        if can_change_any_memory(request.user):
+            services.memory_archive(memory=memory, actor=request.user)
+        else:
+            services.memory_delete_for_user(memory=memory, actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(summary="Archive (support staff)", request=None, responses={200: s.MemorySerializer, **_errors(401, 403, 404)})
+    @action(detail=True, methods=["post"])
+    def archive(self, request, pk=None):
+        memory = services.memory_archive(memory=self.get_object(), actor=request.user)
+        return Response(s.MemorySerializer(memory).data)
+
+    @extend_schema(
+        summary="Restore (support staff; end users their own deleted items)",
+        request=None,
+        responses={200: s.MemorySerializer, **_errors(401, 403, 404)},
+    )
+    @action(detail=True, methods=["post"])
+    def restore(self, request, pk=None):
+        memory = services.memory_restore(memory=self.get_object(), actor=request.user)
+        return Response(s.MemorySerializer(memory).data)
+
+    @extend_schema(
+        summary="Semantic search over the memories the caller may see (active items)",
+        parameters=[
+            OpenApiParameter("q", OpenApiTypes.STR, required=True, description="What to search for."),
+            OpenApiParameter("k", OpenApiTypes.INT, description="How many items, 1..100 (default 10)."),
+        ],
+        responses={200: s.ScoredMemorySerializer(many=True), **_errors(400, 401)},
+    )
+    @action(detail=False, methods=["get"], pagination_class=None)
+    def search(self, request):
+        params = s.SearchQuerySerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        queryset = self.filter_queryset(self.get_queryset())
+        items = memory_search(queryset=queryset, query=params.validated_data["q"], k=params.validated_data["k"])
+        for item in items:
+            item.memory.score = round(float(item.score), 4)
+        return Response(s.ScoredMemorySerializer([item.memory for item in items], many=True).data)
+
+
+# --- conversations ---------------------------------------------------------------------------------
+
+
+class ConversationViewSet(viewsets.GenericViewSet):
+    """Stored conversations (``chat_message``) the caller may read."""
+
+    serializer_class = s.ConversationSerializer
+    pagination_class = CheapLimitOffsetPagination
+    filter_backends: list = []
+    lookup_field = "conversation_id"
+    lookup_value_regex = "[^/]+"
+
+    def get_queryset(self):
+        return conversations.message_queryset_for(self.request.user)
+
+    @extend_schema(
+        summary="Conversations, newest first",
+        parameters=[OpenApiParameter("limit", OpenApiTypes.INT, description="1..200 (default 50).")],
+        responses={200: s.ConversationSerializer(many=True), **_errors(400, 401)},
+    )
+    def list(self, request):
+        most = CheapLimitOffsetPagination.max_limit
+        limit = bounded_int(request, "limit", default=most, minimum=1, maximum=most)
+        rows = conversations.conversation_list(queryset=self.get_queryset(), limit=limit)
+        return Response(s.ConversationSerializer([row.__dict__ for row in rows], many=True).data)
+
+    @extend_schema(
+        summary="Messages of one conversation, oldest first",
+        parameters=[OpenApiParameter("limit", OpenApiTypes.INT), OpenApiParameter("offset", OpenApiTypes.INT)],
+        responses={200: s.ChatMessageSerializer(many=True), **_errors(400, 401, 404)},
+    )
+    @action(detail=True, methods=["get"])
+    def messages(self, request, conversation_id=None):
+        qs = self.get_queryset().filter(conversation_id=conversation_id).order_by("id")
+        page = self.paginate_queryset(qs)
+        if not page and self.paginator.offset == 0:
+            raise Http404
+        return self.get_paginated_response(s.ChatMessageSerializer(page, many=True).data)
+
+
+# --- strategies ------------------------------------------------------------------------------------
+
+
+def _info(info) -> dict:
+    return {"name": info.name, "description": info.description, "params": [p.to_dict() for p in info.params]}
+
+
+class StrategyListView(APIView):
+    @extend_schema(summary="Context and memory strategies with their parameters", responses={200: s.StrategyListSerializer, **_errors(401)})
+    def get(self, request):
+        return Response(
+            {
+                "context": [_info(context_strategy_info(name)) for name in CONTEXT_STRATEGIES],
+                "memory": [_info(memory_strategy_info(name)) for name in MEMORY_STRATEGIES],
+            }
+        )
+
+
+NAME_PARAMETER = OpenApiParameter(
+    "name", OpenApiTypes.STR, OpenApiParameter.PATH, description="Strategy name in any case (trim, SLIDING_WINDOW, ...)."
+)
+
+
+class ContextApplyView(APIView):
+    """Run a context strategy on the given messages. Touches no stored data: any signed-in user."""
+
+    @extend_schema(
+        summary="Apply a context strategy to messages",
+        parameters=[NAME_PARAMETER],
+        request=s.ContextApplySerializer,
+        responses={200: s.ContextResultSerializer, **_errors(400, 401)},
+    )
+    def post(self, request, name: str):
+        data = s.ContextApplySerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = conversations.context_apply(name, data.validated_data["messages"], data.validated_data["params"])
+        return Response(result.to_dict())
+
+
+class _MemoryStrategyView(APIView):
+    def _input(self, request) -> dict:
+        data = s.MemoryStrategySerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        # The conversation must be one the caller may read, whatever the role rules say.
+        if not conversations.message_queryset_for(request.user).filter(conversation_id=values["conversation_id"]).exists():
+            raise conversations.ConversationNotFound(values["conversation_id"])
+        return values
+
+
+MEMORY_STRATEGY_RESPONSES = {200: s.MemoryPlanSerializer, **_errors(400, 401, 403, 404), 409: OpenApiResponse(s.ErrorSerializer, description="The plan is stale.")}
+
+
+class MemoryPlanView(_MemoryStrategyView):
+    permission_classes = [CanPlanMemoryStrategy]
+
+    @extend_schema(
+        summary="Dry run of a memory strategy on a stored conversation (support staff, developers)",
+        parameters=[NAME_PARAMETER],
+        request=s.MemoryStrategySerializer,
+        responses=MEMORY_STRATEGY_RESPONSES,
+    )
+    def post(self, request, name: str):
+        values = self._input(request)
+        plan = conversations.memory_plan(name, conversation_id=values["conversation_id"], params=values["params"])
+        return Response(plan.to_dict())
+
+
+class MemoryApplyView(_MemoryStrategyView):
+    permission_classes = [CanApplyMemoryStrategy]
+
+    @extend_schema(
+        summary="Apply a memory strategy to a stored conversation, in one transaction (staff)",
+        parameters=[NAME_PARAMETER],
+        request=s.MemoryStrategySerializer,
+        responses=MEMORY_STRATEGY_RESPONSES,
+    )
+    def post(self, request, name: str):
+        values = self._input(request)
+        plan = conversations.memory_apply(
+            name,
+            conversation_id=values["conversation_id"],
+            params=values["params"],
+            actor=request.user,
+            expected_delete_ids=values.get("expected_delete_ids"),
+        )
+        return Response(plan.to_dict())
+
+
+# --- fallbacks -------------------------------------------------------------------------------------
+
+
+@extend_schema(exclude=True)
+@api_view(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
+@permission_classes([AllowAny])
+def not_found(request, *args, **kwargs):
+    """Unknown API URLs answer JSON too."""
+    raise Http404

@@ -1,0 +1,64 @@
+"""Who may do what through the API. Who may *see* what is memory_queryset_for / message_queryset_for."""
+
+from __future__ import annotations
+
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+from memoryboard.models import ArchivedReason
+from memoryboard.roles import (
+    can_apply_memory_strategy,
+    can_change_any_memory,
+    can_read_all_memories,
+)
+
+
+def is_read_only_staff(user) -> bool:
+    """Developers: read every item, change none."""
+    return can_read_all_memories(user) and not can_change_any_memory(user)
+
+
+class MemoryAccess(BasePermission):
+    """Writes on memories: support/superuser on any item, an end user on their own, developers never.
+
+    The object is already one the caller may see (the view's queryset is scoped), so an end user
+    reaching this check owns it.
+    """
+
+    message = "Your role may read memories but not change them."
+
+    def has_permission(self, request, view):
+        user = request.user
+        if not (user and user.is_authenticated):
+            return False
+        return request.method in SAFE_METHODS or not is_read_only_staff(user)
+
+    def has_object_permission(self, request, view, obj):
+        user = request.user
+        if request.method in SAFE_METHODS or can_change_any_memory(user):
+            return True
+        action = getattr(view, "action", None)
+        if action == "archive":
+            self.message = "Only support staff archive items; use DELETE to delete your own."
+            return False
+        if action == "restore" and obj.archived and obj.archived_reason != ArchivedReason.USER_DELETED:
+            self.message = "Only support staff restore items that you did not delete yourself."
+            return False
+        return True
+
+
+class CanPlanMemoryStrategy(BasePermission):
+    """Dry runs of memory strategies: support staff and developers."""
+
+    message = "Only support staff and developers may plan memory strategies."
+
+    def has_permission(self, request, view):
+        return bool(request.user and request.user.is_authenticated and can_read_all_memories(request.user))
+
+
+class CanApplyMemoryStrategy(BasePermission):
+    """Applying a memory strategy deletes stored messages: staff only (roles.can_apply_memory_strategy)."""
+
+    message = "Only staff may apply memory strategies."
+
+    def has_permission(self, request, view):
+        return bool(request.user and request.user.is_authenticated and can_apply_memory_strategy(request.user))

@@ -1,0 +1,197 @@
+"""Input and output shapes of the API. Thin: validation of types here, rules in the services."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from memoryboard.ltm.services import MAX_CONTENT_CHARS
+from memoryboard.models import ChatMessage, LongTermMemory
+
+
+class StrictSerializer(serializers.Serializer):
+    """Rejects keys it does not know (a ``namespace`` or ``_userId`` in a body is an error, not ignored)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({key: ["Unknown field."] for key in unknown})
+        return super().to_internal_value(data)
+
+
+class StrictCharField(serializers.CharField):
+    """A string, and only a string: DRF's CharField would turn ``5`` into ``"5"``."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+# --- memories ------------------------------------------------------------------------------------
+
+
+class MemorySerializer(serializers.ModelSerializer):
+    agent = serializers.SerializerMethodField()
+    user = serializers.SerializerMethodField()
+    type = serializers.CharField(source="memory_type", read_only=True)
+    source = serializers.CharField(read_only=True)
+    content = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = LongTermMemory
+        fields = [
+            "id", "namespace", "agent", "user", "type", "source", "content", "relevance_score",
+            "access_count", "last_accessed_at", "created_at", "updated_at", "archived", "archived_at",
+            "archived_reason",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_agent(self, obj: LongTermMemory) -> str | None:
+        return obj.agent_namespace or obj.agent_id or None
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_user(self, obj: LongTermMemory) -> str | None:
+        return obj.user_id
+
+
+class ScoredMemorySerializer(MemorySerializer):
+    score = serializers.FloatField(read_only=True)
+
+    class Meta(MemorySerializer.Meta):
+        fields = [*MemorySerializer.Meta.fields, "score"]
+        read_only_fields = fields
+
+
+class MemoryUpdateSerializer(StrictSerializer):
+    content = StrictCharField(required=False, max_length=MAX_CONTENT_CHARS)
+    type = StrictCharField(required=False, max_length=32)
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError({"content": ["Give content and/or type to change."]})
+        return attrs
+
+
+class SearchQuerySerializer(serializers.Serializer):
+    q = serializers.CharField(max_length=2000, trim_whitespace=True)
+    k = serializers.IntegerField(min_value=1, max_value=100, default=10)
+
+
+# --- conversations -------------------------------------------------------------------------------
+
+
+class ChatMessageSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ChatMessage
+        fields = ["id", "conversation_id", "agent_id", "user_id", "role", "content", "metadata", "created_at"]
+        read_only_fields = fields
+
+
+class ConversationSerializer(serializers.Serializer):
+    conversation_id = serializers.CharField()
+    agent_id = serializers.CharField()
+    user_id = serializers.CharField()
+    messages = serializers.IntegerField()
+    first_id = serializers.IntegerField()
+    last_at = serializers.DateTimeField()
+
+
+# --- strategies ----------------------------------------------------------------------------------
+
+
+class ContextApplySerializer(StrictSerializer):
+    """Only the outer shape; each message and parameter is checked by the strategy package."""
+
+    messages = serializers.ListField(child=serializers.JSONField(), allow_empty=True, max_length=100_000)
+    params = serializers.DictField(child=serializers.JSONField(), required=False, default=dict)
+
+
+class MemoryStrategySerializer(StrictSerializer):
+    conversation_id = StrictCharField(max_length=255)
+    params = serializers.DictField(child=serializers.JSONField(), required=False, default=dict)
+    expected_delete_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), required=False, allow_null=True, max_length=1_000_000
+    )
+
+
+class ContextMessageOutSerializer(serializers.Serializer):
+    role = serializers.CharField()
+    content = serializers.CharField()
+
+
+class ContextResultSerializer(serializers.Serializer):
+    """Documents ``ContextResult.to_dict()``; the view returns that dict as is."""
+
+    strategy = serializers.CharField()
+    messages = ContextMessageOutSerializer(many=True)
+    kept = serializers.ListField(child=serializers.IntegerField())
+    dropped = serializers.ListField(child=serializers.IntegerField())
+    summarized = serializers.ListField(child=serializers.IntegerField())
+    tokens_before = serializers.FloatField()
+    tokens_after = serializers.FloatField()
+    llm_calls = serializers.IntegerField()
+    fallback = serializers.CharField(allow_null=True)
+    saved_ratio = serializers.FloatField()
+
+
+class MemoryPlanSerializer(serializers.Serializer):
+    """Documents ``MemoryPlan.to_dict()``; the view returns that dict as is."""
+
+    strategy = serializers.CharField()
+    delete_ids = serializers.ListField(child=serializers.IntegerField())
+    inserts = serializers.ListField(child=serializers.DictField())
+    keep_ids = serializers.ListField(child=serializers.IntegerField())
+    llm_calls = serializers.IntegerField()
+    fallback = serializers.CharField(allow_null=True)
+    tokens_before = serializers.FloatField()
+    tokens_after = serializers.FloatField()
+    saved_ratio = serializers.FloatField()
+
+
+class ParamSpecSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    type = serializers.CharField()
+    default = serializers.JSONField()
+    description = serializers.CharField()
+    min = serializers.IntegerField(allow_null=True)
+    max = serializers.IntegerField(allow_null=True)
+    choices = serializers.ListField(child=serializers.CharField())
+
+
+class StrategyInfoSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField()
+    params = ParamSpecSerializer(many=True)
+
+
+class StrategyListSerializer(serializers.Serializer):
+    context = StrategyInfoSerializer(many=True)
+    memory = StrategyInfoSerializer(many=True)
+
+
+# --- auth and errors -----------------------------------------------------------------------------
+
+
+class TokenRequestSerializer(StrictSerializer):
+    username = StrictCharField(max_length=150)
+    password = StrictCharField(max_length=4096, trim_whitespace=False, style={"input_type": "password"})
+
+
+class TokenSerializer(serializers.Serializer):
+    token = serializers.CharField()
+
+
+class ErrorBodySerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    fields = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The one error shape of the API."""
+
+    error = ErrorBodySerializer()

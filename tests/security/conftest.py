@@ -1,0 +1,1 @@
+from tests.api.helpers import *  # noqa: F401,F403
