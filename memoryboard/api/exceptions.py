@@ -6,9 +6,11 @@ status here, in one place.
 
 from __future__ import annotations
 
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
-from rest_framework import status
+from django.http import Http404
+from rest_framework import exceptions, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -57,11 +59,13 @@ def _domain_error(exc) -> ApplicationError | None:
     from memoryboard.conversations import ConversationNotFound, StalePlanError
     from memoryboard.llm.errors import LLMError
     from memoryboard.ltm.services import MemoryError
-    from memoryboard.strategies import StrategyError
+    from memoryboard.strategies import StrategyConfigError, StrategyError
 
+    if isinstance(exc, StrategyConfigError) and exc.field != "name":
+        # Parameters arrive under "params" in every request body.
+        return ApplicationError(exc.message, field=f"params.{exc.field}")
     if isinstance(exc, StrategyError):
-        field = getattr(exc, "field", None)
-        return ApplicationError(getattr(exc, "message", str(exc)), field=field)
+        return ApplicationError(getattr(exc, "message", str(exc)), field=getattr(exc, "field", None))
     if isinstance(exc, MemoryError):
         return ApplicationError(exc.message, field=exc.field)
     if isinstance(exc, ConversationNotFound):
@@ -95,6 +99,10 @@ def exception_handler(exc, context):
         fields = {exc.field: [exc.message]} if exc.field else {}
         message = f"{exc.field}: {exc.message}" if exc.field else exc.message
         return Response(error_body(exc.code, message, fields), status=exc.status_code)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound(*exc.args)
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied(*exc.args)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

@@ -107,12 +107,12 @@ class ContextApplySerializer(StrictSerializer):
     """Only the outer shape; each message and parameter is checked by the strategy package."""
 
     messages = serializers.ListField(child=serializers.JSONField(), allow_empty=True, max_length=100_000)
-    params = serializers.DictField(child=serializers.JSONField(), required=False, default=dict)
+    params = serializers.DictField(child=serializers.JSONField(allow_null=True), required=False, default=dict)
 
 
 class MemoryStrategySerializer(StrictSerializer):
     conversation_id = StrictCharField(max_length=255)
-    params = serializers.DictField(child=serializers.JSONField(), required=False, default=dict)
+    params = serializers.DictField(child=serializers.JSONField(allow_null=True), required=False, default=dict)
     expected_delete_ids = serializers.ListField(
         child=serializers.IntegerField(min_value=1), required=False, allow_null=True, max_length=1_000_000
     )

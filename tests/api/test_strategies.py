@@ -60,7 +60,7 @@ def test_context_apply_defaults_and_llm_fallback(as_user, alice, openai_settings
 @pytest.mark.parametrize(
     "body,field",
     [
-        ({"messages": TEN, "params": {"keep_first": -1}}, "keep_first"),
+        ({"messages": TEN, "params": {"keep_first": -1}}, "params.keep_first"),
         ({"messages": TEN, "params": {"keep_first": 10**30}}, "keep_first"),
         ({"messages": TEN, "params": {"keep_first": "2"}}, "keep_first"),
         ({"messages": TEN, "params": {"keep_middle": 2}}, "keep_middle"),
@@ -148,7 +148,7 @@ def test_memory_strategy_unknown_conversation_is_404(as_user, superuser, kind):
 
 @pytest.mark.parametrize(
     "body,field",
-    [({"conversation_id": "c", "params": {"keep_latest": -2}}, "keep_latest"),
+    [({"conversation_id": "c", "params": {"keep_latest": -2}}, "params.keep_latest"),
      ({"params": {}}, "conversation_id"),
      ({"conversation_id": "c", "expected_delete_ids": ["x"]}, "expected_delete_ids")],
 )
