@@ -56,3 +56,51 @@ def embeddings_for(memory_ids: Sequence[str], *, model_name: str) -> dict[str, n
         "memory_id", "vector"
     )
     return {mid: np.frombuffer(blob, dtype=np.float32) for mid, blob in rows}
+
+
+
+def _reembed_queryset(*, missing_only: bool, embedder):
+    from django.db.models import Exists, OuterRef
+
+    qs = LongTermMemory.objects.order_by("pk")
+    if missing_only:
+        qs = qs.exclude(Exists(MemoryEmbedding.objects.filter(memory_id=OuterRef("pk"), model_name=embedder.name)))
+    return qs
+
+
+def memory_reembed_count(*, missing_only: bool = False, embedder=None) -> int:
+    """How many items :func:`memory_reembed` would embed."""
+    return _reembed_queryset(missing_only=missing_only, embedder=_embedder(embedder)).count()
+
+
+def memory_reembed(
+    *, missing_only: bool = False, batch_size: int = 200, embedder=None, on_batch=None
+) -> int:
+    """Re-embed every item (or only those without a vector of the current model), in batches.
+
+    Items are walked by primary key (keyset pagination), so a batch never skips or repeats an item
+    while vectors are written.
+
+    Args:
+        missing_only: only items with no vector for the current embedder model.
+        batch_size: items per embedder call and per write.
+        embedder: default the configured one.
+        on_batch: called with the number of items of each finished batch (a progress bar).
+
+    Returns:
+        The number of items embedded.
+    """
+    embedder = _embedder(embedder)
+    qs = _reembed_queryset(missing_only=missing_only, embedder=embedder)
+    done = 0
+    last_pk = None
+    while True:
+        page = qs if last_pk is None else qs.filter(pk__gt=last_pk)
+        batch = list(page.only("pk", "value_json")[:batch_size])
+        if not batch:
+            return done
+        memory_embed_many(batch, embedder=embedder)
+        done += len(batch)
+        last_pk = batch[-1].pk
+        if on_batch is not None:
+            on_batch(len(batch))
