@@ -12,7 +12,8 @@ document.addEventListener("submit", (event) => {
 // swap it in (htmx 2 does not swap 4xx answers by default).
 document.addEventListener("htmx:beforeSwap", (event) => {
   const detail = event.detail;
-  if (detail.xhr.status === 400 && detail.elt.closest("[data-swap-errors]")) {
+  const source = detail.requestConfig ? detail.requestConfig.elt : detail.elt;  // detail.elt is the target
+  if (detail.xhr.status === 400 && source && source.closest("[data-swap-errors]")) {
     detail.shouldSwap = true;
     detail.isError = false;
   }
