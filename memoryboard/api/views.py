@@ -138,11 +138,6 @@ class MemoryViewSet(
         )
         return Response(s.MemorySerializer(memory).data)
 
-    def update(self, request, *args, **kwargs):
-        if not kwargs.get("partial"):
-            return self.http_method_not_allowed(request, *args, **kwargs)
-        return self.partial_update(request, *args, **kwargs)
-
     def destroy(self, request, *args, **kwargs):
         memory = self.get_object()
         if can_change_any_memory(request.user):
