@@ -28,19 +28,21 @@ logger = logging.getLogger(__name__)
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORDCHAR = re.compile(r"[^\W_]")
 MIN_MEANINGFUL_LENGTH = 8
+SMALL_TALK_MAX_CHARS = 120
 
-_SMALL_TALK = re.compile(
-    r"^(?:"
+_SMALL_TALK_WORDS = (
+    r"(?:"
     r"hi|hello|hey|yo|hiya|good (?:morning|afternoon|evening|night)|bye|goodbye|see you|"
     r"thanks?(?: you)?(?: (?:so|very) much)?|thx|ty|ok(?:ay)?|k|cool|nice|great|sure|yes|yeah|yep|no|nope|"
-    r"got it|i see|sounds good|lol|haha+|awesome|perfect|alright|understood|fine|"
+    r"got it|i see|sounds good|lol|ha|awesome|perfect|alright|understood|fine|"
     r"there|everyone|all|again|a lot|please|"
     r"你好|您好|嗨|哈喽|早上好|早安|中午好|下午好|晚上好|晚安|再见|拜拜|谢谢(?:你|您)?|多谢|感谢|"
-    r"好的|好|行|可以|嗯+|哦+|噢|哈+|呵呵|明白了?|知道了|收到|了解|没问题|不客气|对|是的|不是|没事"
-    r")$",
-    re.IGNORECASE,
+    r"好的|好|行|可以|嗯|哦|噢|哈|呵呵|明白了?|知道了|收到|了解|没问题|不客气|对|是的|不是|没事"
+    r")"
 )
-_PHRASE_SPLIT = re.compile(r"[\s,，.。!！?？~～、;；:：]+")
+# A phrase made only of small-talk words: "ok thanks", "hello there", "好的谢谢".
+_SMALL_TALK = re.compile(rf"^{_SMALL_TALK_WORDS}(?:\s*{_SMALL_TALK_WORDS})*$", re.IGNORECASE)
+_PHRASE_SPLIT = re.compile(r"[,，.。!！?？~～、;；:：]+")
 
 # Statements about oneself: what long-term memory is about.
 _SELF = re.compile(
@@ -64,7 +66,9 @@ def meaningful_length(text: str) -> int:
 
 def is_small_talk(text: str) -> bool:
     """True when every phrase of ``text`` is a greeting, thanks or acknowledgement (Chinese or English)."""
-    phrases = [p for p in _PHRASE_SPLIT.split(text.strip()) if p]
+    if len(text) > SMALL_TALK_MAX_CHARS:
+        return False
+    phrases = [p.strip() for p in _PHRASE_SPLIT.split(text.strip()) if p.strip()]
     return bool(phrases) and all(_SMALL_TALK.match(p) for p in phrases)
 
 
