@@ -1,0 +1,284 @@
+"""Load test of the REST API under gunicorn with MariaDB: memory search and list vs the framework floor.
+
+Run: ``.venv/bin/python benchmarks/load.py`` (``--seconds 5`` for a quick run, ``--no-write`` to only
+print). It
+
+1. creates its own MariaDB database (``--database-url``, default ``mysql://root@127.0.0.1:3306/mb_api_load``),
+   migrates it and seeds ``--users`` end users with ``--memories`` items each (once; reused afterwards);
+2. starts gunicorn on 127.0.0.1 (``--workers`` sync workers, DEBUG off, offline models);
+3. for each concurrency in ``--concurrency`` runs each endpoint for ``--seconds``: a bounded load generator
+   of N threads, each with its own HTTP connection, each request signed with a random user's token:
+
+   * ``floor``: ``GET /api/v1/ping/``, a trivial DRF view (token authentication + a JSON answer, no query);
+   * ``list``: ``GET /api/v1/memories/?limit=20``, the caller's items, newest first;
+   * ``search``: ``GET /api/v1/memories/search/?q=...&k=10``, semantic search over the caller's 200 items;
+
+4. reports requests/s, p50 and p99 latency and errors, and writes the table into ``benchmarks/README.md``
+   under ``## Load``. Targets: zero errors; search >= half the floor's throughput at each concurrency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import pathlib
+import random
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+README = ROOT / "benchmarks" / "README.md"
+HEADING = "## Load"
+QUERIES = ["Java backend developer", "prefers code examples", "喜欢喝茶", "lives in Berlin", "uses PostgreSQL",
+           "morning routine", "想学习日语", "deadline next week", "vegetarian food", "runs marathons"]
+SUBJECTS = ["Java", "Python", "Go", "Rust", "PostgreSQL", "MariaDB", "tea", "coffee", "Berlin", "Shanghai",
+            "日语", "跑步", "马拉松", "素食", "code examples", "short answers", "dark mode", "vim", "emacs", "Kubernetes"]
+TEMPLATES = ["The user works with {s} every day.", "Prefers {s} over the alternatives.", "用户喜欢{s}。",
+             "Asked about {s} last week.", "Wants to learn more about {s}.", "Mentioned {s} in passing, item {n}."]
+TYPES = ["FACT", "PREFERENCE", "PROCEDURE", "EPISODE"]
+
+
+def _env(database_url: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=database_url,
+        DJANGO_SETTINGS_MODULE="memoryboard.settings",
+        MEMORYBOARD_DEBUG="0",
+        MEMORYBOARD_SECRET_KEY="load-benchmark-only",
+        MEMORYBOARD_ALLOWED_HOSTS="127.0.0.1,localhost",
+        MEMORYBOARD_LOG_LEVEL="ERROR",
+        MEMORYBOARD_CONN_MAX_AGE="600",
+        OPENAI_BASE_URL="",
+    )
+    return env
+
+
+def prepare_database(database_url: str, users: int, memories: int) -> list[str]:
+    """Create, migrate and seed the benchmark database; returns the users' API tokens."""
+    import MySQLdb
+
+    parsed = urllib.parse.urlparse(database_url)
+    name = parsed.path.lstrip("/")
+    conn = MySQLdb.connect(host=parsed.hostname or "127.0.0.1", port=parsed.port or 3306,
+                           user=parsed.username or "root", password=parsed.password or "")
+    conn.cursor().execute(f"CREATE DATABASE IF NOT EXISTS `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
+    conn.close()
+    env = _env(database_url)
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    return seed(users, memories)
+
+
+def seed(users: int, memories: int) -> list[str]:
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+
+    from memoryboard.ltm.embeddings import memory_embed_many
+    from memoryboard.ltm.namespaces import build_namespace
+    from memoryboard.ltm.services import memory_build
+    from memoryboard.ltm.store import memory_upsert_many
+    from memoryboard.models import LongTermMemory
+
+    user_model = get_user_model()
+    rng = random.Random(7)
+    tokens = []
+    for i in range(users):
+        user, created = user_model.objects.get_or_create(username=f"load-user-{i:03d}")
+        if created:
+            user.set_unusable_password()
+            user.save()
+        tokens.append(Token.objects.get_or_create(user=user)[0].key)
+        namespace = build_namespace(agent_namespace="chat", user_id=str(user.pk))
+        have = LongTermMemory.objects.filter(namespace=namespace.as_text()).count()
+        if have >= memories:
+            continue
+        batch = [
+            memory_build(
+                namespace=namespace,
+                content=rng.choice(TEMPLATES).format(s=rng.choice(SUBJECTS), n=n),
+                memory_type=rng.choice(TYPES),
+                source=rng.choice(["auto_extract", "agent_tool"]),
+                agent_id="chat",
+            )
+            for n in range(memories - have)
+        ]
+        memory_upsert_many(batch)
+        memory_embed_many(batch)
+    return tokens
+
+
+def start_server(database_url: str, port: int, workers: int) -> subprocess.Popen:
+    cmd = [str(pathlib.Path(sys.executable).with_name("gunicorn")), "memoryboard.wsgi", "-b", f"127.0.0.1:{port}",
+           "-w", str(workers), "--log-level", "warning", "--timeout", "60"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(database_url))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/api/v1/health/")
+            if conn.getresponse().status == 200:
+                return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.terminate()
+    raise RuntimeError("gunicorn did not start")
+
+
+def run_load(port: int, path_for, tokens: list[str], concurrency: int, seconds: float) -> dict:
+    """``concurrency`` threads hammer the server for ``seconds``; returns throughput and latencies."""
+    latencies: list[list[float]] = [[] for _ in range(concurrency)]
+    errors = [0] * concurrency
+    samples: list[str] = []
+    start = threading.Barrier(concurrency + 1)
+    stop_at = [0.0]
+
+    def worker(index: int) -> None:
+        rng = random.Random(index)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        start.wait()
+        mine = latencies[index]
+        while time.perf_counter() < stop_at[0]:
+            headers = {"Authorization": f"Token {rng.choice(tokens)}", "Accept": "application/json"}
+            began = time.perf_counter()
+            try:
+                conn.request("GET", path_for(rng), headers=headers)
+                response = conn.getresponse()
+                body = response.read()
+                if response.status != 200:
+                    errors[index] += 1
+                    if len(samples) < 3:
+                        samples.append(f"{response.status} {body[:200]!r}")
+                if response.getheader("Connection", "").lower() == "close":
+                    conn.close()
+            except (OSError, http.client.HTTPException) as exc:
+                errors[index] += 1
+                if len(samples) < 3:
+                    samples.append(repr(exc))
+                conn.close()
+                continue
+            mine.append(time.perf_counter() - began)
+
+    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(concurrency)]
+    for thread in threads:
+        thread.start()
+    stop_at[0] = time.perf_counter() + seconds
+    began = time.perf_counter()
+    start.wait()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - began
+    flat = sorted(x for per in latencies for x in per)
+    count = len(flat)
+    return {
+        "requests": count,
+        "errors": sum(errors),
+        "rps": count / elapsed if elapsed else 0.0,
+        "p50": statistics.median(flat) * 1000 if flat else float("nan"),
+        "p99": flat[min(count - 1, int(count * 0.99))] * 1000 if flat else float("nan"),
+        "samples": samples,
+    }
+
+
+ENDPOINTS = {
+    "floor": lambda rng: "/api/v1/ping/",
+    "list": lambda rng: "/api/v1/memories/?limit=20",
+    "search": lambda rng: "/api/v1/memories/search/?" + urllib.parse.urlencode({"q": rng.choice(QUERIES), "k": 10}),
+}
+
+
+def table(results: list[tuple[int, str, dict]]) -> str:
+    lines = ["| concurrency | endpoint | requests | req/s | p50 ms | p99 ms | errors | × floor req/s |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    floors = {c: r["rps"] for c, name, r in results if name == "floor"}
+    for concurrency, name, r in results:
+        ratio = r["rps"] / floors[concurrency] if floors.get(concurrency) else float("nan")
+        lines.append(f"| {concurrency} | {name} | {r['requests']:,} | {r['rps']:.1f} | {r['p50']:.1f} | "
+                     f"{r['p99']:.1f} | {r['errors']} | {ratio:.2f} |")
+    return "\n".join(lines)
+
+
+def write_readme(section: str) -> None:
+    text = README.read_text(encoding="utf-8") if README.exists() else "# Benchmarks\n"
+    block = f"{HEADING}\n\n{section.strip()}\n"
+    if HEADING in text:
+        head, _, rest = text.partition(HEADING)
+        following = rest.find("\n## ")
+        tail = rest[following + 1:] if following >= 0 else ""
+        text = head + block + ("\n" + tail if tail else "")
+    else:
+        text = text.rstrip() + "\n\n" + block
+    README.write_text(text, encoding="utf-8")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0, help="duration of each endpoint x concurrency run")
+    parser.add_argument("--concurrency", default="1,4,16", help="comma-separated client thread counts")
+    parser.add_argument("--database-url", default="mysql://root@127.0.0.1:3306/mb_api_load")
+    parser.add_argument("--users", type=int, default=50)
+    parser.add_argument("--memories", type=int, default=200, help="items per user")
+    parser.add_argument("--workers", type=int, default=(os.cpu_count() or 1) * 2 + 1, help="gunicorn sync workers")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--no-write", action="store_true", help="print only; do not update benchmarks/README.md")
+    args = parser.parse_args()
+    levels = [int(x) for x in args.concurrency.split(",") if x.strip()]
+
+    tokens = prepare_database(args.database_url, args.users, args.memories)
+    server = start_server(args.database_url, args.port, args.workers)
+    results: list[tuple[int, str, dict]] = []
+    try:
+        for name, path_for in ENDPOINTS.items():  # warm every worker's connection and caches
+            run_load(args.port, path_for, tokens, max(levels), 2.0)
+        for concurrency in levels:
+            for name, path_for in ENDPOINTS.items():
+                result = run_load(args.port, path_for, tokens, concurrency, args.seconds)
+                results.append((concurrency, name, result))
+                print(f"c={concurrency:<3} {name:<6} {result['rps']:8.1f} req/s  p50 {result['p50']:6.1f} ms  "
+                      f"p99 {result['p99']:6.1f} ms  errors {result['errors']} {result['samples'][:1]}", flush=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    floors = {c: r["rps"] for c, name, r in results if name == "floor"}
+    misses = [f"c={c} {name}: {r['errors']} errors" for c, name, r in results if r["errors"]]
+    misses += [f"c={c} search: {r['rps'] / floors[c]:.2f}× the floor's throughput (target ≥ 0.5×)"
+               for c, name, r in results if name == "search" and r["rps"] < 0.5 * floors[c]]
+    load = os.getloadavg()[0]
+    section = f"""
+`.venv/bin/python benchmarks/load.py` — the REST API under gunicorn ({args.workers} sync workers, DEBUG off,
+offline embedder) on 127.0.0.1 with MariaDB, seeded with {args.users} end users × {args.memories} items
+({args.users * args.memories:,} rows in `ah_long_term_memory`, their vectors in `memoryboard_embedding`).
+A Python load generator (threads, one keep-alive `http.client` connection each, token authentication with a
+random seeded user per request) runs each endpoint for {args.seconds:g} s per concurrency level, on the same
+{os.cpu_count()} CPUs as the server (load average {load:.1f} when the run ended), so absolute numbers are modest;
+the ratio to the floor measured in the same run is what to compare.
+
+- **floor**: `GET /api/v1/ping/`, a trivial DRF view (token authentication, JSON answer, no query of ours).
+- **list**: `GET /api/v1/memories/?limit=20`: the caller's items, newest first (scoped queryset, no `COUNT(*)`).
+- **search**: `GET /api/v1/memories/search/?q=…&k=10`: embed the query, cosine top-10 over the caller's
+  {args.memories} active items, serialize them.
+- Targets: zero errors; search ≥ 0.5× the floor's requests/s.
+
+{table(results)}
+
+{"All targets met." if not misses else "Targets missed in this run:" + chr(10) + chr(10).join("- " + m for m in misses)}
+"""
+    print(section)
+    if not args.no_write:
+        write_readme(section)
+    return 0 if not misses else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
