@@ -28,6 +28,7 @@ from memoryboard.models import (
     MemoryAccess,
     MemoryFlag,
     MemoryType,
+    Source,
     UserMemorySettings,
 )
 from memoryboard.roles import platform_user_id
@@ -94,7 +95,9 @@ def memory_list(request):
     ids = [m.pk for m in items]
     paused = set(MemoryFlag.objects.filter(memory_id__in=ids, paused=True).values_list("memory_id", flat=True))
     usage = _usage(ids)
+    source_labels = dict(Source.choices)
     for memory in items:
+        memory.source_label = source_labels.get(memory.source, memory.source)
         memory.is_paused = memory.pk in paused
         memory.usage = usage.get(memory.pk)
         memory.score = scores.get(memory.pk)

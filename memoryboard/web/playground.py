@@ -153,6 +153,7 @@ def column_context(name: str, messages: list, form: StrategyParamsForm) -> dict[
         saved_percent=round(data["saved_ratio"] * 100, 1),
         before=segments(before),
         after=segments(after),
+        unchanged=not result.dropped and not result.summarized,
         kept_csv=",".join(map(str, data["kept"])),
         dropped_csv=",".join(map(str, data["dropped"])),
         summarized_csv=",".join(map(str, data["summarized"])),
