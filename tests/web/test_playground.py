@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from django.urls import reverse
+from django.urls import Resolver404, resolve, reverse
 
 from memoryboard import conversations
 from memoryboard.models import AuditLog, ChatMessage
@@ -93,9 +93,15 @@ def test_column_numbers_equal_the_apis(client_for, developer, name, form, params
     )
     assert response.status_code == 200
     data = _column(response.content.decode(), name)
-    api = client.post(f"/api/v1/strategies/context/{name.lower()}/apply",
-                      {"messages": MESSAGES, "params": params}, content_type="application/json")
-    expected = api.json() if api.status_code == 200 else conversations.context_apply(name, MESSAGES, params).to_dict()
+    url = f"/api/v1/strategies/context/{name.lower()}/apply"
+    try:
+        resolve(url)
+    except Resolver404:  # the API is not wired in this checkout: compare with the object it renders
+        expected = conversations.context_apply(name, MESSAGES, params).to_dict()
+    else:
+        api = client.post(url, {"messages": MESSAGES, "params": params}, content_type="application/json")
+        assert api.status_code == 200, api.content
+        expected = api.json()
     assert _ints(data["kept"]) == expected["kept"]
     assert _ints(data["dropped"]) == expected["dropped"]
     assert _ints(data["summarized"]) == expected["summarized"]
