@@ -1,0 +1,52 @@
+"""Admin of stored chat messages, grouped by conversation; read-only except for superusers."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.utils.html import format_html
+from django.utils.http import urlencode
+from django.utils.text import Truncator
+from django.utils.translation import gettext_lazy as _
+
+from memoryboard.admin.filters import ConversationFilter
+from memoryboard.admin.paginator import CappedCountAdminMixin
+from memoryboard.models import ChatMessage
+
+
+@admin.register(ChatMessage)
+class ChatMessageAdmin(CappedCountAdminMixin, admin.ModelAdmin):
+    list_display = ["id", "conversation", "role", "preview", "agent_id", "user_id", "created_at"]
+    list_display_links = ["id"]
+    list_filter = [ConversationFilter, "role", "agent_id"]
+    search_fields = ["=conversation_id", "=user_id"]
+    search_help_text = _("Searches the exact conversation id or user id.")
+    # The (conversation_id, id) index serves this order: a conversation reads as one block.
+    ordering = ["conversation_id", "id"]
+    sortable_by = ["conversation", "id"]
+    list_per_page = 100
+    show_facets = admin.ShowFacets.NEVER
+
+    class Media:
+        css = {"all": ["memoryboard/admin.css"]}
+
+    @admin.display(description=_("conversation"), ordering="conversation_id")
+    def conversation(self, obj):
+        url = "?" + urlencode({ConversationFilter.parameter_name: obj.conversation_id})
+        return format_html('{} <a class="mb-conv-link" href="{}">{}</a>', obj.conversation_id, url,
+                           _("view whole conversation"))
+
+    @admin.display(description=_("content"))
+    def preview(self, obj):
+        return Truncator(obj.content).chars(120)
+
+    def _superuser(self, request) -> bool:
+        return bool(request.user.is_active and request.user.is_superuser)
+
+    def has_add_permission(self, request):
+        return self._superuser(request)
+
+    def has_change_permission(self, request, obj=None):
+        return self._superuser(request)
+
+    def has_delete_permission(self, request, obj=None):
+        return self._superuser(request)

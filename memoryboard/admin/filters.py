@@ -1,0 +1,157 @@
+"""List filters of the admin.
+
+Agent, user, type and source live in the namespace text and in ``value_json``, not in columns, so
+they are SimpleListFilters that call the shared ``ltm.selectors.filter_memories``.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models import Exists, OuterRef
+from django.utils.translation import gettext_lazy as _
+
+from memoryboard.ltm.config import get_agents_config
+from memoryboard.ltm.namespaces import agent_prefix, build_namespace
+from memoryboard.ltm.selectors import filter_memories
+from memoryboard.models import ArchivedReason, MemoryFlag, MemoryState, MemoryType, Source
+
+
+def paused_exists() -> Exists:
+    """True for items with a pause flag (a correlated primary-key lookup, one per row read)."""
+    return Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True))
+
+
+def configured_agent_namespaces() -> list[tuple[str, str]]:
+    """``(namespace, label)`` of every agent in agents.yaml that keeps long-term memory."""
+    seen: dict[str, str] = {}
+    for agent_id, cfg in get_agents_config().agents.items():
+        ns = cfg.long_term_memory.namespace
+        label = ns if ns == agent_id else f"{ns} ({agent_id})"
+        seen.setdefault(ns, label)
+    return sorted(seen.items())
+
+
+class InputFilter(admin.SimpleListFilter):
+    """A free-text filter (a small GET form that keeps the other filters)."""
+
+    template = "admin/memoryboard/input_filter.html"
+
+    def lookups(self, request, model_admin):
+        return ()
+
+    def has_output(self) -> bool:
+        return True
+
+    def choices(self, changelist):
+        hidden = [
+            (key, value)
+            for key, values in changelist.params.items()
+            if key not in (self.parameter_name, "p")
+            for value in (values if isinstance(values, list) else [values])
+        ]
+        yield {
+            "parameter": self.parameter_name,
+            "value": self.value() or "",
+            "hidden": hidden,
+            "clear_url": changelist.get_query_string(remove=[self.parameter_name]),
+        }
+
+
+class AgentFilter(admin.SimpleListFilter):
+    """By agent namespace: an indexed prefix match on the namespace.
+
+    The choices come from agents.yaml (no DISTINCT over a million rows); any other agent works by URL
+    (``?agent=name``) and then shows up as a choice.
+    """
+
+    title = _("agent")
+    parameter_name = "agent"
+
+    def lookups(self, request, model_admin):
+        choices = configured_agent_namespaces()
+        current = self.value()
+        if current and current not in dict(choices):
+            choices.append((current, current))
+        return choices
+
+    def queryset(self, request, queryset):
+        agent = self.value()
+        if not agent:
+            return queryset
+        # MySQL's case-sensitive LIKE BINARY cannot use the namespace index; the plain (case-insensitive)
+        # prefix LIKE can, and the exact match then only checks the rows of that range.
+        return filter_memories(queryset.filter(namespace__istartswith=agent_prefix(agent)), agent=agent)
+
+
+class UserFilter(InputFilter):
+    """By platform user id: an exact (indexed) match on the user's namespace under each known agent.
+
+    A suffix match (``LIKE '%,"user:42","memories"]'``) reads the whole namespace index, seconds at
+    a million rows. Known agents are those of agents.yaml plus the one chosen in the agent filter.
+    """
+
+    title = _("user")
+    parameter_name = "user"
+
+    def queryset(self, request, queryset):
+        user = (self.value() or "").strip()
+        if not user:
+            return queryset
+        agent = (request.GET.get(AgentFilter.parameter_name) or "").strip()
+        agents = [agent] if agent else [ns for ns, _label in configured_agent_namespaces()]
+        return queryset.filter(
+            namespace__in=[build_namespace(agent_namespace=a, user_id=user).as_text() for a in agents]
+        )
+
+
+class TypeFilter(admin.SimpleListFilter):
+    title = _("type")
+    parameter_name = "type"
+
+    def lookups(self, request, model_admin):
+        return MemoryType.choices
+
+    def queryset(self, request, queryset):
+        return filter_memories(queryset, memory_type=self.value()) if self.value() else queryset
+
+
+class SourceFilter(admin.SimpleListFilter):
+    title = _("source")
+    parameter_name = "source"
+
+    def lookups(self, request, model_admin):
+        return Source.choices
+
+    def queryset(self, request, queryset):
+        return filter_memories(queryset, source=self.value()) if self.value() else queryset
+
+
+class StateFilter(admin.SimpleListFilter):
+    """Active, paused, archived (by decay, limit or staff) or deleted by the user."""
+
+    title = _("state")
+    parameter_name = "state"
+
+    def lookups(self, request, model_admin):
+        return [c for c in MemoryState.choices if c[0] != MemoryState.PURGED]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value == MemoryState.ACTIVE:
+            return queryset.filter(archived=False).exclude(paused_exists())
+        if value == MemoryState.PAUSED:
+            return queryset.filter(paused_exists(), archived=False)
+        if value == MemoryState.ARCHIVED:
+            return queryset.filter(archived=True).exclude(archived_reason=ArchivedReason.USER_DELETED)
+        if value == MemoryState.DELETED:
+            return queryset.filter(archived=True, archived_reason=ArchivedReason.USER_DELETED)
+        return queryset
+
+
+class ConversationFilter(InputFilter):
+    title = _("conversation")
+    parameter_name = "conversation_id"
+
+    def queryset(self, request, queryset):
+        value = (self.value() or "").strip()
+        return queryset.filter(conversation_id=value) if value else queryset

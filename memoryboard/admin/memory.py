@@ -1,0 +1,389 @@
+"""Admin of long-term memory items (``ah_long_term_memory``), built for a million rows.
+
+Every write goes through the services (``ltm.services`` and ``admin.services``), so it is audited.
+Support staff view, edit, archive, restore and re-embed; developers view; superusers may also purge.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+from django.db import connection
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.text import Truncator
+from django.utils.translation import gettext, gettext_lazy as _, ngettext
+
+from memoryboard.admin.filters import (
+    AgentFilter,
+    SourceFilter,
+    StateFilter,
+    TypeFilter,
+    UserFilter,
+    configured_agent_namespaces,
+    paused_exists,
+)
+from memoryboard.admin.paginator import CappedCountAdminMixin
+from memoryboard.admin.services import (
+    MAX_BULK_ITEMS,
+    BulkTooLarge,
+    memory_archive_many,
+    memory_merge,
+    memory_purge_many,
+    memory_reembed_many,
+    memory_restore_many,
+)
+from memoryboard.ltm.config import get_agents_config
+from memoryboard.ltm.namespaces import build_namespace
+from memoryboard.ltm.selectors import filter_memories, memory_queryset_for, own_memories
+from memoryboard.ltm.services import MAX_CONTENT_CHARS, memory_create, memory_update
+from memoryboard.models import (
+    ArchivedReason,
+    AuditLog,
+    LongTermMemory,
+    MemoryAccess,
+    MemoryState,
+    MemoryStateChange,
+    MemoryType,
+    Source,
+)
+from memoryboard.roles import can_change_any_memory, can_purge
+
+PREVIEW_CHARS = 80
+# Above this many rows a content search needs the user filter (a full scan takes seconds).
+SEARCH_SCAN_MAX_ROWS = 200_000
+SAMPLE_SIZE = 10
+ACCESS_PAGE_SIZE = 20
+RELATED_K = 5
+
+
+def _content_field() -> forms.CharField:
+    return forms.CharField(
+        label=_("content"), max_length=MAX_CONTENT_CHARS, widget=forms.Textarea(attrs={"rows": 6, "cols": 90})
+    )
+
+
+def _type_field() -> forms.ChoiceField:
+    return forms.ChoiceField(label=_("type"), choices=MemoryType.choices)
+
+
+def memory_table_is_large() -> bool:
+    """Whether a full scan of the memory table is too slow for a page (estimated, not counted)."""
+    limit = getattr(settings, "MEMORYBOARD_ADMIN_SEARCH_SCAN_MAX_ROWS", SEARCH_SCAN_MAX_ROWS)
+    if connection.vendor == "mysql":
+        with connection.cursor() as cur:
+            cur.execute(
+                "SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
+                "AND TABLE_NAME = %s",
+                [LongTermMemory._meta.db_table],
+            )
+            row = cur.fetchone()
+        return bool(row and (row[0] or 0) > limit)
+    return LongTermMemory.objects.values("pk")[: limit + 1].count() > limit
+
+
+class MemoryChangeForm(forms.ModelForm):
+    """Content and type as form fields; the stored JSON is never edited by hand."""
+
+    content = _content_field()
+    memory_type = _type_field()
+
+    class Meta:
+        model = LongTermMemory
+        fields: list[str] = []
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance and self.instance.pk:
+            self.fields["content"].initial = self.instance.content
+            self.fields["memory_type"].initial = self.instance.memory_type.upper()
+
+
+class MemoryAddForm(forms.ModelForm):
+    """Manual add by staff: the item is embedded on save with ``source="manual"``."""
+
+    user_id = forms.CharField(label=_("user id"), max_length=200)
+    agent = forms.ChoiceField(label=_("agent"))
+    memory_type = _type_field()
+    content = _content_field()
+
+    class Meta:
+        model = LongTermMemory
+        fields: list[str] = []
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["agent"].choices = configured_agent_namespaces()
+
+
+@admin.register(LongTermMemory)
+class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
+    list_display = [
+        "preview", "agent", "user", "type", "source", "relevance_score", "access_count",
+        "last_accessed_at", "state", "updated_at",
+    ]
+    list_display_links = ["preview"]
+    list_filter = [AgentFilter, UserFilter, TypeFilter, SourceFilter, StateFilter, "archived",
+                   "archived_reason"]
+    # Only orders an index can serve over a million rows.
+    ordering = ["-updated_at", "-id"]
+    sortable_by = ["updated_at"]
+    search_fields = ["id"]
+    search_help_text = _("Searches the content (case-insensitive) or an exact id.")
+    # Rendering dominates a page once the queries are bounded: 50 rows keep it well under 300 ms.
+    list_per_page = 50
+    list_max_show_all = 500
+    show_facets = admin.ShowFacets.NEVER
+    actions = ["archive_selected", "restore_selected", "reembed_selected"]
+    change_form_template = "admin/memoryboard/longtermmemory/change_form.html"
+    readonly_fields = [
+        "id", "namespace", "agent", "user", "source", "key_name", "created_at", "updated_at",
+        "access_count", "last_accessed_at", "relevance_score", "state", "archived_at", "archived_reason",
+    ]
+
+    class Media:
+        css = {"all": ["memoryboard/admin.css"]}
+        js = ["memoryboard/app.js"]
+
+    # Reads -------------------------------------------------------------------------------------
+
+    def get_queryset(self, request):
+        return memory_queryset_for(request.user).annotate(is_paused=paused_exists())
+
+    def get_search_results(self, request, queryset, search_term):
+        """Content search (case-insensitive substring) or an exact id.
+
+        A substring match cannot use an index; on a large table it runs only within one user (the
+        user filter is an indexed prefilter). Otherwise the search matches ids only and says so.
+        """
+        term = (search_term or "").strip()
+        if not term:
+            return queryset, False
+        if request.GET.get(UserFilter.parameter_name, "").strip() or not memory_table_is_large():
+            return filter_memories(queryset, search=term), False
+        if not getattr(request, "_mb_search_note", False):
+            request._mb_search_note = True
+            self.message_user(
+                request,
+                gettext("The table is large: the search matched ids only. Choose a user to search content."),
+                messages.INFO,
+            )
+        return queryset.filter(pk=term), False
+
+    @admin.display(description=_("content"))
+    def preview(self, obj):
+        return Truncator(obj.content).chars(PREVIEW_CHARS)
+
+    @admin.display(description=_("agent"))
+    def agent(self, obj):
+        return obj.agent_namespace or obj.agent_id
+
+    @admin.display(description=_("user"))
+    def user(self, obj):
+        return obj.user_id or "—"
+
+    @admin.display(description=_("type"))
+    def type(self, obj):
+        return MemoryType(obj.memory_type).label if obj.memory_type in MemoryType.values else obj.memory_type
+
+    @admin.display(description=_("source"))
+    def source(self, obj):
+        return Source(obj.source).label if obj.source in Source.values else obj.source
+
+    @admin.display(description=_("state"))
+    def state(self, obj):
+        if obj.archived:
+            if obj.archived_reason == ArchivedReason.USER_DELETED:
+                return MemoryState.DELETED.label
+            reason = ArchivedReason(obj.archived_reason).label if obj.archived_reason in ArchivedReason.values else ""
+            return f"{MemoryState.ARCHIVED.label} ({reason})" if reason else MemoryState.ARCHIVED.label
+        paused = getattr(obj, "is_paused", None)
+        if paused is None:
+            from memoryboard.ltm.services import memory_state
+
+            return MemoryState(memory_state(obj)).label
+        return MemoryState.PAUSED.label if paused else MemoryState.ACTIVE.label
+
+    # Permissions: Django model permissions (from the role groups) and the roles, both ----------
+
+    def has_change_permission(self, request, obj=None):
+        return super().has_change_permission(request, obj) and can_change_any_memory(request.user)
+
+    def has_add_permission(self, request):
+        return super().has_add_permission(request) and can_change_any_memory(request.user)
+
+    def has_delete_permission(self, request, obj=None):
+        return can_purge(request.user) and super().has_delete_permission(request, obj)
+
+    # Forms ---------------------------------------------------------------------------------------
+
+    def get_fieldsets(self, request, obj=None):
+        if obj is None:
+            return [(None, {"fields": ["user_id", "agent", "memory_type", "content"]})]
+        return [
+            (None, {"fields": ["memory_type", "content"]}),
+            (_("Identity"), {"fields": ["id", "namespace", "agent", "user", "source", "key_name"]}),
+            (_("Statistics and state"), {"fields": [
+                "relevance_score", "access_count", "last_accessed_at", "created_at", "updated_at",
+                "state", "archived_at", "archived_reason",
+            ]}),
+        ]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else super().get_readonly_fields(request, obj)
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        kwargs["form"] = MemoryAddForm if obj is None else MemoryChangeForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        if change:
+            saved = memory_update(
+                memory=obj, actor=request.user, content=data["content"], memory_type=data["memory_type"]
+            )
+        else:
+            agent = data["agent"]
+            agent_id = next(
+                (aid for aid, cfg in get_agents_config().agents.items() if cfg.long_term_memory.namespace == agent),
+                agent,
+            )
+            saved = memory_create(
+                namespace=build_namespace(agent_namespace=agent, user_id=data["user_id"].strip()),
+                content=data["content"], memory_type=data["memory_type"], source=Source.MANUAL,
+                agent_id=agent_id, actor=request.user,
+            )
+        for field in LongTermMemory._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(saved, field.attname))
+
+    def delete_model(self, request, obj):
+        memory_purge_many(memories=[obj], actor=request.user)
+
+    def delete_queryset(self, request, queryset):
+        memory_purge_many(memories=queryset, actor=request.user)
+
+    # Bulk actions with a confirmation page --------------------------------------------------------
+
+    def _confirmed(self, request, queryset, *, action: str, title: str, service, done: str):
+        """Show the count and a sample first; run ``service`` in one transaction once confirmed."""
+        count = queryset.order_by().values("pk")[: MAX_BULK_ITEMS + 1].count()
+        if count > MAX_BULK_ITEMS:
+            self.message_user(
+                request,
+                gettext("%(count)s items is more than %(max)s; narrow the filter.")
+                % {"count": f"{MAX_BULK_ITEMS}+", "max": MAX_BULK_ITEMS},
+                messages.ERROR,
+            )
+            return None
+        if request.POST.get("confirm") == "yes":
+            try:
+                ids = service(memories=queryset, actor=request.user)
+            except BulkTooLarge as exc:
+                self.message_user(request, str(exc), messages.ERROR)
+                return None
+            self.message_user(request, done % {"count": len(ids)}, messages.SUCCESS)
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": title,
+            "action": action,
+            "count": count,
+            "sample": list(queryset[:SAMPLE_SIZE]),
+            "selected": request.POST.getlist(helpers.ACTION_CHECKBOX_NAME),
+            "select_across": request.POST.get("select_across", "0"),
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "opts": self.model._meta,
+            "media": self.media,
+        }
+        return TemplateResponse(request, "admin/memoryboard/confirm_bulk_action.html", context)
+
+    @admin.action(description=_("Archive selected items"), permissions=["change"])
+    def archive_selected(self, request, queryset):
+        return self._confirmed(
+            request, queryset, action="archive_selected", title=gettext("Archive items"),
+            service=memory_archive_many, done=gettext("Archived %(count)s items."),
+        )
+
+    @admin.action(description=_("Restore selected items"), permissions=["change"])
+    def restore_selected(self, request, queryset):
+        return self._confirmed(
+            request, queryset, action="restore_selected", title=gettext("Restore items"),
+            service=memory_restore_many, done=gettext("Restored %(count)s items."),
+        )
+
+    @admin.action(description=_("Re-embed selected items"), permissions=["change"])
+    def reembed_selected(self, request, queryset):
+        return self._confirmed(
+            request, queryset, action="reembed_selected", title=gettext("Re-embed items"),
+            service=memory_reembed_many, done=gettext("Re-embedded %(count)s items."),
+        )
+
+    # The change page: history, state changes, access log, related items, merge -----------------
+
+    def get_urls(self):
+        info = self.opts.app_label, self.opts.model_name
+        return [
+            path("<path:object_id>/merge/", self.admin_site.admin_view(self.merge_view),
+                 name="%s_%s_merge" % info),
+        ] + super().get_urls()
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = dict(extra_context or {})
+        obj = self.get_object(request, object_id)
+        if obj is not None:
+            extra_context.update(self._insight_context(request, obj))
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def _insight_context(self, request, obj) -> dict:
+        accesses = Paginator(MemoryAccess.objects.filter(memory_id=obj.pk), ACCESS_PAGE_SIZE)
+        access_page = accesses.get_page(request.GET.get("access_page"))
+        last_access = access_page.object_list[0] if access_page.number == 1 and access_page.object_list else (
+            MemoryAccess.objects.filter(memory_id=obj.pk).first()
+        )
+        return {
+            "audit_entries": AuditLog.objects.filter(object_type="memory", object_id=obj.pk)[:50],
+            "state_changes": MemoryStateChange.objects.filter(memory_id=obj.pk).select_related("actor")[:50],
+            "access_page": access_page,
+            "access_total": accesses.count,
+            "last_access": last_access,
+            "related": self._related(obj),
+            "can_merge": self.has_change_permission(request, obj) and not obj.archived,
+            "merge_url": reverse("admin:memoryboard_longtermmemory_merge", args=[obj.pk]),
+        }
+
+    def _related(self, obj) -> list:
+        """The nearest active items of the same user (duplicates, contradictions)."""
+        if not obj.user_id or not obj.content:
+            return []
+        try:
+            from memoryboard.ltm.retrieval import memory_search
+        except ImportError:  # retrieval not installed yet: the page works without the section
+            return []
+        candidates = own_memories(user_id=obj.user_id).exclude(pk=obj.pk)
+        return memory_search(queryset=candidates, query=obj.content, k=RELATED_K)
+
+    def merge_view(self, request, object_id):
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        keep = self.get_object(request, object_id)
+        if keep is None or not self.has_change_permission(request, keep):
+            raise PermissionDenied
+        ids = request.POST.getlist("merge_ids")
+        others = own_memories(user_id=keep.user_id or "").filter(pk__in=ids) if keep.user_id else []
+        merged = memory_merge(keep=keep, others=others, actor=request.user) if ids else []
+        if merged:
+            self.message_user(
+                request,
+                ngettext("Merged: archived %(count)d item.", "Merged: archived %(count)d items.", len(merged))
+                % {"count": len(merged)},
+                messages.SUCCESS,
+            )
+        else:
+            self.message_user(request, gettext("Nothing was merged: choose related items of the same user."),
+                              messages.WARNING)
+        return HttpResponseRedirect(reverse("admin:memoryboard_longtermmemory_change", args=[keep.pk]))

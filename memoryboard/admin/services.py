@@ -1,0 +1,125 @@
+"""Staff writes behind the admin actions: bulk archive/restore/re-embed, merge, purge.
+
+Each bulk write is one transaction: the per-item services (which audit every item) plus one
+``bulk`` audit entry naming the action, the count and the ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db import transaction
+
+from memoryboard.audit import audit_record, audit_record_many
+from memoryboard.ltm.embeddings import memory_embed_many
+from memoryboard.ltm.services import (
+    _record_state,
+    memory_archive,
+    memory_restore,
+    memory_snapshot,
+    memory_state,
+)
+from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryFlag, MemoryState
+
+# A bulk action by filter touches at most this many items; narrow the filter for more.
+MAX_BULK_ITEMS = 5_000
+
+
+class BulkTooLarge(ValueError):
+    def __init__(self, count: int):
+        super().__init__(f"{count} items is more than {MAX_BULK_ITEMS}; narrow the filter.")
+        self.count = count
+
+
+def _bulk_entry(*, actor, name: str, ids: list[str]) -> None:
+    audit_record(
+        actor=actor, action=AuditLog.Action.BULK, object_type="memory", object_id=f"{len(ids)} items",
+        after={"action": name, "count": len(ids), "ids": ids}, reason=ArchivedReason.STAFF,
+    )
+
+
+def _locked(memories: Iterable[LongTermMemory]) -> list[LongTermMemory]:
+    ids = sorted({m.pk for m in memories})
+    if len(ids) > MAX_BULK_ITEMS:
+        raise BulkTooLarge(len(ids))
+    return list(LongTermMemory.objects.filter(pk__in=ids).order_by("pk").select_for_update())
+
+
+def memory_archive_many(*, memories: Iterable[LongTermMemory], actor) -> list[str]:
+    """Archive items (reason ``staff``) in one transaction. Returns the ids that changed."""
+    with transaction.atomic():
+        items = [m for m in _locked(memories) if not m.archived]
+        for memory in items:
+            memory_archive(memory=memory, actor=actor, reason=ArchivedReason.STAFF)
+        changed = [m.pk for m in items]
+        if changed:
+            _bulk_entry(actor=actor, name="archive", ids=changed)
+    return changed
+
+
+def memory_restore_many(*, memories: Iterable[LongTermMemory], actor) -> list[str]:
+    """Restore archived (or user-deleted) items in one transaction. Returns the ids that changed."""
+    with transaction.atomic():
+        items = [m for m in _locked(memories) if m.archived]
+        for memory in items:
+            memory_restore(memory=memory, actor=actor)
+        changed = [m.pk for m in items]
+        if changed:
+            _bulk_entry(actor=actor, name="restore", ids=changed)
+    return changed
+
+
+def memory_reembed_many(*, memories: Iterable[LongTermMemory], actor, embedder=None) -> list[str]:
+    """Recompute the vectors of items with the current embedding model, audited per item."""
+    with transaction.atomic():
+        items = _locked(memories)
+        memory_embed_many(items, embedder=embedder)
+        audit_record_many([
+            {"actor": actor, "action": AuditLog.Action.REEMBED, "object_type": "memory", "object_id": m.pk}
+            for m in items
+        ])
+    return [m.pk for m in items]
+
+
+def memory_merge(*, keep: LongTermMemory, others: Iterable[LongTermMemory], actor) -> list[str]:
+    """Keep one item and archive the others (reason ``staff``), as one audited transaction.
+
+    Only items of the same user as ``keep`` are merged; others are ignored.
+
+    Returns:
+        The ids archived.
+    """
+    suffix_user = keep.user_id
+    with transaction.atomic():
+        merged = [
+            m for m in _locked(others)
+            if m.pk != keep.pk and m.user_id == suffix_user and not m.archived
+        ]
+        for memory in merged:
+            memory_archive(memory=memory, actor=actor, reason=ArchivedReason.STAFF)
+        if merged:
+            audit_record(
+                actor=actor, action=AuditLog.Action.MERGE, object_type="memory", object_id=keep.pk,
+                before={"merged": [{"id": m.pk, **memory_snapshot(m)} for m in merged]},
+                after=memory_snapshot(keep), reason=ArchivedReason.STAFF,
+            )
+    return [m.pk for m in merged]
+
+
+def memory_purge_many(*, memories: Iterable[LongTermMemory], actor) -> list[str]:
+    """Physically delete items (superusers only), auditing each with its last content."""
+    with transaction.atomic():
+        items = _locked(memories)
+        flags = set(MemoryFlag.objects.filter(memory_id__in=[m.pk for m in items], paused=True)
+                    .values_list("memory_id", flat=True))
+        for memory in items:
+            audit_record(
+                actor=actor, action=AuditLog.Action.PURGE, object_type="memory", object_id=memory.pk,
+                before=memory_snapshot(memory), reason="purged by a superuser",
+            )
+            _record_state(memory.pk, memory_state(memory, paused=memory.pk in flags), MemoryState.PURGED,
+                          actor, "purged by a superuser")
+        ids = [m.pk for m in items]
+        LongTermMemory.objects.filter(pk__in=ids).delete()
+        MemoryFlag.objects.filter(memory_id__in=ids).delete()
+    return ids
