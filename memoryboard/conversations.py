@@ -84,9 +84,16 @@ def context_apply(name: str, messages: Sequence[Any], params: Mapping[str, Any] 
 # --- memory strategies ---------------------------------------------------------------------------
 
 
-def memory_plan(name: str, *, conversation_id: str, params: Mapping[str, Any] | None = None) -> MemoryPlan:
-    """The dry run: what the strategy would delete and insert (nothing is written)."""
-    rows = conversation_messages(conversation_id)
+def memory_plan(
+    name: str, *, conversation_id: str, params: Mapping[str, Any] | None = None, rows: Sequence[Any] | None = None
+) -> MemoryPlan:
+    """The dry run: what the strategy would delete and insert (nothing is written).
+
+    ``rows`` are the conversation's rows (or messages with ids) when the caller has already read them,
+    e.g. the playground planning four strategies on one conversation; otherwise they are read here.
+    """
+    if rows is None:
+        rows = conversation_messages(conversation_id)
     return plan_memory(name, rows, params, summarizer=_summarizer())
 
 

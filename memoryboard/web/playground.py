@@ -7,10 +7,11 @@ Numbers come from the strategies' own result objects (:class:`ContextResult`, :c
 from __future__ import annotations
 
 import json
-from urllib.parse import urlencode
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import wraps
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
@@ -26,17 +27,19 @@ from memoryboard.roles import can_apply_memory_strategy, is_developer, is_suppor
 from memoryboard.strategies import (
     CONTEXT_STRATEGIES,
     MEMORY_STRATEGIES,
+    Message,
     StrategyError,
     context_strategy_info,
     memory_strategy_info,
     normalize_name,
+    to_messages,
 )
 from memoryboard.web.forms import MessagesInputError, MessagesInputForm, StrategyParamsForm, parse_messages_json
 
 PREVIEW_CHARS = 280  # longer content is cut, the full text sits behind a <details> toggle
 COLLAPSE_RUN = 4  # runs of dropped/summarized messages longer than this collapse into one line
-MAX_SHOWN_IN_RUN = 20  # at most this many messages listed inside a collapsed run
-KEPT_EDGE = 25  # a kept run longer than 2*KEPT_EDGE shows its edges and collapses the middle
+MAX_SHOWN_IN_RUN = 10  # at most this many messages listed inside a collapsed run
+KEPT_EDGE = 15  # a kept run longer than 2*KEPT_EDGE shows its edges and collapses the middle
 PLAN_ROWS_SHOWN = 50
 
 
@@ -154,9 +157,9 @@ def column_context(name: str, messages: list, form: StrategyParamsForm) -> dict[
         before=segments(before),
         after=segments(after),
         unchanged=not result.dropped and not result.summarized,
-        kept_csv=",".join(map(str, data["kept"])),
-        dropped_csv=",".join(map(str, data["dropped"])),
-        summarized_csv=",".join(map(str, data["summarized"])),
+        kept_csv=compact_ids(data["kept"]),
+        dropped_csv=compact_ids(data["dropped"]),
+        summarized_csv=compact_ids(data["summarized"]),
     )
     return ctx
 
@@ -187,10 +190,12 @@ def _page(request, *, messages: list | None, conversation_id: str = "", messages
     columns = []
     plans = []
     if messages is not None:
+        messages = to_messages(messages)  # converted once, shared by the eight strategies
         columns = [column_context(name, messages, StrategyParamsForm(kind="context", strategy=name))
                    for name in CONTEXT_STRATEGIES]
         if conversation_id:
-            plans = [plan_context(request, name, conversation_id, StrategyParamsForm(kind="memory", strategy=name))
+            plans = [plan_context(request, name, conversation_id, StrategyParamsForm(kind="memory", strategy=name),
+                                  messages=messages)
                      for name in MEMORY_STRATEGIES]
     visible = conversations.message_queryset_for(request.user)
     context = {
@@ -247,8 +252,13 @@ def context_column(request, name: str):
 # --- memory strategies -------------------------------------------------------------------------------
 
 
-def plan_context(request, name: str, conversation_id: str, form: StrategyParamsForm) -> dict[str, Any]:
-    """A memory strategy's dry-run plan for a stored conversation, with the rows it would delete/insert."""
+def plan_context(
+    request, name: str, conversation_id: str, form: StrategyParamsForm, *, messages: Sequence[Message] | None = None
+) -> dict[str, Any]:
+    """A memory strategy's dry-run plan for a stored conversation, with the rows it would delete/insert.
+
+    ``messages`` are the conversation's stored messages (with ids) when already read.
+    """
     ctx: dict[str, Any] = {
         "name": name, "info": memory_strategy_info(name), "form": form, "conversation_id": conversation_id,
         "can_apply": can_apply_memory_strategy(request.user),
@@ -258,21 +268,25 @@ def plan_context(request, name: str, conversation_id: str, form: StrategyParamsF
         return ctx
     params = form.params()
     try:
-        plan = conversations.memory_plan(name, conversation_id=conversation_id, params=params)
+        plan = conversations.memory_plan(name, conversation_id=conversation_id, params=params, rows=messages)
     except StrategyError as exc:
         ctx["error"] = str(exc)
         return ctx
     delete_ids = list(plan.delete_ids)
-    shown = conversations.message_queryset_for(request.user).filter(pk__in=delete_ids[:PLAN_ROWS_SHOWN])
+    if messages is None:
+        messages = to_messages(conversations.message_queryset_for(request.user)
+                               .filter(pk__in=delete_ids[:PLAN_ROWS_SHOWN]).order_by("id"))
+    by_id = {m.id: m for m in messages}
+    shown = [by_id[i] for i in delete_ids[:PLAN_ROWS_SHOWN] if i in by_id]
     data = plan.to_dict()
     ctx.update(
         plan=data,
         saved_percent=round(data["saved_ratio"] * 100, 1),
-        deleted_rows=[Row(r.pk, r.role, r.content, "dropped") for r in shown.order_by("id")],
+        deleted_rows=[Row(m.id, m.role.value, m.content, "dropped") for m in shown],
         deleted_hidden=max(0, len(delete_ids) - PLAN_ROWS_SHOWN),
         inserted_rows=[Row(m.id, m.role.value, m.content, "summary") for m in plan.inserts],
         params_json=json.dumps(params, ensure_ascii=False),
-        delete_ids_csv=",".join(map(str, delete_ids)),
+        delete_ids_csv=compact_ids(delete_ids),
     )
     return ctx
 
@@ -289,11 +303,35 @@ def memory_plan_view(request, name: str):
     return render(request, "web/_memory_plan.html", {"plan": ctx}, status=400 if "error" in ctx else 200)
 
 
-def _parse_ids(text: str) -> list[int] | None:
+def compact_ids(ids: Sequence[int]) -> str:
+    """Ascending ids as ranges, ``"1-3,7,9-12"``: a 10,000-row plan stays a few bytes in the page."""
+    parts: list[str] = []
+    start = prev = None
+    for i in ids:
+        if prev is not None and i == prev + 1:
+            prev = i
+            continue
+        if start is not None:
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = i
+    if start is not None:
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+    return ",".join(parts)
+
+
+def parse_ids(text: str) -> list[int] | None:
+    """The inverse of :func:`compact_ids`; ``None`` if the text is not a list of ids and ranges."""
+    out: list[int] = []
     try:
-        return [int(part) for part in text.split(",") if part.strip()]
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            low, _, high = part.partition("-")
+            first, last = int(low), int(high or low)
+            if last < first or last - first > 10_000_000:
+                return None
+            out.extend(range(first, last + 1))
     except ValueError:
         return None
+    return out
 
 
 @playground_access
@@ -305,7 +343,7 @@ def memory_apply_view(request, name: str):
     name = _strategy_or_404(name, "memory")
     conversation_id = request.POST.get("conversation", "").strip()
     _conversation_rows(request, conversation_id)
-    expected = _parse_ids(request.POST.get("expected_delete_ids", ""))
+    expected = parse_ids(request.POST.get("expected_delete_ids", ""))
     try:
         params = json.loads(request.POST.get("params", "{}") or "{}")
     except json.JSONDecodeError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memoryboard.models import ArchivedReason, ChatMessage, LongTermMemory
+from memoryboard.web.playground import parse_ids
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -113,7 +114,7 @@ def test_staff_applies_a_memory_plan_after_confirming(session, support_user, ali
     s = session().login(support_user)
     s.goto("/playground/?conversation=c1#memory")
     plan = s.page.locator("#plan-filter")
-    to_delete = len(plan.get_attribute("data-delete-ids").split(","))
+    to_delete = len(parse_ids(plan.get_attribute("data-delete-ids")))
     s.accept_dialogs = False  # first: cancel the confirmation, nothing changes
     plan.locator("form.apply button").click()
     assert s.dialogs and ChatMessage.objects.count() == 10

@@ -10,6 +10,7 @@ from django.urls import Resolver404, resolve, reverse
 
 from memoryboard import conversations
 from memoryboard.models import AuditLog, ChatMessage
+from memoryboard.web.playground import compact_ids, parse_ids
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +27,7 @@ def _column(html: str, name: str) -> dict[str, str]:
 
 
 def _ints(csv: str) -> list[int]:
-    return [int(x) for x in csv.split(",") if x]
+    return parse_ids(csv)
 
 
 @pytest.mark.parametrize("fixture", ["developer", "support_user", "superuser"])
@@ -207,7 +208,7 @@ def test_staff_apply_with_confirmation_and_audit(client_for, support_user, alice
     client = client_for(support_user)
     page = client.get(reverse("playground"), {"conversation": "c1"}).content.decode()
     assert 'action="/playground/memory/filter/apply/"' in page and "data-confirm=" in page
-    expected = ",".join(str(r.pk) for r in rows[:3])
+    expected = compact_ids([r.pk for r in rows[:3]])
     response = client.post(
         reverse("playground-memory-apply", args=["delete"]),
         {"conversation": "c1", "params": json.dumps({"keep_latest": 5}), "expected_delete_ids": expected},
@@ -272,3 +273,24 @@ def test_large_conversation_renders_compactly(client_for, developer):
     assert "1988 messages" in html
     assert html.count('class="msg ') < 120  # not 2000 rows
     assert "<details class=\"msg-content\">" in html  # long content behind a toggle
+
+
+@pytest.mark.parametrize("ids,text", [([], ""), ([4], "4"), ([1, 2, 3, 7, 9, 10], "1-3,7,9-10")])
+def test_id_ranges_round_trip(ids, text):
+    assert compact_ids(ids) == text
+    assert parse_ids(text) == ids
+
+
+@pytest.mark.parametrize("text", ["a", "3-1", "1-x", "1-99999999"])
+def test_bad_id_ranges_are_rejected(text):
+    assert parse_ids(text) is None
+
+
+def test_bad_expected_ids_are_a_400(client_for, support_user, alice, make_conversation):
+    make_conversation(alice, 8)
+    response = client_for(support_user).post(
+        reverse("playground-memory-apply", args=["filter"]),
+        {"conversation": "c1", "params": "{}", "expected_delete_ids": "x"},
+    )
+    assert response.status_code == 400
+    assert ChatMessage.objects.count() == 8
