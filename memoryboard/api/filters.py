@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 import django_filters
+from django_filters.rest_framework import DjangoFilterBackend
 from django.utils.translation import gettext_lazy as _
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
@@ -44,6 +45,15 @@ class MemoryFilterSet(django_filters.FilterSet):
             source=data.get("source") or None,
             archived=data.get("archived"),
         )
+
+
+class MemoryFilterBackend(DjangoFilterBackend):
+    """django-filter's backend, skipped when the request carries no filter (the common case)."""
+
+    def filter_queryset(self, request, queryset, view):
+        if not any(name in request.query_params for name in MemoryFilterSet.base_filters):
+            return queryset
+        return super().filter_queryset(request, queryset, view)
 
 
 def bounded_int(request, name: str, *, default: int, minimum: int, maximum: int) -> int:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from memoryboard.ltm.namespaces import parse_namespace
 from memoryboard.ltm.services import MAX_CONTENT_CHARS
 from memoryboard.models import ChatMessage, LongTermMemory
 
@@ -56,6 +58,45 @@ class MemorySerializer(serializers.ModelSerializer):
     @extend_schema_field(OpenApiTypes.STR)
     def get_user(self, obj: LongTermMemory) -> str | None:
         return obj.user_id
+
+    def to_representation(self, instance: LongTermMemory) -> dict:
+        # The same output as the declared fields, built directly: DRF's per-field machinery cost
+        # ~0.3 ms per item, the largest part of a list or search request (benchmarks/load.py).
+        return memory_to_dict(instance)
+
+
+def _datetime(value) -> str | None:
+    if value is None:
+        return None
+    text = timezone.localtime(value).isoformat() if timezone.is_aware(value) else value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def memory_to_dict(memory: LongTermMemory) -> dict:
+    """The API shape of one memory (see MemorySerializer's fields); ``score`` when the search set it."""
+    value = memory.value_json if isinstance(memory.value_json, dict) else {}
+    namespace = parse_namespace(memory.namespace)
+    data = {
+        "id": memory.pk,
+        "namespace": memory.namespace,
+        "agent": (namespace.agent if namespace else None) or str(value.get("agentId", "")) or None,
+        "user": namespace.user_id if namespace else None,
+        "type": str(value.get("type", "")),
+        "source": str(value.get("source", "")),
+        "content": str(value.get("content", "")),
+        "relevance_score": memory.relevance_score,
+        "access_count": memory.access_count,
+        "last_accessed_at": _datetime(memory.last_accessed_at),
+        "created_at": _datetime(memory.created_at),
+        "updated_at": _datetime(memory.updated_at),
+        "archived": memory.archived,
+        "archived_at": _datetime(memory.archived_at),
+        "archived_reason": memory.archived_reason,
+    }
+    score = getattr(memory, "score", None)
+    if score is not None:
+        data["score"] = score
+    return data
 
 
 class ScoredMemorySerializer(MemorySerializer):

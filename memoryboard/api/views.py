@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 
 from memoryboard import conversations
 from memoryboard.api import serializers as s
-from memoryboard.api.filters import CheapLimitOffsetPagination, MemoryFilterSet, bounded_int
+from memoryboard.api.filters import CheapLimitOffsetPagination, MemoryFilterBackend, MemoryFilterSet, bounded_int
 from memoryboard.api.permissions import CanApplyMemoryStrategy, CanPlanMemoryStrategy, MemoryAccess
 from memoryboard.api.throttling import login_is_throttled
 from memoryboard.ltm import services
@@ -119,6 +119,7 @@ class MemoryViewSet(
     serializer_class = s.MemorySerializer
     permission_classes = [MemoryAccess]
     filterset_class = MemoryFilterSet
+    filter_backends = [MemoryFilterBackend]
     pagination_class = CheapLimitOffsetPagination
     http_method_names = ["get", "patch", "post", "delete", "head", "options"]
     lookup_value_regex = "[^/]+"

@@ -217,3 +217,19 @@ def test_search_bad_parameters(as_user, alice, query, field):
     response = as_user(alice).get("/api/v1/memories/search/" + query)
     assert response.status_code == 400
     assert field in error_of(response)["fields"]
+
+
+def test_fast_representation_equals_drf_fields(alice, make_memory):
+    """MemorySerializer builds its dict directly; it must match what the declared fields produce."""
+    from rest_framework import serializers
+
+    from memoryboard.api.serializers import MemorySerializer
+    from memoryboard.ltm.services import memory_archive
+
+    memory = make_memory(alice, "same shape 记忆")
+    memory = memory_archive(memory=memory, actor=None)
+    LongTermMemory.objects.filter(pk=memory.pk).update(access_count=3)
+    memory.refresh_from_db()
+    memory.last_accessed_at = memory.updated_at
+    serializer = MemorySerializer()
+    assert serializer.to_representation(memory) == serializers.ModelSerializer.to_representation(serializer, memory)
