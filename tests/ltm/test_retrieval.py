@@ -114,3 +114,17 @@ def test_memory_block_format():
         "</long_term_memory>"
     )
     assert format_memory_block([]) == ""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_access_statistics_are_written_by_the_background_writer(settings, alice, make_memory):
+    from memoryboard.ltm.access_log import flush_access_log
+
+    settings.MEMORYBOARD_TASKS_INLINE = False
+    memory = make_memory(alice, "User is a Java developer")
+    items = memory_retrieve(namespace=ns(alice), query="Java", agent_id="chat", conversation_id="bg")
+    assert items[0].memory.access_count == 1  # the returned item is updated at once
+    assert flush_access_log(timeout=10)
+    memory.refresh_from_db()
+    assert memory.access_count == 1 and memory.last_accessed_at is not None
+    assert MemoryAccess.objects.filter(memory_id=memory.pk, conversation_id="bg").count() == 1

@@ -1,0 +1,136 @@
+"""Access statistics of retrieved items, written off the request path.
+
+Every retrieval counts a use of the returned items (``access_count + 1``, ``last_accessed_at``) and
+writes one access-log row per item. Done inline, those two writes cost more than the retrieval itself
+(a commit, on SQLite an fsync), so they are queued to one background thread per process, which writes
+whatever has accumulated in one transaction: one UPDATE per retrieval, one bulk INSERT for all rows.
+With ``MEMORYBOARD_TASKS_INLINE`` (the tests) they are written at once, in the caller's thread.
+
+What is queued when a process dies uncleanly is lost: statistics, never memory content.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import queue
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.db import close_old_connections, connections, transaction
+from django.db.models import F
+
+from memoryboard.models import LongTermMemory, MemoryAccess
+
+logger = logging.getLogger(__name__)
+
+# Retrievals written per transaction at most.
+MAX_BATCH = 500
+
+
+@dataclass(frozen=True)
+class AccessRecord:
+    ids: tuple[str, ...]
+    relevances: tuple[float, ...]
+    agent_id: str
+    conversation_id: str
+    kind: str
+    at: datetime
+
+
+def write_access_records(records: list[AccessRecord]) -> None:
+    """Write retrievals' statistics in one transaction: an UPDATE per retrieval, one bulk INSERT."""
+    if not records:
+        return
+    with transaction.atomic():
+        for record in records:
+            LongTermMemory.objects.filter(pk__in=record.ids).update(
+                access_count=F("access_count") + 1, last_accessed_at=record.at
+            )
+        MemoryAccess.objects.bulk_create(
+            [
+                MemoryAccess(
+                    memory_id=memory_id,
+                    agent_id=record.agent_id[:255],
+                    conversation_id=record.conversation_id[:255],
+                    kind=record.kind,
+                    relevance=relevance,
+                    created_at=record.at,
+                )
+                for record in records
+                for memory_id, relevance in zip(record.ids, record.relevances, strict=True)
+            ],
+            batch_size=500,
+        )
+
+
+class AccessLogWriter:
+    """A queue and a daemon thread that drains it in batches."""
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[AccessRecord | threading.Event] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, record: AccessRecord) -> None:
+        self._ensure_thread()
+        self._queue.put(record)
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Block until everything queued so far is written; False on timeout."""
+        if self._thread is None:
+            return True
+        done = threading.Event()
+        self._queue.put(done)
+        return done.wait(timeout)
+
+    def _ensure_thread(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="memoryboard-access-log", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            batch = [first]
+            while len(batch) < MAX_BATCH:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            records = [item for item in batch if isinstance(item, AccessRecord)]
+            try:
+                close_old_connections()
+                write_access_records(records)
+            except Exception:  # noqa: BLE001 - statistics must never take the thread down
+                logger.exception("writing %d access record(s) failed", len(records))
+            finally:
+                connections.close_all()
+            for item in batch:
+                if isinstance(item, threading.Event):
+                    item.set()
+
+
+_writer = AccessLogWriter()
+atexit.register(_writer.flush)
+
+
+def record_access(
+    *, ids: list[str], relevances: list[float], agent_id: str, conversation_id: str, kind: str, at: datetime
+) -> None:
+    """Queue (or, with tasks inline, write) the statistics of one retrieval."""
+    record = AccessRecord(tuple(ids), tuple(relevances), agent_id, conversation_id, kind, at)
+    if getattr(settings, "MEMORYBOARD_TASKS_INLINE", False):
+        write_access_records([record])
+    else:
+        _writer.submit(record)
+
+
+def flush_access_log(timeout: float = 10.0) -> bool:
+    """Wait until the queued statistics are written (benchmarks, shutdown, tests of the writer)."""
+    return _writer.flush(timeout)
