@@ -181,3 +181,61 @@ class MemorySearchForm(forms.Form):
         label=_("Mode"), required=False, initial="text",
         choices=[("text", _("Text")), ("semantic", _("Semantic"))],
     )
+
+
+def agent_choices() -> list[tuple[str, str]]:
+    """``(agent id, label)`` of the agents that keep long-term memory (agents.yaml)."""
+    from memoryboard.ltm.config import get_agents_config
+
+    return [
+        (agent_id, cfg.name or agent_id)
+        for agent_id, cfg in sorted(get_agents_config().agents.items())
+        if cfg.long_term_memory.enabled
+    ]
+
+
+class MemoryAddForm(forms.Form):
+    """Manual add (issue 7): an item the user writes, ``source="manual"``, embedded on save."""
+
+    agent = forms.ChoiceField(label=_("Agent"))
+    memory_type = forms.ChoiceField(label=_("Type"))
+    content = forms.CharField(label=_("Content"), max_length=20_000,
+                              widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, *args, **kwargs):
+        from memoryboard.models import MemoryType
+
+        super().__init__(*args, **kwargs)
+        self.fields["agent"].choices = agent_choices()
+        self.fields["memory_type"].choices = MemoryType.choices
+
+
+class MemoryBulkForm(forms.Form):
+    """A bulk action on the user's own active items: the selected ones, or all matching a filter."""
+
+    ACTIONS = [("delete", _("Delete")), ("pause", _("Pause")), ("resume", _("Resume"))]
+
+    action = forms.ChoiceField(label=_("Action"), choices=ACTIONS)
+    scope = forms.ChoiceField(
+        label=_("Apply to"), initial="selected",
+        choices=[("selected", _("the selected items")), ("filter", _("every item matching the filter"))],
+    )
+    ids = forms.MultipleChoiceField(required=False)  # choices checked against the user's items by the view
+    memory_type = forms.ChoiceField(label=_("Type"), required=False)
+    agent = forms.CharField(label=_("Agent"), required=False, max_length=255)
+    q = forms.CharField(label=_("Containing"), required=False, max_length=500)
+    confirm = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, **kwargs):
+        from memoryboard.models import MemoryType
+
+        super().__init__(*args, **kwargs)
+        self.fields["memory_type"].choices = [("", _("any type")), *MemoryType.choices]
+        # The selection is any string; ownership is enforced by the queryset, never by the form.
+        self.fields["ids"].valid_value = lambda value: True
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("scope") == "selected" and not cleaned.get("ids"):
+            raise forms.ValidationError(_("Select at least one item."))
+        return cleaned

@@ -32,7 +32,11 @@ from memoryboard.models import (
     UserMemorySettings,
 )
 from memoryboard.roles import platform_user_id
-from memoryboard.web.forms import MemorySearchForm, MemorySwitchForm
+from memoryboard.ltm.namespaces import build_namespace
+from memoryboard.web.forms import MemoryAddForm, MemoryBulkForm, MemorySearchForm, MemorySwitchForm
+
+MAX_BULK_ITEMS = 1000
+BULK_SAMPLE = 5
 
 
 def _own(request) -> QuerySet[LongTermMemory]:
@@ -122,6 +126,8 @@ def memory_list(request):
         "total": len(items),
         "deleted": deleted,
         "retention_days": retention,
+        "add_form": MemoryAddForm(),
+        "bulk_form": MemoryBulkForm(initial={"q": query}),
         "switch_form": MemorySwitchForm(
             initial={"use_memories": switch.use_memories, "save_memories": switch.save_memories}
         ),
@@ -157,8 +163,7 @@ def memory_delete_all(request):
     if request.method == "POST":
         with transaction.atomic():
             memories = list(active.select_for_update())
-            for memory in memories:
-                services.memory_delete_for_user(memory=memory, actor=request.user)
+            _bulk_apply("delete", memories, request.user)
         flash.success(request, _("%(n)s memories deleted. You can undo this under \"Recently deleted\".")
                       % {"n": len(memories)})
         return redirect("my-memories")
@@ -238,3 +243,86 @@ def memory_pause(request, memory_id: str):
 @require_POST
 def memory_resume(request, memory_id: str):
     return _set_paused(request, memory_id, False)
+
+
+@login_required
+@require_POST
+def memory_add(request):
+    """Manual add: the user writes an item for one of the agents; embedded on save, ``source="manual"``."""
+    form = MemoryAddForm(request.POST)
+    if form.is_valid():
+        from memoryboard.ltm.config import get_agents_config
+
+        agent_id = form.cleaned_data["agent"]
+        config = get_agents_config().get(agent_id)
+        try:
+            services.memory_create(
+                namespace=build_namespace(agent_namespace=config.long_term_memory.namespace,
+                                          user_id=platform_user_id(request.user)),
+                content=form.cleaned_data["content"],
+                memory_type=form.cleaned_data["memory_type"],
+                source=Source.MANUAL,
+                agent_id=agent_id,
+                actor=request.user,
+            )
+        except services.MemoryError as exc:
+            flash.error(request, f"{exc.field}: {exc.message}" if exc.field else exc.message)
+        else:
+            flash.success(request, _("Memory added."))
+    else:
+        field, errors = next(iter(form.errors.items()))
+        flash.error(request, f"{field}: {errors[0]}")
+    return redirect("my-memories")
+
+
+def _bulk_queryset(request, data: dict) -> QuerySet[LongTermMemory]:
+    qs = _own(request).filter(archived=False)
+    if data["scope"] == "selected":
+        return qs.filter(pk__in=data["ids"])
+    from memoryboard.ltm.config import get_agents_config
+
+    config = get_agents_config().get(data["agent"]) if data["agent"] else None
+    return filter_memories(
+        qs,
+        memory_type=data["memory_type"] or None,
+        agent=(config.long_term_memory.namespace if config else data["agent"]) or None,
+        search=data["q"] or None,
+    )
+
+
+def _bulk_apply(action: str, memories: list[LongTermMemory], actor) -> None:
+    for memory in memories:
+        if action == "delete":
+            services.memory_delete_for_user(memory=memory, actor=actor)
+        else:
+            services.memory_set_paused(memory=memory, actor=actor, paused=action == "pause")
+
+
+@login_required
+@require_POST
+def memory_bulk(request):
+    """Bulk delete / pause / resume of the user's own items: first a confirmation with the count and a
+    sample, then (``confirm``) one transaction."""
+    form = MemoryBulkForm(request.POST)
+    if not form.is_valid():
+        field, errors = next(iter(form.errors.items()))
+        flash.error(request, str(errors[0]) if field == "__all__" else f"{field}: {errors[0]}")
+        return redirect("my-memories")
+    data = form.cleaned_data
+    qs = _bulk_queryset(request, data).order_by("-updated_at", "id")
+    count = qs.count()
+    if count > MAX_BULK_ITEMS:
+        flash.error(request, _("%(count)s items is more than %(max)s; narrow the filter.")
+                    % {"count": count, "max": MAX_BULK_ITEMS})
+        return redirect("my-memories")
+    if not data["confirm"]:
+        return render(request, "web/my_memories_bulk.html", {
+            "form": form, "data": data, "count": count, "sample": list(qs[:BULK_SAMPLE]),
+            "action_label": dict(MemoryBulkForm.ACTIONS)[data["action"]],
+        })
+    with transaction.atomic():
+        memories = list(qs.select_for_update())
+        _bulk_apply(data["action"], memories, request.user)
+    flash.success(request, _("%(action)s: %(n)s items.")
+                  % {"action": dict(MemoryBulkForm.ACTIONS)[data["action"]], "n": len(memories)})
+    return redirect("my-memories")

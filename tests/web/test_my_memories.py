@@ -204,3 +204,67 @@ def test_content_is_escaped(client_for, alice, make_memory):
     html = client_for(alice).get(reverse("my-memories")).content.decode()
     assert "<script>alert(1)" not in html and "<img src=x" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_manual_add(client_for, alice):
+    client = client_for(alice)
+    client.post(reverse("my-memories-add"), {"agent": "chat", "memory_type": "PREFERENCE", "content": "likes jazz"})
+    memory = LongTermMemory.objects.get()
+    assert memory.user_id == str(alice.pk) and memory.source == "manual" and memory.memory_type == "PREFERENCE"
+    assert memory.embeddings.exists()
+    assert "likes jazz" in client.get(reverse("my-memories")).content.decode()
+
+
+@pytest.mark.parametrize(
+    "data,needle",
+    [
+        ({"agent": "nope", "memory_type": "FACT", "content": "x"}, "agent:"),
+        ({"agent": "chat", "memory_type": "WISH", "content": "x"}, "memory_type:"),
+        ({"agent": "chat", "memory_type": "FACT", "content": ""}, "content:"),
+    ],
+)
+def test_manual_add_errors_name_the_field(client_for, alice, data, needle):
+    response = client_for(alice).post(reverse("my-memories-add"), data, follow=True)
+    assert needle in response.content.decode()
+    assert LongTermMemory.objects.count() == 0
+
+
+def test_manual_add_cannot_target_another_user(client_for, alice, bob):
+    client_for(alice).post(reverse("my-memories-add"), {
+        "agent": "chat", "memory_type": "FACT", "content": "sneaky", "user_id": str(bob.pk),
+        "namespace": f'["agent:chat","user:{bob.pk}","memories"]',
+    })
+    assert LongTermMemory.objects.get().user_id == str(alice.pk)
+
+
+def test_bulk_delete_selected_with_confirmation(client_for, alice, bob, make_memory):
+    a = [make_memory(alice, f"alice {i}") for i in range(3)]
+    bobs = make_memory(bob, "bob's item")
+    client = client_for(alice)
+    data = {"action": "delete", "scope": "selected", "ids": [a[0].pk, a[1].pk, bobs.pk]}
+    page = client.post(reverse("my-memories-bulk"), data).content.decode()
+    assert "Delete 2 items" in page and "bob&#x27;s item" not in page  # bob's id is silently not in scope
+    assert LongTermMemory.objects.filter(archived=True).count() == 0  # nothing yet
+    client.post(reverse("my-memories-bulk"), {**data, "confirm": "True"})
+    assert set(LongTermMemory.objects.filter(archived=True).values_list("pk", flat=True)) == {a[0].pk, a[1].pk}
+    assert not _fresh(bobs).archived
+
+
+def test_bulk_pause_by_filter(client_for, alice, bob, make_memory):
+    fact = make_memory(alice, "a fact", memory_type="FACT")
+    pref = make_memory(alice, "a preference", memory_type="PREFERENCE")
+    bob_pref = make_memory(bob, "bob preference", memory_type="PREFERENCE")
+    client = client_for(alice)
+    data = {"action": "pause", "scope": "filter", "memory_type": "PREFERENCE", "q": "", "confirm": "True"}
+    client.post(reverse("my-memories-bulk"), data)
+    paused = set(MemoryFlag.objects.filter(paused=True).values_list("memory_id", flat=True))
+    assert paused == {pref.pk}
+    assert fact.pk not in paused and bob_pref.pk not in paused
+
+
+def test_bulk_needs_a_selection(client_for, alice, make_memory):
+    make_memory(alice, "x")
+    response = client_for(alice).post(reverse("my-memories-bulk"), {"action": "delete", "scope": "selected"},
+                                      follow=True)
+    assert "Select at least one item." in response.content.decode()
+    assert LongTermMemory.objects.filter(archived=True).count() == 0
