@@ -38,6 +38,7 @@ from memoryboard.admin.services import (
     memory_reembed_many,
     memory_restore_many,
 )
+from memoryboard.llm.errors import LLMError
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.ltm.namespaces import build_namespace
 from memoryboard.ltm.selectors import filter_memories, memory_queryset_for, own_memories
@@ -70,6 +71,10 @@ def _content_field() -> forms.CharField:
 
 def _type_field() -> forms.ChoiceField:
     return forms.ChoiceField(label=_("type"), choices=MemoryType.choices)
+
+
+def _model_failed(exc: LLMError) -> str:
+    return gettext("Nothing was saved: the embedding model failed (%(reason)s).") % {"reason": exc.reason}
 
 
 def memory_table_is_large() -> bool:
@@ -286,6 +291,9 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
             except BulkTooLarge as exc:
                 self.message_user(request, str(exc), messages.ERROR)
                 return None
+            except LLMError as exc:
+                self.message_user(request, _model_failed(exc), messages.ERROR)
+                return None
             self.message_user(request, done % {"count": len(ids)}, messages.SUCCESS)
             return None
         context = {
@@ -331,6 +339,14 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
             path("<path:object_id>/merge/", self.admin_site.admin_view(self.merge_view),
                  name="%s_%s_merge" % info),
         ] + super().get_urls()
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        # Saving re-embeds the content; if the model fails, the whole save rolls back.
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except LLMError as exc:
+            self.message_user(request, _model_failed(exc), messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         extra_context = dict(extra_context or {})

@@ -1,0 +1,192 @@
+"""Archive, restore and re-embed actions (with their confirmation page), edit, add and merge."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.urls import reverse
+
+from memoryboard.models import AuditLog, LongTermMemory, MemoryEmbedding, MemoryStateChange
+from tests.admin.conftest import change_url, changelist_url, run_action
+
+pytestmark = pytest.mark.django_db
+
+
+def _vector(memory) -> np.ndarray:
+    return MemoryEmbedding.objects.get(memory_id=memory.pk).as_array()
+
+
+def test_archive_asks_for_confirmation_with_count_and_sample(login, support_user, alice, make_memory):
+    items = [make_memory(alice, f"fact number {i}") for i in range(12)]
+    client = login(support_user)
+    response = run_action(client, "archive_selected", [m.pk for m in items], confirm=False)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "12 items" in page
+    assert page.count("fact number") == 10  # a sample of ten
+    assert "csrfmiddlewaretoken" in page and 'name="confirm" value="yes"' in page
+    assert not LongTermMemory.objects.filter(archived=True).exists()
+
+
+def test_archive_then_restore_is_audited(login, support_user, alice, make_memory):
+    items = [make_memory(alice, f"fact {i}") for i in range(3)]
+    ids = [m.pk for m in items]
+    client = login(support_user)
+    response = run_action(client, "archive_selected", ids)
+    assert response.status_code == 302
+    assert set(LongTermMemory.objects.filter(archived=True, archived_reason="staff").values_list("pk", flat=True)) == set(ids)
+    archived = AuditLog.objects.filter(action="archive", actor=support_user)
+    assert set(archived.values_list("object_id", flat=True)) == set(ids)
+    assert archived.first().before["archived"] is False and archived.first().after["archived"] is True
+    bulk = AuditLog.objects.get(action="bulk")
+    assert bulk.after["action"] == "archive" and sorted(bulk.after["ids"]) == sorted(ids)
+    assert MemoryStateChange.objects.filter(new_state="archived", actor=support_user).count() == 3
+
+    # The "archived" view, then a bulk restore.
+    page = client.get(changelist_url() + "?state=archived").content.decode()
+    assert all(f"fact {i}" in page for i in range(3))
+    assert run_action(client, "restore_selected", ids, query="?state=archived").status_code == 302
+    assert not LongTermMemory.objects.filter(archived=True).exists()
+    assert AuditLog.objects.filter(action="restore", actor=support_user).count() == 3
+    assert MemoryStateChange.objects.filter(old_state="archived", new_state="active").count() == 3
+
+
+def test_bulk_by_filter_touches_only_the_filtered_items(login, support_user, alice, bob, make_memory):
+    mine = [make_memory(alice, f"alice {i}") for i in range(3)]
+    theirs = make_memory(bob, "bob keeps this")
+    client = login(support_user)
+    response = run_action(client, "archive_selected", [mine[0].pk], query=f"?user={alice.pk}", select_across=True,
+                          confirm=False)
+    assert "3 items" in response.content.decode()
+    run_action(client, "archive_selected", [mine[0].pk], query=f"?user={alice.pk}", select_across=True)
+    assert LongTermMemory.objects.filter(archived=True).count() == 3
+    theirs.refresh_from_db()
+    assert not theirs.archived
+
+
+def test_reembed_offline(login, support_user, alice, make_memory):
+    memory = make_memory(alice, "likes jasmine tea")
+    MemoryEmbedding.objects.all().delete()
+    client = login(support_user)
+    assert run_action(client, "reembed_selected", [memory.pk]).status_code == 302
+    assert MemoryEmbedding.objects.filter(memory_id=memory.pk).exists()
+    assert AuditLog.objects.filter(action="reembed", object_id=memory.pk, actor=support_user).exists()
+
+
+def test_reembed_through_the_openai_client(login, support_user, alice, make_memory, openai_settings):
+    memory = make_memory(alice, "likes jasmine tea")
+    client = login(support_user)
+    assert run_action(client, "reembed_selected", [memory.pk]).status_code == 302
+    assert openai_settings.embedding_requests
+    names = set(MemoryEmbedding.objects.filter(memory_id=memory.pk).values_list("model_name", flat=True))
+    assert any(not n.startswith("hashing") for n in names)
+
+
+@pytest.mark.parametrize("fault", ["http500", "malformed", "timeout"])
+def test_reembed_model_failure_writes_nothing(login, support_user, alice, make_memory, openai_settings, fault):
+    memory = make_memory(alice, "likes jasmine tea")
+    before = AuditLog.objects.count()
+    openai_settings.set_fault(fault)
+    client = login(support_user)
+    response = run_action(client, "reembed_selected", [memory.pk])
+    assert response.status_code == 302
+    messages = [str(m) for m in client.get(changelist_url()).context["messages"]]
+    assert any("embedding model failed" in m for m in messages)
+    assert AuditLog.objects.count() == before
+
+
+def test_edit_content_reembeds_and_audits_before_after(login, support_user, alice, make_memory):
+    memory = make_memory(alice, "likes green tea")
+    old_vector = _vector(memory)
+    client = login(support_user)
+    response = client.post(change_url(memory), {"content": "prefers black coffee", "memory_type": "PREFERENCE"})
+    assert response.status_code == 302
+    memory.refresh_from_db()
+    assert memory.content == "prefers black coffee" and memory.memory_type == "PREFERENCE"
+    assert memory.value_json["agentId"] == "chat"  # the rest of the JSON is kept
+    assert not np.allclose(old_vector, _vector(memory))
+    entry = AuditLog.objects.get(action="update", object_id=memory.pk)
+    assert entry.actor == support_user
+    assert entry.before["value_json"]["content"] == "likes green tea"
+    assert entry.after["value_json"]["content"] == "prefers black coffee"
+
+
+def test_edit_rejects_empty_content_and_unknown_type(login, support_user, alice, make_memory):
+    memory = make_memory(alice, "likes green tea")
+    client = login(support_user)
+    response = client.post(change_url(memory), {"content": "   ", "memory_type": "GOSSIP"})
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    assert "content" in errors and "memory_type" in errors
+    memory.refresh_from_db()
+    assert memory.content == "likes green tea"
+
+
+def test_edit_model_failure_rolls_back(login, support_user, alice, make_memory, openai_settings):
+    memory = make_memory(alice, "likes green tea")
+    openai_settings.set_fault("http500")
+    client = login(support_user)
+    response = client.post(change_url(memory), {"content": "prefers coffee", "memory_type": "FACT"})
+    assert response.status_code == 302
+    memory.refresh_from_db()
+    assert memory.content == "likes green tea"
+    assert not AuditLog.objects.filter(action="update").exists()
+
+
+def test_support_adds_a_manual_item(login, support_user, alice):
+    client = login(support_user)
+    response = client.post(reverse("admin:memoryboard_longtermmemory_add"),
+                           {"user_id": str(alice.pk), "agent": "chat", "memory_type": "FACT", "content": "added by hand"})
+    assert response.status_code == 302
+    memory = LongTermMemory.objects.get()
+    assert memory.user_id == str(alice.pk) and memory.source == "manual" and memory.agent_namespace == "chat"
+    assert MemoryEmbedding.objects.filter(memory_id=memory.pk).exists()
+    assert AuditLog.objects.filter(action="create", actor=support_user, object_id=memory.pk).exists()
+
+
+def test_change_page_shows_history_access_and_related(login, support_user, alice, bob, make_memory):
+    from memoryboard.models import MemoryAccess
+
+    memory = make_memory(alice, "prefers tea in the morning")
+    twin = make_memory(alice, "prefers tea in the morning, green")
+    foreign = make_memory(bob, "prefers tea in the morning too")  # another user's: never related
+    LongTermMemory.objects.filter(pk=memory.pk).update(access_count=14)
+    MemoryAccess.objects.bulk_create([
+        MemoryAccess(memory_id=memory.pk, agent_id="chat", conversation_id=f"conv-{i}", kind="retrieval", relevance=0.9)
+        for i in range(25)
+    ])
+    client = login(support_user)
+    page = client.get(change_url(memory)).content.decode()
+    assert "Used 14 times" in page and "last in conversation conv-" in page
+    assert "page 1 of 2" in page
+    assert "page 2 of 2" in client.get(change_url(memory) + "?access_page=2").content.decode()
+    assert twin.pk in page
+    assert foreign.pk not in page
+    assert "Audit history" in page and "State history" in page
+
+
+def test_merge_keeps_one_and_archives_the_others(login, support_user, alice, bob, make_memory):
+    keep = make_memory(alice, "prefers tea")
+    dup = make_memory(alice, "prefers tea, green")
+    foreign = make_memory(bob, "prefers tea")
+    client = login(support_user)
+    url = reverse("admin:memoryboard_longtermmemory_merge", args=[keep.pk])
+    assert client.get(url).status_code == 405
+    response = client.post(url, {"merge_ids": [dup.pk, foreign.pk]})
+    assert response.status_code == 302
+    for m in (keep, dup, foreign):
+        m.refresh_from_db()
+    assert dup.archived and dup.archived_reason == "staff"
+    assert not keep.archived and not foreign.archived
+    entry = AuditLog.objects.get(action="merge")
+    assert entry.object_id == keep.pk and [m["id"] for m in entry.before["merged"]] == [dup.pk]
+
+
+def test_developer_cannot_merge(login, developer, alice, make_memory):
+    keep = make_memory(alice, "prefers tea")
+    dup = make_memory(alice, "prefers tea, green")
+    response = login(developer).post(reverse("admin:memoryboard_longtermmemory_merge", args=[keep.pk]),
+                                     {"merge_ids": [dup.pk]})
+    assert response.status_code == 403
+    dup.refresh_from_db()
+    assert not dup.archived
