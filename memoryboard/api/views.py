@@ -261,54 +261,62 @@ class ContextApplyView(APIView):
         return Response(result.to_dict())
 
 
+MEMORY_STRATEGY_RESPONSES = {
+    200: s.MemoryPlanSerializer,
+    **_errors(400, 401, 403, 404),
+    409: OpenApiResponse(s.ErrorSerializer, description="The plan is stale."),
+}
+
+
+def _memory_strategy_schema(summary: str):
+    return extend_schema(
+        summary=summary, parameters=[NAME_PARAMETER], request=s.MemoryStrategySerializer,
+        responses=MEMORY_STRATEGY_RESPONSES,
+    )
+
+
 class _MemoryStrategyView(APIView):
-    def _input(self, request) -> dict:
+    """Validates the body and the caller's access to the conversation; subclasses run the strategy."""
+
+    def post(self, request, name: str):
         data = s.MemoryStrategySerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         # The conversation must be one the caller may read, whatever the role rules say.
         if not conversations.message_queryset_for(request.user).filter(conversation_id=values["conversation_id"]).exists():
             raise conversations.ConversationNotFound(values["conversation_id"])
-        return values
+        return Response(self.run(request, name, values).to_dict())
 
-
-MEMORY_STRATEGY_RESPONSES = {200: s.MemoryPlanSerializer, **_errors(400, 401, 403, 404), 409: OpenApiResponse(s.ErrorSerializer, description="The plan is stale.")}
+    def run(self, request, name: str, values: dict):
+        raise NotImplementedError
 
 
 class MemoryPlanView(_MemoryStrategyView):
     permission_classes = [CanPlanMemoryStrategy]
 
-    @extend_schema(
-        summary="Dry run of a memory strategy on a stored conversation (support staff, developers)",
-        parameters=[NAME_PARAMETER],
-        request=s.MemoryStrategySerializer,
-        responses=MEMORY_STRATEGY_RESPONSES,
-    )
+    @_memory_strategy_schema("Dry run of a memory strategy on a stored conversation (support staff, developers)")
     def post(self, request, name: str):
-        values = self._input(request)
-        plan = conversations.memory_plan(name, conversation_id=values["conversation_id"], params=values["params"])
-        return Response(plan.to_dict())
+        return super().post(request, name)
+
+    def run(self, request, name, values):
+        return conversations.memory_plan(name, conversation_id=values["conversation_id"], params=values["params"])
 
 
 class MemoryApplyView(_MemoryStrategyView):
     permission_classes = [CanApplyMemoryStrategy]
 
-    @extend_schema(
-        summary="Apply a memory strategy to a stored conversation, in one transaction (staff)",
-        parameters=[NAME_PARAMETER],
-        request=s.MemoryStrategySerializer,
-        responses=MEMORY_STRATEGY_RESPONSES,
-    )
+    @_memory_strategy_schema("Apply a memory strategy to a stored conversation, in one transaction (staff)")
     def post(self, request, name: str):
-        values = self._input(request)
-        plan = conversations.memory_apply(
+        return super().post(request, name)
+
+    def run(self, request, name, values):
+        return conversations.memory_apply(
             name,
             conversation_id=values["conversation_id"],
             params=values["params"],
             actor=request.user,
             expected_delete_ids=values.get("expected_delete_ids"),
         )
-        return Response(plan.to_dict())
 
 
 # --- fallbacks -------------------------------------------------------------------------------------
