@@ -175,3 +175,25 @@ def test_hostile_content_is_shown_as_text_everywhere(session, alice, support_use
             body += s.page.locator("textarea").first.input_value() if s.page.locator("textarea").count() else ""
         assert XSS_SCRIPT in body or XSS_IMG in body, f"the literal text is not visible on {path}"
         assert s.page.locator("img[src=x]").count() == 0
+
+
+def test_bulk_pause_with_confirmation_page(session, alice, make_memory):
+    from memoryboard.models import MemoryFlag
+
+    items = [make_memory(alice, f"bulk item {i}") for i in range(3)]
+    s = session().login(alice)
+    s.goto("/me/memories/")
+    for memory in items[:2]:
+        s.page.check(f"li.mem[data-id='{memory.pk}'] input[name=ids]")
+    s.page.select_option("#bulk-form select[name=action]", "pause")
+    s.page.click("#bulk-form button[type=submit]")
+    s.page.wait_for_load_state("load")
+    assert "2" in s.page.locator(".bulk-count").inner_text()
+    s.shot("my_memories_bulk_confirm")
+    assert not MemoryFlag.objects.filter(paused=True).exists()
+    s.page.click("#confirm-bulk")
+    s.page.wait_for_load_state("load")
+    assert set(MemoryFlag.objects.filter(paused=True).values_list("memory_id", flat=True)) == {
+        items[0].pk, items[1].pk}
+    assert s.page.locator("li.mem.mem-paused").count() == 2
+    s.shot("my_memories_bulk_paused")
