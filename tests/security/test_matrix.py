@@ -130,3 +130,26 @@ def test_token_of_bob_sees_nothing_of_alice(api, world):
         assert api.get(url).status_code == 404
     assert SECRET not in api.get("/api/v1/memories/?limit=200").content.decode()
     assert SECRET not in api.get(f"/api/v1/memories/search/?q={SECRET}&k=100").content.decode()
+
+
+def test_agent_chat_cannot_reach_alice(as_user, world):
+    """The agent endpoint: another user's conversation is 404; ids in the body do not redirect memory."""
+    bob = as_user(world["users"]["bob"])
+    before = _state()
+    response = bob.post("/api/v1/agents/chat/chat", {"message": "hello", "conversation_id": world["conv"]}, format="json")
+    assert response.status_code == 404
+    assert SECRET not in response.content.decode()
+    assert _state() == before
+    assert as_user(None).post("/api/v1/agents/chat/chat", {"message": "hello"}, format="json").status_code == 401
+
+    response = bob.post(
+        "/api/v1/agents/chat/chat",
+        {"message": f"What do you remember about {SECRET} and my secret project?",
+         "_userId": str(world["alice"].pk), "namespace": world["memory"].namespace, "user_id": str(world["alice"].pk)},
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    assert SECRET not in response.content.decode()
+    alice_memory = LongTermMemory.objects.get(pk=world["memory"].pk)
+    assert alice_memory.access_count == 0 and alice_memory.value_json == world["memory"].value_json
+    assert not ChatMessage.objects.filter(user_id=str(world["alice"].pk)).exclude(conversation_id=world["conv"]).exists()
