@@ -140,7 +140,9 @@ class StateFilter(admin.SimpleListFilter):
         if value == MemoryState.ACTIVE:
             return queryset.filter(archived=False).exclude(paused_exists())
         if value == MemoryState.PAUSED:
-            return queryset.filter(paused_exists(), archived=False)
+            # Driven from the (small) flag table, not a per-row check over the whole memory table.
+            flagged = MemoryFlag.objects.filter(paused=True).values("memory_id")
+            return queryset.filter(pk__in=flagged, archived=False)
         if value == MemoryState.ARCHIVED:
             return queryset.filter(archived=True).exclude(archived_reason=ArchivedReason.USER_DELETED)
         if value == MemoryState.DELETED:
