@@ -21,7 +21,6 @@ import os
 import pathlib
 import platform
 import random
-import re
 import statistics
 import sys
 import tempfile
@@ -31,7 +30,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-README = ROOT / "benchmarks" / "README.md"
+from benchmarks.readme_section import write_section  # noqa: E402
+
 HEADING = "## Playground"
 COLUMN_TARGET_MS = 300
 HTML_TARGET_KB = 200
@@ -85,6 +85,7 @@ def _store(conversation_id: str, messages: list[dict]) -> None:
 
 def _time(fn, repeats: int) -> tuple[float, int]:
     times, size = [], 0
+    fn()  # warm-up: template compilation and first-query costs are not what is measured
     for _ in range(repeats):
         start = time.perf_counter()
         response = fn()
@@ -134,16 +135,6 @@ def verdict(rows: list[dict]) -> list[str]:
     return ["Targets missed in this run:", "", *missed] if missed else ["All column targets met in this run."]
 
 
-def write_readme(section: str) -> None:
-    text = README.read_text(encoding="utf-8") if README.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"^{re.escape(HEADING)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section, text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    README.write_text(text, encoding="utf-8")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=9)
@@ -170,7 +161,7 @@ def main() -> None:
     )
     print(section)
     if not args.no_readme:
-        write_readme(section)
+        write_section(HEADING, section)
 
 
 if __name__ == "__main__":

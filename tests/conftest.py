@@ -56,6 +56,17 @@ def bob(db, django_user_model):
 
 
 @pytest.fixture
+def login(client):
+    """``login(user)`` signs the test client in and returns it."""
+
+    def do(user):
+        client.force_login(user)
+        return client
+
+    return do
+
+
+@pytest.fixture
 def make_memory(db):
     """Create a stored item for a user: make_memory(user, "content", type="FACT", agent="chat")."""
     from memoryboard.ltm.namespaces import build_namespace

@@ -18,7 +18,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from memoryboard.ltm import services
 from memoryboard.ltm.selectors import filter_memories, own_memories
@@ -156,22 +156,11 @@ def memory_restore(request, memory_id: str):
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_GET
 def memory_delete_all(request):
-    """GET: a confirmation page with the count. POST: delete every active item in one transaction."""
-    active = _own(request).filter(archived=False)
-    if request.method == "POST":
-        with transaction.atomic():
-            memories = list(active.select_for_update())
-            _bulk_apply("delete", memories, request.user)
-        flash.success(request, _("%(n)s memories deleted. You can undo this under \"Recently deleted\".")
-                      % {"n": len(memories)})
-        return redirect("my-memories")
-    return render(request, "web/my_memories_delete_all.html", {
-        "count": active.count(),
-        "sample": list(active.order_by("-updated_at")[:5]),
-        "retention_days": settings.MEMORYBOARD_DELETED_RETENTION_DAYS,
-    })
+    """The confirmation page of "delete all": the count and a sample; confirming posts a bulk delete."""
+    data = {"action": "delete", "scope": "filter", "ids": [], "memory_type": "", "agent": "", "q": ""}
+    return _bulk_confirmation(request, data, _own(request).filter(archived=False))
 
 
 @login_required
@@ -290,6 +279,15 @@ def _bulk_queryset(request, data: dict) -> QuerySet[LongTermMemory]:
     )
 
 
+def _bulk_confirmation(request, data: dict, qs: QuerySet[LongTermMemory]):
+    qs = qs.order_by("-updated_at", "id")
+    return render(request, "web/my_memories_bulk.html", {
+        "data": data, "count": qs.count(), "sample": list(qs[:BULK_SAMPLE]),
+        "action_label": dict(MemoryBulkForm.ACTIONS)[data["action"]],
+        "retention_days": settings.MEMORYBOARD_DELETED_RETENTION_DAYS,
+    })
+
+
 def _bulk_apply(action: str, memories: list[LongTermMemory], actor) -> None:
     for memory in memories:
         if action == "delete":
@@ -316,10 +314,7 @@ def memory_bulk(request):
                     % {"count": count, "max": MAX_BULK_ITEMS})
         return redirect("my-memories")
     if not data["confirm"]:
-        return render(request, "web/my_memories_bulk.html", {
-            "form": form, "data": data, "count": count, "sample": list(qs[:BULK_SAMPLE]),
-            "action_label": dict(MemoryBulkForm.ACTIONS)[data["action"]],
-        })
+        return _bulk_confirmation(request, data, qs)
     with transaction.atomic():
         memories = list(qs.select_for_update())
         _bulk_apply(data["action"], memories, request.user)

@@ -1,4 +1,4 @@
-"""Fixtures of the web page tests: a stored conversation and logged-in clients."""
+"""Fixtures of the web page tests: English UI, fast password hashing, a stored conversation."""
 
 from __future__ import annotations
 
@@ -28,14 +28,3 @@ def make_conversation(db):
         return rows
 
     return make
-
-
-@pytest.fixture
-def client_for(client):
-    """client_for(user): the test client, signed in as that user."""
-
-    def login(user):
-        client.force_login(user)
-        return client
-
-    return login

@@ -25,11 +25,11 @@ def _fresh(memory) -> LongTermMemory:
     return LongTermMemory.objects.get(pk=memory.pk)
 
 
-def test_lists_only_own_items_grouped_by_type(client_for, alice, bob, make_memory):
+def test_lists_only_own_items_grouped_by_type(login, alice, bob, make_memory):
     make_memory(alice, "alice likes tea", memory_type="PREFERENCE")
     make_memory(alice, "alice is a Java developer", memory_type="FACT")
     make_memory(bob, "bob secret fact", memory_type="FACT")
-    html = client_for(alice).get(reverse("my-memories")).content.decode()
+    html = login(alice).get(reverse("my-memories")).content.decode()
     assert "alice likes tea" in html and "alice is a Java developer" in html
     assert "bob secret fact" not in html
     assert html.index('data-type="FACT"') < html.index('data-type="PREFERENCE"')
@@ -40,31 +40,31 @@ def test_anonymous_is_sent_to_login(client):
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
 
 
-def test_staff_see_only_their_own_items_here_too(client_for, superuser, alice, make_memory):
+def test_staff_see_only_their_own_items_here_too(login, superuser, alice, make_memory):
     make_memory(alice, "alice only")
     make_memory(superuser, "root's own")
-    html = client_for(superuser).get(reverse("my-memories")).content.decode()
+    html = login(superuser).get(reverse("my-memories")).content.decode()
     assert "root&#x27;s own" in html and "alice only" not in html
 
 
-def test_text_search(client_for, alice, make_memory):
+def test_text_search(login, alice, make_memory):
     make_memory(alice, "likes green tea")
     make_memory(alice, "works in Berlin")
-    html = client_for(alice).get(reverse("my-memories"), {"q": "tea"}).content.decode()
+    html = login(alice).get(reverse("my-memories"), {"q": "tea"}).content.decode()
     assert "likes green tea" in html and "works in Berlin" not in html
 
 
-def test_semantic_search_stays_in_own_items(client_for, alice, bob, make_memory):
+def test_semantic_search_stays_in_own_items(login, alice, bob, make_memory):
     make_memory(alice, "likes green tea")
     make_memory(bob, "bob likes green tea too")
-    html = client_for(alice).get(reverse("my-memories"), {"q": "green tea", "mode": "semantic"}).content.decode()
+    html = login(alice).get(reverse("my-memories"), {"q": "green tea", "mode": "semantic"}).content.decode()
     assert "likes green tea" in html and "bob likes" not in html
     assert "relevance" in html
 
 
-def test_delete_and_undo(client_for, alice, make_memory):
+def test_delete_and_undo(login, alice, make_memory):
     memory = make_memory(alice, "to be deleted")
-    client = client_for(alice)
+    client = login(alice)
     response = client.post(reverse("my-memories-delete", args=[memory.pk]))
     assert response.status_code == 302
     memory = _fresh(memory)
@@ -88,40 +88,41 @@ def test_delete_needs_post_and_csrf(alice, make_memory):
     assert not _fresh(memory).archived
 
 
-def test_undo_only_within_the_retention_period(client_for, alice, make_memory, settings):
+def test_undo_only_within_the_retention_period(login, alice, make_memory, settings):
     settings.MEMORYBOARD_DELETED_RETENTION_DAYS = 30
     memory = make_memory(alice, "old delete", archived_reason=ArchivedReason.USER_DELETED)
     LongTermMemory.objects.filter(pk=memory.pk).update(archived_at=timezone.now() - timedelta(days=31))
-    client = client_for(alice)
+    client = login(alice)
     assert "old delete" not in client.get(reverse("my-memories")).content.decode()
     assert client.post(reverse("my-memories-restore", args=[memory.pk])).status_code == 404
     assert _fresh(memory).archived
 
 
-def test_staff_archived_items_cannot_be_undone_by_the_user(client_for, alice, make_memory):
+def test_staff_archived_items_cannot_be_undone_by_the_user(login, alice, make_memory):
     memory = make_memory(alice, "archived by decay", archived_reason=ArchivedReason.DECAY)
-    assert client_for(alice).post(reverse("my-memories-restore", args=[memory.pk])).status_code == 404
+    assert login(alice).post(reverse("my-memories-restore", args=[memory.pk])).status_code == 404
     assert _fresh(memory).archived
 
 
-def test_delete_all_confirmation_and_post(client_for, alice, bob, make_memory):
+def test_delete_all_confirmation_and_post(login, alice, bob, make_memory):
     for i in range(3):
         make_memory(alice, f"alice item {i}")
     bobs = make_memory(bob, "bob item")
-    client = client_for(alice)
+    client = login(alice)
     page = client.get(reverse("my-memories-delete-all")).content.decode()
-    assert "all 3 of your memories" in page and "Delete 3 memories" in page
+    assert "Delete 3 of your memories?" in page and "Delete 3 items" in page
     assert LongTermMemory.objects.filter(archived=True).count() == 0  # GET changes nothing
-    client.post(reverse("my-memories-delete-all"))
+    assert client.post(reverse("my-memories-delete-all")).status_code == 405
+    client.post(reverse("my-memories-bulk"), {"action": "delete", "scope": "filter", "confirm": "True"})
     assert LongTermMemory.objects.filter(archived=True, archived_reason=ArchivedReason.USER_DELETED).count() == 3
     assert not _fresh(bobs).archived
 
 
-def test_export_is_a_json_download_of_own_items(client_for, alice, bob, make_memory):
+def test_export_is_a_json_download_of_own_items(login, alice, bob, make_memory):
     make_memory(alice, "active one", memory_type="EPISODE")
     make_memory(alice, "archived one", archived_reason=ArchivedReason.DECAY)
     make_memory(bob, "bob's")
-    response = client_for(alice).get(reverse("my-memories-export"))
+    response = login(alice).get(reverse("my-memories-export"))
     assert response.status_code == 200
     assert response["Content-Type"].startswith("application/json")
     assert response["Content-Disposition"].startswith("attachment;")
@@ -133,8 +134,8 @@ def test_export_is_a_json_download_of_own_items(client_for, alice, bob, make_mem
     assert by_content["active one"]["type"] == "EPISODE"
 
 
-def test_memory_switch(client_for, alice):
-    client = client_for(alice)
+def test_memory_switch(login, alice):
+    client = login(alice)
     client.post(reverse("my-memories-switch"), {"save_memories": "on"})
     settings_row = UserMemorySettings.objects.get(user_id=str(alice.pk))
     assert settings_row.use_memories is False and settings_row.save_memories is True
@@ -143,9 +144,9 @@ def test_memory_switch(client_for, alice):
         ' id="id_save_memories"', "")
 
 
-def test_pause_and_resume(client_for, alice, make_memory):
+def test_pause_and_resume(login, alice, make_memory):
     memory = make_memory(alice, "pause me")
-    client = client_for(alice)
+    client = login(alice)
     client.post(reverse("my-memories-pause", args=[memory.pk]))
     assert MemoryFlag.objects.get(memory_id=memory.pk).paused
     assert "badge-paused" in client.get(reverse("my-memories")).content.decode()
@@ -154,13 +155,13 @@ def test_pause_and_resume(client_for, alice, make_memory):
     assert AuditLog.objects.filter(object_id=memory.pk, action=AuditLog.Action.PAUSE).exists()
 
 
-def test_usage_from_the_access_log(client_for, alice, make_memory):
+def test_usage_from_the_access_log(login, alice, make_memory):
     memory = make_memory(alice, "used item")
     MemoryAccess.objects.bulk_create([
         MemoryAccess(memory_id=memory.pk, agent_id="chat", conversation_id="c9", kind="retrieval", relevance=0.9)
         for _ in range(3)
     ])
-    assert "used 3 times" in client_for(alice).get(reverse("my-memories")).content.decode()
+    assert "used 3 times" in login(alice).get(reverse("my-memories")).content.decode()
 
 
 @pytest.mark.parametrize(
@@ -172,42 +173,42 @@ def test_usage_from_the_access_log(client_for, alice, make_memory):
         ("my-memories-resume", None),
     ],
 )
-def test_someone_elses_id_is_404_and_nothing_changes(client_for, alice, bob, make_memory, route, archived_reason):
+def test_someone_elses_id_is_404_and_nothing_changes(login, alice, bob, make_memory, route, archived_reason):
     memory = make_memory(alice, "alice private", archived_reason=archived_reason)
     if route == "my-memories-resume":
         MemoryFlag.objects.create(memory_id=memory.pk, paused=True)
     before = LongTermMemory.objects.filter(pk=memory.pk).values().get()
     flags = list(MemoryFlag.objects.values())
     audits = AuditLog.objects.count()
-    response = client_for(bob).post(reverse(route, args=[memory.pk]))
+    response = login(bob).post(reverse(route, args=[memory.pk]))
     assert response.status_code == 404
     assert LongTermMemory.objects.filter(pk=memory.pk).values().get() == before
     assert list(MemoryFlag.objects.values()) == flags
     assert AuditLog.objects.count() == audits
 
 
-def test_bob_never_sees_alices_items_anywhere(client_for, alice, bob, make_memory):
+def test_bob_never_sees_alices_items_anywhere(login, alice, bob, make_memory):
     make_memory(alice, "alice active secret")
     make_memory(alice, "alice deleted secret", archived_reason=ArchivedReason.USER_DELETED)
-    client = client_for(bob)
+    client = login(bob)
     for url in (reverse("my-memories"), reverse("my-memories") + "?q=secret",
                 reverse("my-memories") + "?q=secret&mode=semantic", reverse("my-memories-delete-all"),
                 reverse("my-memories-export")):
         content = client.get(url).content
         assert b"alice active" not in content and b"alice deleted" not in content, url
-    client.post(reverse("my-memories-delete-all"))
+    client.post(reverse("my-memories-bulk"), {"action": "delete", "scope": "filter", "confirm": "True"})
     assert LongTermMemory.objects.filter(archived=False).count() == 1
 
 
-def test_content_is_escaped(client_for, alice, make_memory):
+def test_content_is_escaped(login, alice, make_memory):
     make_memory(alice, "<script>alert(1)</script> and <img src=x onerror=alert(2)>")
-    html = client_for(alice).get(reverse("my-memories")).content.decode()
+    html = login(alice).get(reverse("my-memories")).content.decode()
     assert "<script>alert(1)" not in html and "<img src=x" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
-def test_manual_add(client_for, alice):
-    client = client_for(alice)
+def test_manual_add(login, alice):
+    client = login(alice)
     client.post(reverse("my-memories-add"), {"agent": "chat", "memory_type": "PREFERENCE", "content": "likes jazz"})
     memory = LongTermMemory.objects.get()
     assert memory.user_id == str(alice.pk) and memory.source == "manual" and memory.memory_type == "PREFERENCE"
@@ -223,24 +224,24 @@ def test_manual_add(client_for, alice):
         ({"agent": "chat", "memory_type": "FACT", "content": ""}, "content:"),
     ],
 )
-def test_manual_add_errors_name_the_field(client_for, alice, data, needle):
-    response = client_for(alice).post(reverse("my-memories-add"), data, follow=True)
+def test_manual_add_errors_name_the_field(login, alice, data, needle):
+    response = login(alice).post(reverse("my-memories-add"), data, follow=True)
     assert needle in response.content.decode()
     assert LongTermMemory.objects.count() == 0
 
 
-def test_manual_add_cannot_target_another_user(client_for, alice, bob):
-    client_for(alice).post(reverse("my-memories-add"), {
+def test_manual_add_cannot_target_another_user(login, alice, bob):
+    login(alice).post(reverse("my-memories-add"), {
         "agent": "chat", "memory_type": "FACT", "content": "sneaky", "user_id": str(bob.pk),
         "namespace": f'["agent:chat","user:{bob.pk}","memories"]',
     })
     assert LongTermMemory.objects.get().user_id == str(alice.pk)
 
 
-def test_bulk_delete_selected_with_confirmation(client_for, alice, bob, make_memory):
+def test_bulk_delete_selected_with_confirmation(login, alice, bob, make_memory):
     a = [make_memory(alice, f"alice {i}") for i in range(3)]
     bobs = make_memory(bob, "bob's item")
-    client = client_for(alice)
+    client = login(alice)
     data = {"action": "delete", "scope": "selected", "ids": [a[0].pk, a[1].pk, bobs.pk]}
     page = client.post(reverse("my-memories-bulk"), data).content.decode()
     assert "Delete 2 items" in page and "bob&#x27;s item" not in page  # bob's id is silently not in scope
@@ -250,11 +251,11 @@ def test_bulk_delete_selected_with_confirmation(client_for, alice, bob, make_mem
     assert not _fresh(bobs).archived
 
 
-def test_bulk_pause_by_filter(client_for, alice, bob, make_memory):
+def test_bulk_pause_by_filter(login, alice, bob, make_memory):
     fact = make_memory(alice, "a fact", memory_type="FACT")
     pref = make_memory(alice, "a preference", memory_type="PREFERENCE")
     bob_pref = make_memory(bob, "bob preference", memory_type="PREFERENCE")
-    client = client_for(alice)
+    client = login(alice)
     data = {"action": "pause", "scope": "filter", "memory_type": "PREFERENCE", "q": "", "confirm": "True"}
     client.post(reverse("my-memories-bulk"), data)
     paused = set(MemoryFlag.objects.filter(paused=True).values_list("memory_id", flat=True))
@@ -262,9 +263,9 @@ def test_bulk_pause_by_filter(client_for, alice, bob, make_memory):
     assert fact.pk not in paused and bob_pref.pk not in paused
 
 
-def test_bulk_needs_a_selection(client_for, alice, make_memory):
+def test_bulk_needs_a_selection(login, alice, make_memory):
     make_memory(alice, "x")
-    response = client_for(alice).post(reverse("my-memories-bulk"), {"action": "delete", "scope": "selected"},
+    response = login(alice).post(reverse("my-memories-bulk"), {"action": "delete", "scope": "selected"},
                                       follow=True)
     assert "Select at least one item." in response.content.decode()
     assert LongTermMemory.objects.filter(archived=True).count() == 0

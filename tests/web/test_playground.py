@@ -31,15 +31,15 @@ def _ints(csv: str) -> list[int]:
 
 
 @pytest.mark.parametrize("fixture", ["developer", "support_user", "superuser"])
-def test_staff_roles_open_the_playground(request, client_for, fixture):
-    response = client_for(request.getfixturevalue(fixture)).get(reverse("playground"))
+def test_staff_roles_open_the_playground(request, login, fixture):
+    response = login(request.getfixturevalue(fixture)).get(reverse("playground"))
     assert response.status_code == 200
     assert b"pg-paste" in response.content
 
 
-def test_end_users_get_403_everywhere(client_for, alice, make_conversation):
+def test_end_users_get_403_everywhere(login, alice, make_conversation):
     make_conversation(alice)
-    client = client_for(alice)
+    client = login(alice)
     assert client.get(reverse("playground")).status_code == 403
     assert client.post(reverse("playground-context", args=["trim"]), {"conversation": "c1"}).status_code == 403
     assert client.post(reverse("playground-memory-plan", args=["delete"]), {"conversation": "c1"}).status_code == 403
@@ -53,8 +53,8 @@ def test_anonymous_is_sent_to_login(client):
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
 
 
-def test_pasted_messages_render_four_columns_with_the_results_numbers(client_for, developer):
-    response = client_for(developer).post(reverse("playground"), {"messages_json": json.dumps(MESSAGES)})
+def test_pasted_messages_render_four_columns_with_the_results_numbers(login, developer):
+    response = login(developer).post(reverse("playground"), {"messages_json": json.dumps(MESSAGES)})
     assert response.status_code == 200
     html = response.content.decode()
     for name in ("TRIM", "SUMMARIZE", "SLIDING_WINDOW", "COMPOSITE"):
@@ -86,9 +86,9 @@ def test_pasted_messages_render_four_columns_with_the_results_numbers(client_for
         ),
     ],
 )
-def test_column_numbers_equal_the_apis(client_for, developer, name, form, params):
+def test_column_numbers_equal_the_apis(login, developer, name, form, params):
     """The column endpoint and the API's result object agree for the same messages and parameters."""
-    client = client_for(developer)
+    client = login(developer)
     response = client.post(
         reverse("playground-context", args=[name.lower()]), {"messages_json": json.dumps(MESSAGES), **form}
     )
@@ -113,8 +113,8 @@ def test_column_numbers_equal_the_apis(client_for, developer, name, form, params
     assert float(data["saved-ratio"]) == expected["saved_ratio"]
 
 
-def test_column_is_marked_with_classes_and_text_labels(client_for, developer):
-    response = client_for(developer).post(
+def test_column_is_marked_with_classes_and_text_labels(login, developer):
+    response = login(developer).post(
         reverse("playground-context", args=["trim"]),
         {"messages_json": json.dumps(MESSAGES), "c-trim-keep_first": "1", "c-trim-keep_last": "2"},
     )
@@ -124,22 +124,19 @@ def test_column_is_marked_with_classes_and_text_labels(client_for, developer):
     assert 'class="msg-run msg-dropped"' in html and "27 messages" in html
 
 
-def test_bad_parameter_is_a_400_naming_the_field(client_for, developer):
-    response = client_for(developer).post(
-        reverse("playground-context", args=["sliding_window"]),
-        {"messages_json": json.dumps(MESSAGES), "c-sliding_window-max_tokens": "0"},
+@pytest.mark.parametrize(
+    "name,form,needle",
+    [
+        ("sliding_window", {"c-sliding_window-max_tokens": "0"}, b'data-error="max_tokens:'),
+        ("composite", {"c-composite-steps": "trim, explode"}, b"steps[1]"),
+    ],
+)
+def test_bad_parameter_is_a_400_naming_the_field(login, developer, name, form, needle):
+    response = login(developer).post(
+        reverse("playground-context", args=[name]), {"messages_json": json.dumps(MESSAGES), **form}
     )
     assert response.status_code == 400
-    assert b'data-error="max_tokens:' in response.content
-
-
-def test_composite_bad_step_names_the_field(client_for, developer):
-    response = client_for(developer).post(
-        reverse("playground-context", args=["composite"]),
-        {"messages_json": json.dumps(MESSAGES), "c-composite-steps": "trim, explode"},
-    )
-    assert response.status_code == 400
-    assert b"steps[1]" in response.content
+    assert needle in response.content
 
 
 @pytest.mark.parametrize(
@@ -153,24 +150,24 @@ def test_composite_bad_step_names_the_field(client_for, developer):
         ('[{"role": "user"}]', "messages[0].content: is required"),
     ],
 )
-def test_bad_json_is_a_clear_error_in_the_page(client_for, developer, payload, needle):
-    response = client_for(developer).post(reverse("playground"), {"messages_json": payload})
+def test_bad_json_is_a_clear_error_in_the_page(login, developer, payload, needle):
+    response = login(developer).post(reverse("playground"), {"messages_json": payload})
     assert response.status_code == 400
     assert needle in response.content.decode().replace("&#x27;", "'").replace("&quot;", '"')
 
 
-def test_uploaded_file_is_accepted(client_for, developer):
+def test_uploaded_file_is_accepted(login, developer):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     upload = SimpleUploadedFile("m.json", json.dumps({"messages": MESSAGES}).encode(), "application/json")
-    response = client_for(developer).post(reverse("playground"), {"messages_file": upload})
+    response = login(developer).post(reverse("playground"), {"messages_file": upload})
     assert response.status_code == 200
     assert _column(response.content.decode(), "TRIM")["kept"]
 
 
-def test_stored_conversation_renders_columns_and_memory_plans(client_for, developer, alice, make_conversation):
+def test_stored_conversation_renders_columns_and_memory_plans(login, developer, alice, make_conversation):
     make_conversation(alice, 30)
-    response = client_for(developer).get(reverse("playground"), {"conversation": "c1"})
+    response = login(developer).get(reverse("playground"), {"conversation": "c1"})
     html = response.content.decode()
     assert response.status_code == 200
     assert 'id="col-sliding_window"' in html and 'id="plan-delete"' in html and 'id="plan-filter"' in html
@@ -178,13 +175,13 @@ def test_stored_conversation_renders_columns_and_memory_plans(client_for, develo
     assert "playground/memory/delete/apply/" not in html
 
 
-def test_unknown_conversation_is_404(client_for, developer):
-    assert client_for(developer).get(reverse("playground"), {"conversation": "nope"}).status_code == 404
+def test_unknown_conversation_is_404(login, developer):
+    assert login(developer).get(reverse("playground"), {"conversation": "nope"}).status_code == 404
 
 
-def test_memory_plan_endpoint_renders_the_plan(client_for, support_user, alice, make_conversation):
+def test_memory_plan_endpoint_renders_the_plan(login, support_user, alice, make_conversation):
     rows = make_conversation(alice, 10)
-    response = client_for(support_user).post(
+    response = login(support_user).post(
         reverse("playground-memory-plan", args=["delete"]), {"conversation": "c1", "m-delete-keep_latest": "4"}
     )
     assert response.status_code == 200
@@ -192,9 +189,9 @@ def test_memory_plan_endpoint_renders_the_plan(client_for, support_user, alice, 
     assert _ints(match.group(1)) == [r.pk for r in rows[:6]]
 
 
-def test_filter_rules_form(client_for, support_user, alice, make_conversation):
+def test_filter_rules_form(login, support_user, alice, make_conversation):
     rows = make_conversation(alice, 6, contents=["sys", "q1", "answer with keyword", "q2", "plain answer", "q3"])
-    response = client_for(support_user).post(
+    response = login(support_user).post(
         reverse("playground-memory-plan", args=["filter"]),
         {"conversation": "c1", "m-filter-keep_roles": ["SYSTEM", "USER"], "m-filter-assistant_keywords": "keyword",
          "m-filter-min_length": "0"},
@@ -203,9 +200,9 @@ def test_filter_rules_form(client_for, support_user, alice, make_conversation):
     assert _ints(match.group(1)) == [rows[4].pk]
 
 
-def test_staff_apply_with_confirmation_and_audit(client_for, support_user, alice, make_conversation):
+def test_staff_apply_with_confirmation_and_audit(login, support_user, alice, make_conversation):
     rows = make_conversation(alice, 8)
-    client = client_for(support_user)
+    client = login(support_user)
     page = client.get(reverse("playground"), {"conversation": "c1"}).content.decode()
     assert 'action="/playground/memory/filter/apply/"' in page and "data-confirm=" in page
     expected = compact_ids([r.pk for r in rows[:3]])
@@ -220,9 +217,9 @@ def test_staff_apply_with_confirmation_and_audit(client_for, support_user, alice
     assert AuditLog.objects.filter(action=AuditLog.Action.APPLY_STRATEGY, object_id="c1").count() == 1
 
 
-def test_stale_plan_changes_nothing(client_for, support_user, alice, make_conversation):
+def test_stale_plan_changes_nothing(login, support_user, alice, make_conversation):
     rows = make_conversation(alice, 8)
-    response = client_for(support_user).post(
+    response = login(support_user).post(
         reverse("playground-memory-apply", args=["delete"]),
         {"conversation": "c1", "params": json.dumps({"keep_latest": 5}), "expected_delete_ids": str(rows[0].pk)},
         follow=True,
@@ -231,9 +228,9 @@ def test_stale_plan_changes_nothing(client_for, support_user, alice, make_conver
     assert ChatMessage.objects.count() == 8
 
 
-def test_developer_cannot_apply(client_for, developer, alice, make_conversation):
+def test_developer_cannot_apply(login, developer, alice, make_conversation):
     rows = make_conversation(alice, 8)
-    response = client_for(developer).post(
+    response = login(developer).post(
         reverse("playground-memory-apply", args=["delete"]),
         {"conversation": "c1", "params": json.dumps({"keep_latest": 5}),
          "expected_delete_ids": ",".join(str(r.pk) for r in rows[:3])},
@@ -254,17 +251,17 @@ def test_apply_needs_csrf(support_user, alice, make_conversation):
     assert ChatMessage.objects.count() == 8
 
 
-def test_content_is_escaped(client_for, developer):
+def test_content_is_escaped(login, developer):
     evil = [{"role": "user", "content": "<script>alert(1)</script>"},
             {"role": "assistant", "content": "<img src=x onerror=alert(2)>"}]
-    html = client_for(developer).post(reverse("playground"), {"messages_json": json.dumps(evil)}).content.decode()
+    html = login(developer).post(reverse("playground"), {"messages_json": json.dumps(evil)}).content.decode()
     assert "<script>alert(1)" not in html and "<img src=x" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
-def test_large_conversation_renders_compactly(client_for, developer):
+def test_large_conversation_renders_compactly(login, developer):
     big = [{"role": "user" if i % 2 else "assistant", "content": f"m{i} " + "x" * 600} for i in range(2000)]
-    response = client_for(developer).post(
+    response = login(developer).post(
         reverse("playground-context", args=["trim"]),
         {"messages_json": json.dumps(big), "c-trim-keep_first": "2", "c-trim-keep_last": "10"},
     )
@@ -286,9 +283,9 @@ def test_bad_id_ranges_are_rejected(text):
     assert parse_ids(text) is None
 
 
-def test_bad_expected_ids_are_a_400(client_for, support_user, alice, make_conversation):
+def test_bad_expected_ids_are_a_400(login, support_user, alice, make_conversation):
     make_conversation(alice, 8)
-    response = client_for(support_user).post(
+    response = login(support_user).post(
         reverse("playground-memory-apply", args=["filter"]),
         {"conversation": "c1", "params": "{}", "expected_delete_ids": "x"},
     )
