@@ -34,9 +34,11 @@ from memoryboard.admin.services import (
     BulkTooLarge,
     memory_archive_many,
     memory_merge,
+    memory_pause_many,
     memory_purge_many,
     memory_reembed_many,
     memory_restore_many,
+    memory_resume_many,
 )
 from memoryboard.llm.errors import LLMError
 from memoryboard.ltm.config import get_agents_config
@@ -144,7 +146,7 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
     list_per_page = 50
     list_max_show_all = 500
     show_facets = admin.ShowFacets.NEVER
-    actions = ["archive_selected", "restore_selected", "reembed_selected"]
+    actions = ["archive_selected", "restore_selected", "pause_selected", "resume_selected", "reembed_selected"]
     change_form_template = "admin/memoryboard/longtermmemory/change_form.html"
     readonly_fields = [
         "id", "namespace", "agent", "user", "source", "key_name", "created_at", "updated_at",
@@ -322,6 +324,20 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
         return self._confirmed(
             request, queryset, action="restore_selected", title=gettext("Restore items"),
             service=memory_restore_many, done=gettext("Restored %(count)s items."),
+        )
+
+    @admin.action(description=_("Pause selected items (kept, never retrieved)"), permissions=["change"])
+    def pause_selected(self, request, queryset):
+        return self._confirmed(
+            request, queryset, action="pause_selected", title=gettext("Pause items"),
+            service=memory_pause_many, done=gettext("Paused %(count)s items."),
+        )
+
+    @admin.action(description=_("Resume selected items"), permissions=["change"])
+    def resume_selected(self, request, queryset):
+        return self._confirmed(
+            request, queryset, action="resume_selected", title=gettext("Resume items"),
+            service=memory_resume_many, done=gettext("Resumed %(count)s items."),
         )
 
     @admin.action(description=_("Re-embed selected items"), permissions=["change"])

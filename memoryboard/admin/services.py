@@ -16,6 +16,7 @@ from memoryboard.ltm.services import (
     _record_state,
     memory_archive,
     memory_restore,
+    memory_set_paused,
     memory_snapshot,
     memory_state,
 )
@@ -45,28 +46,46 @@ def _locked(memories: Iterable[LongTermMemory]) -> list[LongTermMemory]:
     return list(LongTermMemory.objects.filter(pk__in=ids).order_by("pk").select_for_update())
 
 
+def _apply_each(memories, *, actor, name: str, change) -> list[str]:
+    """Run ``change(memory)`` on each item in one transaction; ``change`` returns whether it changed."""
+    with transaction.atomic():
+        changed = [m.pk for m in _locked(memories) if change(m)]
+        if changed:
+            _bulk_entry(actor=actor, name=name, ids=changed)
+    return changed
+
+
 def memory_archive_many(*, memories: Iterable[LongTermMemory], actor) -> list[str]:
     """Archive items (reason ``staff``) in one transaction. Returns the ids that changed."""
-    with transaction.atomic():
-        items = [m for m in _locked(memories) if not m.archived]
-        for memory in items:
-            memory_archive(memory=memory, actor=actor, reason=ArchivedReason.STAFF)
-        changed = [m.pk for m in items]
-        if changed:
-            _bulk_entry(actor=actor, name="archive", ids=changed)
-    return changed
+
+    def change(memory):
+        return not memory.archived and memory_archive(memory=memory, actor=actor, reason=ArchivedReason.STAFF)
+
+    return _apply_each(memories, actor=actor, name="archive", change=change)
 
 
 def memory_restore_many(*, memories: Iterable[LongTermMemory], actor) -> list[str]:
-    """Restore archived (or user-deleted) items in one transaction. Returns the ids that changed."""
-    with transaction.atomic():
-        items = [m for m in _locked(memories) if m.archived]
-        for memory in items:
-            memory_restore(memory=memory, actor=actor)
-        changed = [m.pk for m in items]
-        if changed:
-            _bulk_entry(actor=actor, name="restore", ids=changed)
-    return changed
+    """Restore archived (or user-deleted) items to their previous state, in one transaction."""
+
+    def change(memory):
+        return memory.archived and memory_restore(memory=memory, actor=actor)
+
+    return _apply_each(memories, actor=actor, name="restore", change=change)
+
+
+def memory_pause_many(*, memories: Iterable[LongTermMemory], actor, paused: bool = True) -> list[str]:
+    """Pause (or resume) active items in one transaction; archived items are left alone."""
+
+    def change(memory):
+        if memory.archived or (memory_state(memory) == MemoryState.PAUSED) == paused:
+            return False
+        return memory_set_paused(memory=memory, actor=actor, paused=paused)
+
+    return _apply_each(memories, actor=actor, name="pause" if paused else "resume", change=change)
+
+
+def memory_resume_many(*, memories: Iterable[LongTermMemory], actor) -> list[str]:
+    return memory_pause_many(memories=memories, actor=actor, paused=False)
 
 
 def memory_reembed_many(*, memories: Iterable[LongTermMemory], actor, embedder=None) -> list[str]:

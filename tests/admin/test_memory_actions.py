@@ -190,3 +190,40 @@ def test_developer_cannot_merge(login, developer, alice, make_memory):
     assert response.status_code == 403
     dup.refresh_from_db()
     assert not dup.archived
+
+
+def test_pause_and_resume_are_audited(login, support_user, alice, make_memory):
+    from memoryboard.models import MemoryFlag
+
+    active = make_memory(alice, "active one")
+    archived = make_memory(alice, "archived one", archived_reason="decay")
+    client = login(support_user)
+    assert run_action(client, "pause_selected", [active.pk, archived.pk]).status_code == 302
+    assert list(MemoryFlag.objects.filter(paused=True).values_list("memory_id", flat=True)) == [active.pk]
+    assert AuditLog.objects.filter(action="pause", object_id=active.pk, actor=support_user).exists()
+    assert AuditLog.objects.get(action="bulk").after == {"action": "pause", "count": 1, "ids": [active.pk]}
+    page = client.get(changelist_url() + "?state=paused").content.decode()
+    assert "active one" in page and "archived one" not in page
+    assert run_action(client, "resume_selected", [active.pk]).status_code == 302
+    assert not MemoryFlag.objects.filter(paused=True).exists()
+    assert MemoryStateChange.objects.filter(memory_id=active.pk, old_state="paused", new_state="active").exists()
+
+
+def test_restore_returns_a_paused_item_paused(login, support_user, alice, make_memory):
+    memory = make_memory(alice, "paused then archived")
+    client = login(support_user)
+    run_action(client, "pause_selected", [memory.pk])
+    run_action(client, "archive_selected", [memory.pk])
+    run_action(client, "restore_selected", [memory.pk])
+    assert MemoryStateChange.objects.filter(memory_id=memory.pk).order_by("-created_at", "-id").first().new_state == "paused"
+
+
+def test_bulk_over_the_limit_is_refused(login, support_user, alice, make_memory, monkeypatch):
+    from memoryboard.admin import memory as memory_admin
+
+    items = [make_memory(alice, f"n{i}") for i in range(3)]
+    monkeypatch.setattr(memory_admin, "MAX_BULK_ITEMS", 2)
+    client = login(support_user)
+    response = run_action(client, "archive_selected", [m.pk for m in items], confirm=False)
+    assert response.status_code == 302
+    assert not LongTermMemory.objects.filter(archived=True).exists()
