@@ -30,8 +30,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.readme_section import write_section  # noqa: E402
+from benchmarks.sections import write_readme_section  # noqa: E402
 
+README = ROOT / "benchmarks" / "README.md"
 HEADING = "## Playground"
 COLUMN_TARGET_MS = 300
 HTML_TARGET_KB = 200
@@ -161,7 +162,7 @@ def main() -> None:
     )
     print(section)
     if not args.no_readme:
-        write_section(HEADING, section)
+        write_readme_section(README, HEADING, section)
 
 
 if __name__ == "__main__":

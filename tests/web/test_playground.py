@@ -30,6 +30,18 @@ def _ints(csv: str) -> list[int]:
     return parse_ids(csv)
 
 
+def assert_column_matches(data: dict[str, str], expected: dict) -> None:
+    """The numbers a column renders (data- attributes) equal the result object's API shape."""
+    assert _ints(data["kept"]) == expected["kept"]
+    assert _ints(data["dropped"]) == expected["dropped"]
+    assert _ints(data["summarized"]) == expected["summarized"]
+    assert float(data["tokens-before"]) == expected["tokens_before"]
+    assert float(data["tokens-after"]) == expected["tokens_after"]
+    assert int(data["llm-calls"]) == expected["llm_calls"]
+    assert (data["fallback"] or None) == expected["fallback"]
+    assert float(data["saved-ratio"]) == expected["saved_ratio"]
+
+
 @pytest.mark.parametrize("fixture", ["developer", "support_user", "superuser"])
 def test_staff_roles_open_the_playground(request, login, fixture):
     response = login(request.getfixturevalue(fixture)).get(reverse("playground"))
@@ -59,13 +71,7 @@ def test_pasted_messages_render_four_columns_with_the_results_numbers(login, dev
     html = response.content.decode()
     for name in ("TRIM", "SUMMARIZE", "SLIDING_WINDOW", "COMPOSITE"):
         data = _column(html, name)
-        expected = conversations.context_apply(name, MESSAGES, None).to_dict()
-        assert _ints(data["kept"]) == expected["kept"]
-        assert _ints(data["dropped"]) == expected["dropped"]
-        assert _ints(data["summarized"]) == expected["summarized"]
-        assert float(data["tokens-before"]) == expected["tokens_before"]
-        assert float(data["tokens-after"]) == expected["tokens_after"]
-        assert int(data["llm-calls"]) == expected["llm_calls"]
+        assert_column_matches(data, conversations.context_apply(name, MESSAGES, None).to_dict())
     # the input is carried for the column requests
     assert 'id="pg-source"' in html and "turn 29" in html
 
@@ -103,14 +109,7 @@ def test_column_numbers_equal_the_apis(login, developer, name, form, params):
         api = client.post(url, {"messages": MESSAGES, "params": params}, content_type="application/json")
         assert api.status_code == 200, api.content
         expected = api.json()
-    assert _ints(data["kept"]) == expected["kept"]
-    assert _ints(data["dropped"]) == expected["dropped"]
-    assert _ints(data["summarized"]) == expected["summarized"]
-    assert float(data["tokens-before"]) == expected["tokens_before"]
-    assert float(data["tokens-after"]) == expected["tokens_after"]
-    assert int(data["llm-calls"]) == expected["llm_calls"]
-    assert (data["fallback"] or None) == expected["fallback"]
-    assert float(data["saved-ratio"]) == expected["saved_ratio"]
+    assert_column_matches(data, expected)
 
 
 def test_column_is_marked_with_classes_and_text_labels(login, developer):
