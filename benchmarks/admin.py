@@ -259,17 +259,6 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_readme(text: str) -> None:
-    current = README.read_text() if README.exists() else "# Benchmarks\n"
-    section = f"{HEADING}\n\n{text}"
-    pattern = re.compile(rf"^{re.escape(HEADING)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(current):
-        current = pattern.sub(lambda _: section + "\n", current)
-    else:
-        current = current.rstrip("\n") + "\n\n" + section
-    README.write_text(current)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", action="store_true", help="create, migrate and fill the benchmark database")
@@ -283,7 +272,9 @@ def main() -> None:
     text = table(results)
     print(text)
     if not args.no_write:
-        write_readme(text)
+        from benchmarks.readme_section import write_section
+
+        write_section(HEADING, f"{HEADING}\n\n{text}\n", README)
 
 
 if __name__ == "__main__":

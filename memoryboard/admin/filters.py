@@ -104,26 +104,31 @@ class UserFilter(InputFilter):
         )
 
 
-class TypeFilter(admin.SimpleListFilter):
+class _ChoicesFilter(admin.SimpleListFilter):
+    """A filter over a fixed set of choices, applied by ``filter_memories(**{selector_arg: value})``."""
+
+    choices_enum: type = MemoryType
+    selector_arg = ""
+
+    def lookups(self, request, model_admin):
+        return self.choices_enum.choices
+
+    def queryset(self, request, queryset):
+        return filter_memories(queryset, **{self.selector_arg: self.value()}) if self.value() else queryset
+
+
+class TypeFilter(_ChoicesFilter):
     title = _("type")
     parameter_name = "type"
-
-    def lookups(self, request, model_admin):
-        return MemoryType.choices
-
-    def queryset(self, request, queryset):
-        return filter_memories(queryset, memory_type=self.value()) if self.value() else queryset
+    choices_enum = MemoryType
+    selector_arg = "memory_type"
 
 
-class SourceFilter(admin.SimpleListFilter):
+class SourceFilter(_ChoicesFilter):
     title = _("source")
     parameter_name = "source"
-
-    def lookups(self, request, model_admin):
-        return Source.choices
-
-    def queryset(self, request, queryset):
-        return filter_memories(queryset, source=self.value()) if self.value() else queryset
+    choices_enum = Source
+    selector_arg = "source"
 
 
 class StateFilter(admin.SimpleListFilter):

@@ -128,6 +128,17 @@ class MemoryAddForm(forms.ModelForm):
         self.fields["agent"].choices = configured_agent_namespaces()
 
 
+def _bulk_action(name: str, description, title, service, done):
+    """An admin action that asks for confirmation (count + sample), then runs ``service``."""
+
+    @admin.action(description=description, permissions=["change"])
+    def action(modeladmin, request, queryset):
+        return modeladmin._confirmed(request, queryset, action=name, title=title, service=service, done=done)
+
+    action.__name__ = name
+    return action
+
+
 @admin.register(LongTermMemory)
 class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
     list_display = [
@@ -296,11 +307,11 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
             except LLMError as exc:
                 self.message_user(request, _model_failed(exc), messages.ERROR)
                 return None
-            self.message_user(request, done % {"count": len(ids)}, messages.SUCCESS)
+            self.message_user(request, str(done) % {"count": len(ids)}, messages.SUCCESS)
             return None
         context = {
             **self.admin_site.each_context(request),
-            "title": title,
+            "title": str(title),
             "action": action,
             "count": count,
             "sample": list(queryset[:SAMPLE_SIZE]),
@@ -312,40 +323,26 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
         }
         return TemplateResponse(request, "admin/memoryboard/confirm_bulk_action.html", context)
 
-    @admin.action(description=_("Archive selected items"), permissions=["change"])
-    def archive_selected(self, request, queryset):
-        return self._confirmed(
-            request, queryset, action="archive_selected", title=gettext("Archive items"),
-            service=memory_archive_many, done=gettext("Archived %(count)s items."),
-        )
-
-    @admin.action(description=_("Restore selected items"), permissions=["change"])
-    def restore_selected(self, request, queryset):
-        return self._confirmed(
-            request, queryset, action="restore_selected", title=gettext("Restore items"),
-            service=memory_restore_many, done=gettext("Restored %(count)s items."),
-        )
-
-    @admin.action(description=_("Pause selected items (kept, never retrieved)"), permissions=["change"])
-    def pause_selected(self, request, queryset):
-        return self._confirmed(
-            request, queryset, action="pause_selected", title=gettext("Pause items"),
-            service=memory_pause_many, done=gettext("Paused %(count)s items."),
-        )
-
-    @admin.action(description=_("Resume selected items"), permissions=["change"])
-    def resume_selected(self, request, queryset):
-        return self._confirmed(
-            request, queryset, action="resume_selected", title=gettext("Resume items"),
-            service=memory_resume_many, done=gettext("Resumed %(count)s items."),
-        )
-
-    @admin.action(description=_("Re-embed selected items"), permissions=["change"])
-    def reembed_selected(self, request, queryset):
-        return self._confirmed(
-            request, queryset, action="reembed_selected", title=gettext("Re-embed items"),
-            service=memory_reembed_many, done=gettext("Re-embedded %(count)s items."),
-        )
+    archive_selected = _bulk_action(
+        "archive_selected", _("Archive selected items"), _("Archive items"), memory_archive_many,
+        _("Archived %(count)s items."),
+    )
+    restore_selected = _bulk_action(
+        "restore_selected", _("Restore selected items"), _("Restore items"), memory_restore_many,
+        _("Restored %(count)s items."),
+    )
+    pause_selected = _bulk_action(
+        "pause_selected", _("Pause selected items (kept, never retrieved)"), _("Pause items"), memory_pause_many,
+        _("Paused %(count)s items."),
+    )
+    resume_selected = _bulk_action(
+        "resume_selected", _("Resume selected items"), _("Resume items"), memory_resume_many,
+        _("Resumed %(count)s items."),
+    )
+    reembed_selected = _bulk_action(
+        "reembed_selected", _("Re-embed selected items"), _("Re-embed items"), memory_reembed_many,
+        _("Re-embedded %(count)s items."),
+    )
 
     # The change page: history, state changes, access log, related items, merge -----------------
 

@@ -1,8 +1,7 @@
-"""Helpers of the admin tests: URLs and a signed-in client per role."""
+"""Helpers of the admin tests: URLs and posting an action (``login`` comes from tests/conftest.py)."""
 
 from __future__ import annotations
 
-import pytest
 from django.urls import reverse
 
 CHANGELIST = "admin:memoryboard_longtermmemory_changelist"
@@ -14,17 +13,6 @@ def changelist_url() -> str:
 
 def change_url(memory) -> str:
     return reverse("admin:memoryboard_longtermmemory_change", args=[memory.pk])
-
-
-@pytest.fixture
-def login(client):
-    """``login(user)`` signs the test client in and returns it."""
-
-    def do(user):
-        client.force_login(user)
-        return client
-
-    return do
 
 
 def run_action(client, action: str, ids, *, confirm: bool = True, query: str = "", select_across: bool = False):
