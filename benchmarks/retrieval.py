@@ -26,7 +26,6 @@ import argparse
 import os
 import pathlib
 import platform
-import re
 import statistics
 import sys
 import tempfile
@@ -139,10 +138,25 @@ def bench_database(repeats: int) -> list[tuple[str, float]]:
     assert len(items) == K and len(with_log()) == K
     connection.ensure_connection()
     plain, logged = [], []
-    for _ in range(repeats):  # round-robin, so load changes hit both alike
-        plain.append(_median_ms(without_log, 1))
-        logged.append(_median_ms(with_log, 1))
+    for i in range(repeats):
+        # Alternate which goes first: the first call after a pause is measurably faster on a busy machine.
+        if i % 2:
+            logged.append(_median_ms(with_log, 1))
+            plain.append(_median_ms(without_log, 1))
+        else:
+            plain.append(_median_ms(without_log, 1))
+            logged.append(_median_ms(with_log, 1))
         flush_access_log()  # the background write happens between requests, not during the next one
+
+    from memoryboard.ltm.retrieval import memory_log_access
+
+    def log_only():
+        memory_log_access(items, agent_id="chat", conversation_id="bench", kind="retrieval")
+
+    request_path = []
+    for _ in range(repeats):
+        request_path.append(_median_ms(log_only, 1))
+        flush_access_log()
 
     record = AccessRecord(tuple(i.memory.pk for i in items), tuple(i.score for i in items), "chat", "bench",
                           "retrieval", timezone.now())
@@ -156,6 +170,8 @@ def bench_database(repeats: int) -> list[tuple[str, float]]:
     return [
         ("one user's top-10 over 200 items incl. DB read, without access log", statistics.median(plain)),
         ("one user's top-10 over 200 items incl. DB read, with access log (request path)", statistics.median(logged)),
+        ("access log on the request path alone (memory_log_access: update the objects, queue the write)",
+         statistics.median(request_path)),
         ("access log write of one retrieval, inline (own transaction; background thread cost)", inline),
         (f"access log write of one retrieval, batched {batch} per transaction", statistics.median(batched)),
     ]
@@ -210,9 +226,14 @@ def _verdict(rows: dict[str, float]) -> list[str]:
     logged = rows.get("one user's top-10 over 200 items incl. DB read, with access log (request path)")
     if user is not None:
         out.append(f"- one user's top-10 incl. DB read: {user:.2f} ms (target < 5 ms: {'met' if user < 5 else 'MISSED'})")
+    alone = next((v for k, v in rows.items() if k.startswith("access log on the request path")), None)
     if user is not None and logged is not None:
         cost = (logged - user) / user * 100
-        out.append(f"- access log: {cost:+.1f}% of one user's top-10 time (target < 10%: {'met' if cost < 10 else 'MISSED'})")
+        out.append(f"- access log, end to end: {cost:+.1f}% of one user's top-10 time (difference of two noisy medians)")
+    if user is not None and alone is not None:
+        cost = alone / user * 100
+        out.append(f"- access log on the request path, measured alone: {cost:.1f}% of one user's top-10 time "
+                   f"(target < 10%: {'met' if cost < 10 else 'MISSED'})")
     floor = next((v for k, v in rows.items() if "floor" in k), None)
     ours = next((v for k, v in rows.items() if "memoryboard top_k" in k), None)
     faiss_ms = next((v for k, v in rows.items() if "FAISS" in k), None)
@@ -221,16 +242,6 @@ def _verdict(rows: dict[str, float]) -> list[str]:
     if floor and faiss_ms:
         out.append(f"- FAISS IndexFlatIP: {faiss_ms / floor:.2f}× the floor")
     return out
-
-
-def _write_readme(section: str) -> None:
-    text = README.read_text(encoding="utf-8") if README.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"^{re.escape(HEADING)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section, text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    README.write_text(text, encoding="utf-8")
 
 
 def main() -> None:
@@ -267,7 +278,9 @@ def main() -> None:
     section = header + _table(rows) + "\n\n" + "\n".join(_verdict(dict(rows))) + "\n"
     print(section)
     if not args.no_readme:
-        _write_readme(section)
+        from benchmarks.sections import write_readme_section
+
+        write_readme_section(README, HEADING, section)
 
 
 if __name__ == "__main__":
