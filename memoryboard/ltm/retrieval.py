@@ -7,7 +7,7 @@ model); items without a vector are embedded on the fly and stored; a second quer
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +28,10 @@ from memoryboard.models import (
 
 DEFAULT_K = 10
 MAX_K = 100
+# Rows scored per step: bounds memory when a staff search spans every user's items.
+CHUNK_ROWS = 20_000
+# Items without a vector embedded during one search at most; ``manage.py reembed`` does the rest.
+MAX_EMBED_ON_THE_FLY = 1_000
 
 MEMORY_BLOCK_HEADER = "以下是你对该用户的长期记忆："
 
@@ -91,33 +95,57 @@ def active_memories(qs: QuerySet[LongTermMemory], *, user_id: str | None = None)
     return qs
 
 
-def _candidate_rows(qs: QuerySet[LongTermMemory], embedder) -> list[tuple[str, bytes | None]]:
-    """``(id, vector bytes or None)`` of the queryset's items: one LEFT JOIN query."""
-    return list(
-        qs.order_by()
+def _candidate_rows(qs: QuerySet[LongTermMemory], embedder) -> Iterator[tuple[str, bytes | None]]:
+    """``(id, vector bytes or None)`` of the queryset's items: a LEFT JOIN of items and vectors.
+
+    Read in pages by primary key (one query when there are fewer than ``CHUNK_ROWS`` items), so no
+    cursor stays open while missing vectors are written, and memory stays bounded.
+    """
+    base = (
+        qs.order_by("pk")
         .annotate(vec=FilteredRelation("embeddings", condition=Q(embeddings__model_name=embedder.name)))
         .values_list("pk", "vec__vector")
     )
+    last = None
+    while True:
+        rows = list((base if last is None else base.filter(pk__gt=last))[:CHUNK_ROWS])
+        yield from rows
+        if len(rows) < CHUNK_ROWS:
+            return
+        last = rows[-1][0]
 
 
-def _matrix(rows: list[tuple[str, bytes | None]], embedder) -> tuple[list[str], np.ndarray]:
-    """Ids and the matrix of their vectors; items missing a vector of this model are embedded now."""
+def _matrix(rows: list[tuple[str, bytes | None]], embedder, budget: list[int]) -> tuple[list[str], np.ndarray]:
+    """Ids and the matrix of their vectors.
+
+    Items missing a vector of this model are embedded now and stored, up to ``budget[0]`` items per
+    search (decremented); the rest are left out until ``manage.py reembed`` has run.
+    """
     dim = int(embedder.dim)
     size = dim * 4
-    if not rows:
-        return [], np.empty((0, dim), dtype=np.float32)
-    ids = [row[0] for row in rows]
     missing = [pk for pk, blob in rows if blob is None or len(blob) != size]
     if not missing:
         matrix = np.frombuffer(b"".join([bytes(row[1]) for row in rows]), dtype=np.float32)
-        return ids, matrix.reshape(len(ids), dim)
-    memories = list(LongTermMemory.objects.filter(pk__in=missing))
-    memory_embed_many(memories, embedder=embedder)
-    fresh = dict(zip([m.pk for m in memories], embedder.embed([m.content for m in memories]), strict=True))
-    matrix = np.empty((len(ids), dim), dtype=np.float32)
-    for i, (pk, blob) in enumerate(rows):
-        matrix[i] = fresh[pk] if pk in fresh else np.frombuffer(blob, dtype=np.float32)
-    return ids, matrix
+        return [row[0] for row in rows], matrix.reshape(len(rows), dim)
+    memories = list(LongTermMemory.objects.filter(pk__in=missing[: max(budget[0], 0)]))
+    budget[0] -= len(memories)
+    fresh: dict[str, np.ndarray] = {}
+    if memories:
+        memory_embed_many(memories, embedder=embedder)
+        fresh = dict(zip([m.pk for m in memories], embedder.embed([m.content for m in memories]), strict=True))
+    ids: list[str] = []
+    vectors: list[np.ndarray] = []
+    for pk, blob in rows:
+        if pk in fresh:
+            vectors.append(fresh[pk])
+        elif blob is not None and len(blob) == size:
+            vectors.append(np.frombuffer(blob, dtype=np.float32))
+        else:
+            continue
+        ids.append(pk)
+    if not ids:
+        return [], np.empty((0, dim), dtype=np.float32)
+    return ids, np.vstack(vectors).astype(np.float32, copy=False)
 
 
 def top_k(matrix: np.ndarray, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -153,18 +181,42 @@ def _load(ids: list[str]) -> dict[str, LongTermMemory]:
     return {memory.pk: memory for memory in LongTermMemory.objects.raw(sql, ids)}
 
 
-def _rank(rows, query: str, k: int, embedder) -> list[ScoredMemory]:
-    """Score candidate rows against the query; load the top-K items (one query)."""
-    ids, matrix = _matrix(rows, embedder)
-    if not ids:
-        return []
-    qvec = np.asarray(embedder.embed([query])[0], dtype=np.float32)
-    order, scores = top_k(matrix, qvec, k)
-    top_ids = [ids[i] for i in order]
-    by_id = _load(top_ids)
+def _chunks(rows: Iterable, size: int) -> Iterator[list]:
+    chunk = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _rank(rows: Iterable[tuple[str, bytes | None]], query: str, k: int, embedder) -> list[ScoredMemory]:
+    """Score candidate rows against the query, chunk by chunk (memory stays bounded for any number of
+    rows), keep the running top-K, then load the top-K items (one query)."""
+    best_ids: list[str] = []
+    best_scores = np.empty(0, dtype=np.float32)
+    qvec = None
+    budget = [MAX_EMBED_ON_THE_FLY]
+    for chunk in _chunks(rows, CHUNK_ROWS):
+        ids, matrix = _matrix(chunk, embedder, budget)
+        if not ids:
+            continue
+        if qvec is None:  # embed the query only when there is something to compare it with
+            qvec = np.asarray(embedder.embed([query])[0], dtype=np.float32)
+        order, scores = top_k(matrix, qvec, k)
+        if not best_ids:
+            best_ids, best_scores = [ids[i] for i in order], scores
+            continue
+        merged_ids = best_ids + [ids[i] for i in order]
+        merged_scores = np.concatenate([best_scores, scores])
+        keep = np.argsort(-merged_scores, kind="stable")[:k]
+        best_ids, best_scores = [merged_ids[i] for i in keep], merged_scores[keep]
+    by_id = _load(best_ids)
     return [
         ScoredMemory(memory=by_id[pk], score=float(score))
-        for pk, score in zip(top_ids, scores, strict=True)
+        for pk, score in zip(best_ids, best_scores, strict=True)
         if pk in by_id
     ]
 

@@ -128,3 +128,20 @@ def test_access_statistics_are_written_by_the_background_writer(settings, alice,
     memory.refresh_from_db()
     assert memory.access_count == 1 and memory.last_accessed_at is not None
     assert MemoryAccess.objects.filter(memory_id=memory.pk, conversation_id="bg").count() == 1
+
+
+def test_search_pages_through_many_items_and_caps_on_the_fly_embedding(monkeypatch, alice, make_memory):
+    from memoryboard.ltm import retrieval
+
+    monkeypatch.setattr(retrieval, "CHUNK_ROWS", 3)
+    monkeypatch.setattr(retrieval, "MAX_EMBED_ON_THE_FLY", 2)
+    items = [make_memory(alice, f"User note number {i} about Java") for i in range(8)]
+    best = make_memory(alice, "Java Java Java developer")
+    found = memory_search(queryset=memory_queryset_for(alice), query="Java developer", k=3)
+    assert found[0].memory.pk == best.pk and len(found) == 3
+    assert [f.score for f in found] == sorted((f.score for f in found), reverse=True)
+
+    MemoryEmbedding.objects.filter(memory_id__in=[m.pk for m in items]).delete()
+    found = memory_search(queryset=memory_queryset_for(alice), query="Java developer", k=20)
+    assert len(found) == 1 + 2  # the item with a vector, and two embedded on the fly
+    assert MemoryEmbedding.objects.count() == 3
