@@ -51,6 +51,11 @@ class TurnResult:
     notes: list[str] = field(default_factory=list)
 
 
+def default_before_model_steps(chat_model) -> list:
+    """The runtime's before-model chain: ContextEditingInterceptor (30), SummarizationHook (50)."""
+    return [ContextEditingInterceptor(), SummarizationHook(chat_model)]
+
+
 def agent_namespace(agent: AgentConfig, user_id: str) -> Namespace:
     """The only way the runtime builds a namespace: the agent's configuration and the server's user id."""
     return build_namespace(agent_namespace=agent.long_term_memory.namespace, user_id=str(user_id))
@@ -128,7 +133,7 @@ def run_turn(
         )
     context = ChainContext(agent=agent)
     if steps is None:
-        steps = [ContextEditingInterceptor(), SummarizationHook(chat_model)]
+        steps = default_before_model_steps(chat_model)
     messages = [{"role": "system", "content": build_system_prompt(agent, memories)}]
     messages = run_before_model_chain(steps, messages + history + [{"role": "user", "content": user_message}], context)
     tools = MEMORY_TOOLS if (agent.memory_tools and ltm.enabled) else None
