@@ -374,27 +374,30 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
         last_access = access_page.object_list[0] if access_page.number == 1 and access_page.object_list else (
             MemoryAccess.objects.filter(memory_id=obj.pk).first()
         )
+        related, related_error = self._related(obj)
         return {
             "audit_entries": AuditLog.objects.filter(object_type="memory", object_id=obj.pk)[:50],
             "state_changes": MemoryStateChange.objects.filter(memory_id=obj.pk).select_related("actor")[:50],
             "access_page": access_page,
             "access_total": accesses.count,
             "last_access": last_access,
-            "related": self._related(obj),
+            "related": related,
+            "related_error": related_error,
             "can_merge": self.has_change_permission(request, obj) and not obj.archived,
             "merge_url": reverse("admin:memoryboard_longtermmemory_merge", args=[obj.pk]),
         }
 
-    def _related(self, obj) -> list:
-        """The nearest active items of the same user (duplicates, contradictions)."""
+    def _related(self, obj) -> tuple[list, str]:
+        """The nearest active items of the same user (duplicates, contradictions), and an error if any."""
+        from memoryboard.ltm.retrieval import memory_search
+
         if not obj.user_id or not obj.content:
-            return []
-        try:
-            from memoryboard.ltm.retrieval import memory_search
-        except ImportError:  # retrieval not installed yet: the page works without the section
-            return []
+            return [], ""
         candidates = own_memories(user_id=obj.user_id).exclude(pk=obj.pk)
-        return memory_search(queryset=candidates, query=obj.content, k=RELATED_K)
+        try:
+            return memory_search(queryset=candidates, query=obj.content, k=RELATED_K), ""
+        except LLMError as exc:  # the page still shows the item; the panel says why it is empty
+            return [], exc.reason
 
     def merge_view(self, request, object_id):
         if request.method != "POST":

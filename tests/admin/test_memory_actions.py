@@ -159,6 +159,7 @@ def test_change_page_shows_history_access_and_related(login, support_user, alice
     page = client.get(change_url(memory)).content.decode()
     assert "Used 14 times" in page and "last in conversation conv-" in page
     assert "page 1 of 2" in page
+    assert "/admin/memoryboard/chatmessage/?conversation_id=conv-" in page
     assert "page 2 of 2" in client.get(change_url(memory) + "?access_page=2").content.decode()
     assert twin.pk in page
     assert foreign.pk not in page
@@ -227,3 +228,12 @@ def test_bulk_over_the_limit_is_refused(login, support_user, alice, make_memory,
     response = run_action(client, "archive_selected", [m.pk for m in items], confirm=False)
     assert response.status_code == 302
     assert not LongTermMemory.objects.filter(archived=True).exists()
+
+
+def test_change_page_survives_a_failing_embedding_model(login, support_user, alice, make_memory, openai_settings):
+    memory = make_memory(alice, "prefers tea")
+    make_memory(alice, "prefers tea, green")
+    openai_settings.set_fault("http500")
+    response = login(support_user).get(change_url(memory))
+    assert response.status_code == 200
+    assert "Related items are not available" in response.content.decode()
