@@ -13,7 +13,7 @@ from typing import Any
 
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.ltm.lifecycle import memory_enforce_limit
-from memoryboard.ltm.locks import namespace_lock
+from memoryboard.ltm.locks import NamespaceLockTimeout, namespace_lock
 from memoryboard.ltm.namespaces import Namespace
 from memoryboard.ltm.retrieval import memory_retrieve
 from memoryboard.ltm.services import MemoryError, memory_create
@@ -119,6 +119,13 @@ def memory_tool_save(*, namespace: Namespace, agent_id: str, content: Any, memor
     memory_type = str(memory_type or MemoryType.FACT).upper()
     if not memory_saving_enabled(namespace.user_id):
         return {"saved": False, "reason": "the user turned off saving new memories"}
+    try:
+        return _save_locked(namespace=namespace, agent_id=agent_id, content=content, memory_type=memory_type)
+    except NamespaceLockTimeout:
+        return {"saved": False, "error": "memory is busy, try again"}
+
+
+def _save_locked(*, namespace: Namespace, agent_id: str, content: str, memory_type: str) -> dict[str, Any]:
     with namespace_lock(namespace):
         duplicate = find_duplicate(namespace, content)
         if duplicate:

@@ -107,3 +107,18 @@ def test_save_enforces_the_agents_item_limit(alice, make_memory, settings, tmp_p
         assert LongTermMemory.objects.filter(archived=False).count() == 2
     finally:
         reset_agents_config()
+
+
+def test_a_busy_namespace_is_reported_not_raised(alice, monkeypatch):
+    from contextlib import contextmanager
+
+    from memoryboard.ltm import tools
+    from memoryboard.ltm.locks import NamespaceLockTimeout
+
+    @contextmanager
+    def busy(namespace):
+        raise NamespaceLockTimeout("x")
+        yield
+
+    monkeypatch.setattr(tools, "namespace_lock", busy)
+    assert save(alice, "User is a Rust developer") == {"saved": False, "error": "memory is busy, try again"}
