@@ -197,8 +197,12 @@ def _page(request, *, messages: list | None, conversation_id: str = "", messages
             plans = [plan_context(request, name, conversation_id, StrategyParamsForm(kind="memory", strategy=name),
                                   messages=messages)
                      for name in MEMORY_STRATEGIES]
+    window = None
+    if conversation_id and messages is not None:
+        window = _context_window(request, conversation_id, messages)
     visible = conversations.message_queryset_for(request.user)
     context = {
+        "window": window,
         "conversations": conversations.conversation_list(queryset=visible),
         "conversation_id": conversation_id,
         "messages_json": messages_json,
@@ -208,6 +212,31 @@ def _page(request, *, messages: list | None, conversation_id: str = "", messages
         "plans": plans,
     }
     return render(request, "web/playground.html", context, status=status)
+
+
+def _context_window(request, conversation_id: str, messages: Sequence[Message]) -> dict[str, Any]:
+    """The context window viewer of a stored conversation, for the agent in ``?agent=`` (default: its own)."""
+    from memoryboard.ltm.config import get_agents_config
+    from memoryboard.web.context_viewer import context_window
+
+    first = conversations.message_queryset_for(request.user).filter(conversation_id=conversation_id).first()
+    config = get_agents_config()
+    agent_id = request.GET.get("agent") or first.agent_id
+    agent = config.get(agent_id)
+    if agent is None:
+        agent_id = first.agent_id
+        agent = config.get(agent_id) or config.defaults
+    window = context_window(agent=agent, user_id=first.user_id, conversation_id=conversation_id, rows=messages)
+    return {
+        "data": window,
+        "agent_id": agent_id,
+        "agents": [(a, cfg.name or a) for a, cfg in sorted(config.agents.items())],
+        "sides": [(label, side, segments([Row(i, m["role"].upper(), m["content"], "kept")
+                                          for i, m in enumerate(side.messages)]))
+                  for label, side in ((_("Before the pipeline"), window.before),
+                                      (_("After the pipeline"), window.after))],
+        "tools_json": json.dumps(window.tools, ensure_ascii=False, indent=2),
+    }
 
 
 @playground_access

@@ -197,3 +197,27 @@ def test_bulk_pause_with_confirmation_page(session, alice, make_memory):
         items[0].pk, items[1].pk}
     assert s.page.locator("li.mem.mem-paused").count() == 2
     s.shot("my_memories_bulk_paused")
+
+
+def test_context_window_viewer(session, developer, alice, make_memory):
+    make_memory(alice, "alice writes Java backend services")
+    _conversation(alice, 60, extra=["How do I tune my Java backend?"])
+    s = session().login(developer)
+    s.goto("/playground/?conversation=c1")
+    viewer = s.page.locator("#context-window")
+    assert viewer.get_attribute("data-agent") == "chat"
+    assert viewer.get_attribute("data-memories") == "1"
+    assert viewer.locator("svg.token-bar rect.part-memory").count() == 2  # before and after
+    viewer.scroll_into_view_if_needed()
+    viewer.screenshot(path=str(_artifact("playground_context_window")))
+    s.page.select_option("#context-window select[name=agent]", "coder")
+    s.page.wait_for_function("() => document.querySelector('#context-window').dataset.agent === 'coder'")
+    assert s.page.locator("#context-window").get_attribute("data-budget") == "8000"
+    assert s.page.locator("#context-window line.budget-line").count() == 2
+
+
+def _artifact(name):
+    from tests.browser.conftest import ARTIFACTS
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS / f"{name}.png"

@@ -1,0 +1,137 @@
+"""The context window viewer: the exact request an agent would send next for a stored conversation.
+
+Built from the agent runtime's own pieces (system prompt, ``<long_term_memory>`` block, tools,
+before-model chain), so what is shown is what :func:`memoryboard.agent.runtime.run_turn` would send.
+The preview reads memories without touching their access statistics.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from memoryboard.strategies import CompositeConfig, SlidingWindowConfig, estimated_tokens, parse_params
+from memoryboard.strategies.tokens import CHARS_PER_TOKEN
+
+PARTS = ("system", "memory", "tools", "messages")
+
+
+@dataclass
+class WindowSide:
+    """One side (before or after the pipeline) of the request, with its tokens split by part."""
+
+    messages: list[dict]
+    tokens: dict[str, float]
+    bars: list[dict] = field(default_factory=list)
+
+    @property
+    def total(self) -> float:
+        return round(sum(self.tokens.values()), 1)
+
+
+@dataclass
+class ContextWindow:
+    agent_id: str
+    before: WindowSide
+    after: WindowSide
+    tools: list[dict]
+    memories: list[Any]
+    budget: int | None
+    emergency_threshold: int
+    notes: list[str]
+    scale_budget: float = 0.0  # x position (percent) of the budget line
+
+
+def _split_system(content: str) -> tuple[str, str]:
+    start = content.find("<long_term_memory>")
+    return (content, "") if start < 0 else (content[:start], content[start:])
+
+
+def _side(messages: list[dict], tools_tokens: float) -> WindowSide:
+    tokens = dict.fromkeys(PARTS, 0.0)
+    tokens["tools"] = tools_tokens
+    for index, message in enumerate(messages):
+        if index == 0 and message.get("role") == "system":  # later system messages are summaries
+            base, block = _split_system(str(message.get("content") or ""))
+            tokens["system"] += estimated_tokens(base)
+            if block:
+                tokens["memory"] += len(block) / CHARS_PER_TOKEN
+        else:
+            tokens["messages"] += estimated_tokens(str(message.get("content") or ""))
+    return WindowSide(messages=messages, tokens={k: round(v, 1) for k, v in tokens.items()})
+
+
+def context_budget(agent) -> int | None:
+    """The token budget of the agent's context strategy (SLIDING_WINDOW, alone or in COMPOSITE)."""
+    try:
+        config = parse_params(agent.context_strategy or "COMPOSITE", agent.context_params or {})
+    except Exception:  # a bad agents.yaml is reported by the system check, not here
+        return None
+    if isinstance(config, SlidingWindowConfig):
+        return config.max_tokens
+    if isinstance(config, CompositeConfig) and "SLIDING_WINDOW" in config.steps:
+        return config.sliding_window.max_tokens
+    return None
+
+
+def _bars(side: WindowSide, scale: float) -> None:
+    x = 0.0
+    for part in PARTS:
+        width = side.tokens[part] / scale * 100 if scale else 0
+        side.bars.append({"part": part, "x": round(x, 3), "width": round(width, 3), "tokens": side.tokens[part]})
+        x += width
+
+
+def context_window(*, agent, user_id: str, conversation_id: str, rows: list, chat_model=None) -> ContextWindow:
+    """Build the next request of ``agent`` for a stored conversation, before and after the pipeline.
+
+    Args:
+        agent: The agent's :class:`~memoryboard.ltm.config.AgentConfig`.
+        user_id: The platform user id that owns the conversation (the namespace comes from it).
+        conversation_id: The conversation.
+        rows: Its stored rows, oldest first.
+        chat_model: For the SummarizationHook (only called above its emergency threshold); default the
+            configured model.
+
+    Returns:
+        Both sides of the request with their tokens by part, the tools and the budget lines.
+    """
+    from memoryboard.agent.hooks import EMERGENCY_TOKEN_THRESHOLD, SummarizationHook
+    from memoryboard.agent.interceptors import ChainContext, ContextEditingInterceptor, run_before_model_chain
+    from memoryboard.agent.runtime import agent_namespace, build_system_prompt, history_messages
+    from memoryboard.ltm.retrieval import memory_retrieve
+    from memoryboard.ltm.tools import MEMORY_TOOLS
+    from memoryboard.models import MemoryAccess
+
+    if chat_model is None:
+        from memoryboard.llm.factory import get_chat_model
+
+        chat_model = get_chat_model()
+    ltm = agent.long_term_memory
+    history = history_messages(rows)
+    query = next((m["content"] for m in reversed(history) if m["role"] == "user"), "")
+    memories = []
+    if ltm.enabled and ltm.auto_load:
+        memories = memory_retrieve(
+            namespace=agent_namespace(agent, user_id), query=query, k=ltm.load_max_items,
+            agent_id=agent.agent_id, conversation_id=conversation_id, kind=MemoryAccess.Kind.INJECTION,
+            log_access=False,
+        )
+    before_messages = [{"role": "system", "content": build_system_prompt(agent, memories)}, *history]
+    context = ChainContext(agent=agent)
+    after_messages = run_before_model_chain(
+        [ContextEditingInterceptor(), SummarizationHook(chat_model)], before_messages, context
+    )
+    tools = MEMORY_TOOLS if (agent.memory_tools and ltm.enabled) else []
+    tools_tokens = round(len(json.dumps(tools, ensure_ascii=False)) / CHARS_PER_TOKEN, 1) if tools else 0.0
+    before, after = _side(before_messages, tools_tokens), _side(after_messages, tools_tokens)
+    budget = context_budget(agent)
+    scale = max(before.total, after.total, budget or 0) * 1.05 or 1.0
+    _bars(before, scale)
+    _bars(after, scale)
+    return ContextWindow(
+        agent_id=agent.agent_id, before=before, after=after, tools=tools, memories=memories, budget=budget,
+        emergency_threshold=EMERGENCY_TOKEN_THRESHOLD, notes=context.notes,
+        scale_budget=round(budget / scale * 100, 3) if budget else 0.0,
+    )

@@ -1,0 +1,56 @@
+"""The context window viewer: the request an agent would send, before and after its pipeline."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from memoryboard.models import LongTermMemory, MemoryAccess, UserMemorySettings
+
+pytestmark = pytest.mark.django_db
+
+
+def _window(html: str) -> dict[str, str]:
+    head = re.search(r'<section class="pg-window" id="context-window"(.*?)>', html, re.S).group(1)
+    return dict(re.findall(r'data-([a-z-]+)="([^"]*)"', head))
+
+
+def test_injected_memories_are_shown_without_counting_as_a_use(login, developer, alice, make_memory,
+                                                               make_conversation):
+    memory = make_memory(alice, "alice is a Java backend developer")
+    make_conversation(alice, 6, contents=["sys", "I write Java backend code", "ok", "more Java", "sure", "Java?"])
+    html = login(developer).get(reverse("playground"), {"conversation": "c1"}).content.decode()
+    data = _window(html)
+    assert data["agent"] == "chat" and data["memories"] == "1"
+    assert "&lt;long_term_memory&gt;" in html and "alice is a Java backend developer" in html
+    assert 'class="part-memory"' in html and 'class="part-tools"' in html  # chat has the memory tools
+    assert LongTermMemory.objects.get(pk=memory.pk).access_count == 0
+    assert not MemoryAccess.objects.exists()
+
+
+def test_memory_switch_off_means_no_injection(login, developer, alice, make_memory, make_conversation):
+    make_memory(alice, "alice likes tea")
+    UserMemorySettings.objects.create(user_id=str(alice.pk), use_memories=False)
+    make_conversation(alice, 4, contents=["sys", "tea please", "ok", "tea again"])
+    html = login(developer).get(reverse("playground"), {"conversation": "c1"}).content.decode()
+    assert _window(html)["memories"] == "0" and "&lt;long_term_memory&gt;" not in html
+
+
+def test_after_the_pipeline_fits_the_agents_budget(login, developer, alice, make_conversation):
+    make_conversation(alice, 120, agent="coder", contents=["x" * 500] * 120)
+    html = login(developer).get(reverse("playground"), {"conversation": "c1"}).content.decode()
+    data = _window(html)
+    assert data["agent"] == "coder" and data["budget"] == "8000"
+    assert float(data["before-total"]) > 20000
+    assert float(data["after-messages"]) <= 8000  # the sliding window bounds the messages (system prompt kept)
+    assert float(data["after-total"]) < float(data["before-total"])
+    assert 'class="budget-line"' in html
+
+
+def test_choosing_another_agent(login, developer, alice, make_conversation):
+    make_conversation(alice, 4)
+    html = login(developer).get(reverse("playground"), {"conversation": "c1", "agent": "coder"}).content.decode()
+    assert _window(html)["agent"] == "coder"
+    assert 'class="part-tools"' not in html  # coder has no memory tools
