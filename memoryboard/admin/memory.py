@@ -155,7 +155,6 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
     search_help_text = _("Searches the content (case-insensitive) or an exact id.")
     # Rendering dominates a page once the queries are bounded: 50 rows keep it well under 300 ms.
     list_per_page = 50
-    list_max_show_all = 500
     show_facets = admin.ShowFacets.NEVER
     actions = ["archive_selected", "restore_selected", "pause_selected", "resume_selected", "reembed_selected"]
     change_form_template = "admin/memoryboard/longtermmemory/change_form.html"
@@ -403,7 +402,7 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         keep = self.get_object(request, object_id)
-        if keep is None or not self.has_change_permission(request, keep):
+        if keep is None or not self.has_change_permission(request, keep) or keep.archived:
             raise PermissionDenied
         ids = request.POST.getlist("merge_ids")
         others = own_memories(user_id=keep.user_id or "").filter(pk__in=ids) if keep.user_id else []

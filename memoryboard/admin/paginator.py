@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from django.contrib.admin.views.main import PAGE_VAR, ChangeList
 from django.core.paginator import Paginator
 from django.utils.functional import cached_property
 
 # Pages counted ahead of the current one; the page links reach that far.
 PAGES_AHEAD = 10
+# Deeper than this many rows, paging stops (an OFFSET that deep reads as many rows): filter instead.
+MAX_CAP = 100_000
 
 
 class CappedCountPaginator(Paginator):
@@ -30,7 +33,7 @@ class CappedCountPaginator(Paginator):
             number = max(1, int(page or 1))
         except (TypeError, ValueError):
             number = 1
-        return cls(object_list, per_page, cap=per_page * (number - 1 + PAGES_AHEAD), **kwargs)
+        return cls(object_list, per_page, cap=min(MAX_CAP, per_page * (number - 1 + PAGES_AHEAD)), **kwargs)
 
     @cached_property
     def count(self) -> int:
@@ -42,15 +45,30 @@ class CappedCountPaginator(Paginator):
         return min(n, self.cap)
 
 
+class CappedChangeList(ChangeList):
+    """A changelist that never offers "show all" over a capped (so unknown) count."""
+
+    def get_results(self, request):
+        super().get_results(request)
+        if self.paginator.capped and self.can_show_all:
+            self.can_show_all = False
+            if self.show_all:  # the unbounded queryset is lazy: replace it before anything reads it
+                self.show_all = False
+                self.result_list = self.paginator.page(self.page_num).object_list
+
+
 class CappedCountAdminMixin:
-    """ModelAdmin settings for big tables: capped count, no full-count, no facets."""
+    """ModelAdmin settings for big tables: capped count, no full-count, a bounded "show all"."""
 
     paginator = CappedCountPaginator
     show_full_result_count = False
+    # Below the smallest cap, so "show all" is only offered for an exact (uncapped) count.
+    list_max_show_all = 200
+
+    def get_changelist(self, request, **kwargs):
+        return CappedChangeList
 
     def get_paginator(self, request, queryset, per_page, orphans=0, allow_empty_first_page=True):
-        from django.contrib.admin.views.main import PAGE_VAR
-
         return CappedCountPaginator.for_page(
             queryset, per_page, request.GET.get(PAGE_VAR), orphans=orphans,
             allow_empty_first_page=allow_empty_first_page,

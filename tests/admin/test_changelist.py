@@ -202,3 +202,19 @@ def test_audit_log_filters_and_pretty_json(login, support_user, alice, make_memo
     entry = AuditLog.objects.get(action="update")
     page = client.get(reverse("admin:memoryboard_auditlog_change", args=[entry.pk])).content.decode()
     assert '<pre class="mb-json">' in page and "&quot;content&quot;: &quot;likes coffee&quot;" in page
+
+
+def test_show_all_is_never_unbounded(login, support_user, alice):
+    from memoryboard.admin import paginator
+
+    _seed(alice, 60)
+    client = login(support_user)
+    old = paginator.PAGES_AHEAD
+    paginator.PAGES_AHEAD = 1
+    try:
+        response = client.get(changelist_url() + "?all=")
+        assert len(response.context["cl"].result_list) == 50  # capped count: no "show all"
+    finally:
+        paginator.PAGES_AHEAD = old
+    response = client.get(changelist_url() + "?all=")
+    assert len(response.context["cl"].result_list) == 60  # exact count under the limit: all shown
