@@ -272,9 +272,9 @@ def main() -> None:
     text = table(results)
     print(text)
     if not args.no_write:
-        from benchmarks.readme_section import write_section
+        from benchmarks.sections import write_readme_section
 
-        write_section(HEADING, f"{HEADING}\n\n{text}\n", README)
+        write_readme_section(README, HEADING, f"{HEADING}\n\n{text}\n")
 
 
 if __name__ == "__main__":
