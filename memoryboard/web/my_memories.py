@@ -13,7 +13,8 @@ from django.conf import settings
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.db.models import Count, Max, QuerySet
+from django.core.paginator import Paginator
+from django.db.models import Count, Max, OuterRef, QuerySet, Subquery
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -27,6 +28,7 @@ from memoryboard.models import (
     LongTermMemory,
     MemoryAccess,
     MemoryFlag,
+    MemoryStateChange,
     MemoryType,
     Source,
     UserMemorySettings,
@@ -66,10 +68,12 @@ def _usage(ids: list[str]) -> dict[str, dict]:
     """How often and when each item was used by an agent (the access log), in one query."""
     if not ids:
         return {}
+    latest = MemoryAccess.objects.filter(memory_id=OuterRef("memory_id")).order_by("-created_at", "-id")
     rows = (
         MemoryAccess.objects.filter(memory_id__in=ids)
         .values("memory_id")
-        .annotate(uses=Count("id"), last=Max("created_at"))
+        .annotate(uses=Count("id"), last=Max("created_at"),
+                  conversation=Subquery(latest.values("conversation_id")[:1]))
     )
     return {row["memory_id"]: row for row in rows}
 
@@ -321,3 +325,22 @@ def memory_bulk(request):
     flash.success(request, _("%(action)s: %(n)s items.")
                   % {"action": dict(MemoryBulkForm.ACTIONS)[data["action"]], "n": len(memories)})
     return redirect("my-memories")
+
+
+ACCESS_PAGE_SIZE = 20
+
+
+@login_required
+@require_GET
+def memory_detail(request, memory_id: str):
+    """One of the user's items: its access log (paginated) and its state history."""
+    memory = get_object_or_404(_own(request), pk=memory_id)
+    page = Paginator(MemoryAccess.objects.filter(memory_id=memory.pk).order_by("-created_at", "-id"),
+                     ACCESS_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "web/my_memory_detail.html", {
+        "memory": memory,
+        "state": services.memory_state(memory),
+        "accesses": page,
+        "usage": _usage([memory.pk]).get(memory.pk),
+        "history": MemoryStateChange.objects.filter(memory_id=memory.pk).order_by("-created_at", "-id")[:50],
+    })

@@ -17,6 +17,7 @@ urlpatterns = [
     path("me/memories/switch/", my_memories.memory_switch, name="my-memories-switch"),
     path("me/memories/add/", my_memories.memory_add, name="my-memories-add"),
     path("me/memories/bulk/", my_memories.memory_bulk, name="my-memories-bulk"),
+    path("me/memories/<str:memory_id>/", my_memories.memory_detail, name="my-memories-detail"),
     path("me/memories/<str:memory_id>/delete/", my_memories.memory_delete, name="my-memories-delete"),
     path("me/memories/<str:memory_id>/restore/", my_memories.memory_restore, name="my-memories-restore"),
     path("me/memories/<str:memory_id>/pause/", my_memories.memory_pause, name="my-memories-pause"),

@@ -157,6 +157,7 @@ def test_hostile_content_is_shown_as_text_everywhere(session, alice, support_use
     pages = [
         (alice, "/me/memories/", "xss_my_memories"),
         (alice, "/me/memories/delete-all/", "xss_delete_all"),
+        (alice, f"/me/memories/{memory.pk}/", "xss_memory_detail"),
         (developer, "/playground/?conversation=c1", "xss_playground"),
         (support_user, "/admin/memoryboard/longtermmemory/", "xss_admin_changelist"),
         (support_user, f"/admin/memoryboard/longtermmemory/{memory.pk}/change/", "xss_admin_change"),

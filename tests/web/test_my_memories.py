@@ -269,3 +269,27 @@ def test_bulk_needs_a_selection(login, alice, make_memory):
                                       follow=True)
     assert "Select at least one item." in response.content.decode()
     assert LongTermMemory.objects.filter(archived=True).count() == 0
+
+
+def test_detail_page_shows_access_log_paginated_and_state_history(login, alice, make_memory):
+    memory = make_memory(alice, "detail me")
+    MemoryAccess.objects.bulk_create([
+        MemoryAccess(memory_id=memory.pk, agent_id="chat", conversation_id=f"conv-{i}", kind="injection",
+                     relevance=0.5, created_at=timezone.now() - timedelta(minutes=i))
+        for i in range(25)
+    ])
+    client = login(alice)
+    client.post(reverse("my-memories-pause", args=[memory.pk]))
+    html = client.get(reverse("my-memories-detail", args=[memory.pk])).content.decode()
+    assert "Used 25 times, last in conversation conv-0" in html
+    assert html.count("<tr><td>") == 20 + 1  # one page of accesses + one state change
+    assert "page 1 of 2" in html and "Paused" in html
+    page2 = client.get(reverse("my-memories-detail", args=[memory.pk]), {"page": 2}).content.decode()
+    assert "conv-24" in page2 and "conv-0<" not in page2
+    listing = client.get(reverse("my-memories")).content.decode()
+    assert "used 25 times, last in conversation conv-0" in listing
+
+
+def test_detail_of_someone_elses_item_is_404(login, alice, bob, make_memory):
+    memory = make_memory(alice, "private")
+    assert login(bob).get(reverse("my-memories-detail", args=[memory.pk])).status_code == 404
