@@ -105,8 +105,28 @@ def _split_words(value: str) -> list[str]:
     return [part.strip() for part in value.replace("\n", ",").split(",") if part.strip()]
 
 
+PARAM_LABELS = {
+    "keep_first": _("keep first"),
+    "keep_last": _("keep last"),
+    "threshold": _("threshold"),
+    "max_tokens": _("max tokens"),
+    "steps": _("steps"),
+    "keep_latest": _("keep latest"),
+    "keep_roles": _("keep roles"),
+    "assistant_keywords": _("assistant keywords"),
+    "keep_tool": _("keep tool messages"),
+    "min_length": _("min length"),
+}
+
+
+def _label(name: str):
+    *parents, leaf = name.split(".")
+    label = PARAM_LABELS.get(leaf, leaf.replace("_", " "))
+    return f"{parents[0].replace('_', ' ')} · {label}" if parents else label
+
+
 def _form_field(spec: ParamSpec) -> forms.Field:
-    label = spec.name.replace(".", " · ").replace("_", " ")
+    label = _label(spec.name)
     if spec.type == "int":
         # Optional: an emptied field falls back to the design's default.
         return forms.IntegerField(
