@@ -259,3 +259,24 @@ class MemoryBulkForm(forms.Form):
         if cleaned.get("scope") == "selected" and not cleaned.get("ids"):
             raise forms.ValidationError(_("Select at least one item."))
         return cleaned
+
+
+class PauseRulesForm(forms.Form):
+    """Pause every item of some types or of some agents (issue 7); items are kept, never retrieved."""
+
+    types = forms.MultipleChoiceField(label=_("Pause these types"), required=False,
+                                      widget=forms.CheckboxSelectMultiple)
+    agents = forms.MultipleChoiceField(label=_("Pause these agents"), required=False,
+                                       widget=forms.CheckboxSelectMultiple)
+
+    def __init__(self, *args, **kwargs):
+        from memoryboard.ltm.config import get_agents_config
+        from memoryboard.models import MemoryType
+
+        super().__init__(*args, **kwargs)
+        self.fields["types"].choices = MemoryType.choices
+        namespaces: dict[str, str] = {}
+        for agent_id, cfg in sorted(get_agents_config().agents.items()):
+            if cfg.long_term_memory.enabled:
+                namespaces.setdefault(cfg.long_term_memory.namespace, cfg.name or agent_id)
+        self.fields["agents"].choices = list(namespaces.items())

@@ -21,21 +21,30 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from memoryboard.audit import audit_record
 from memoryboard.ltm import services
 from memoryboard.ltm.selectors import filter_memories, own_memories
 from memoryboard.models import (
     ArchivedReason,
+    AuditLog,
     LongTermMemory,
     MemoryAccess,
     MemoryFlag,
     MemoryStateChange,
     MemoryType,
+    PauseRule,
     Source,
     UserMemorySettings,
 )
 from memoryboard.roles import platform_user_id
 from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.web.forms import MemoryAddForm, MemoryBulkForm, MemorySearchForm, MemorySwitchForm
+from memoryboard.web.forms import (
+    MemoryAddForm,
+    MemoryBulkForm,
+    MemorySearchForm,
+    MemorySwitchForm,
+    PauseRulesForm,
+)
 
 MAX_BULK_ITEMS = 1000
 BULK_SAMPLE = 5
@@ -103,8 +112,13 @@ def memory_list(request):
     ids = [m.pk for m in items]
     paused = set(MemoryFlag.objects.filter(memory_id__in=ids, paused=True).values_list("memory_id", flat=True))
     usage = _usage(ids)
+    user_id = platform_user_id(request.user)
+    rules = _pause_rules(user_id)
+    paused_types = {t for a, t in rules if t and not a}
+    paused_agents = {a for a, t in rules if a and not t}
     source_labels = dict(Source.choices)
     for memory in items:
+        memory.paused_by_rule = memory.memory_type in paused_types or memory.agent_namespace in paused_agents
         memory.source_label = source_labels.get(memory.source, memory.source)
         memory.is_paused = memory.pk in paused
         memory.usage = usage.get(memory.pk)
@@ -117,7 +131,7 @@ def memory_list(request):
     others = [m for m in items if m.memory_type not in MemoryType.values]
     if others:
         groups.append({"type": "OTHER", "label": _("Other"), "items": others})
-    switch = _switch(platform_user_id(request.user))
+    switch = _switch(user_id)
     deleted = list(_recently_deleted(request).order_by("-archived_at")[:200])
     retention = settings.MEMORYBOARD_DELETED_RETENTION_DAYS
     for memory in deleted:
@@ -131,6 +145,7 @@ def memory_list(request):
         "deleted": deleted,
         "retention_days": retention,
         "add_form": MemoryAddForm(),
+        "pause_form": PauseRulesForm(initial={"types": sorted(paused_types), "agents": sorted(paused_agents)}),
         "bulk_form": MemoryBulkForm(initial={"q": query}),
         "switch_form": MemorySwitchForm(
             initial={"use_memories": switch.use_memories, "save_memories": switch.save_memories}
@@ -344,3 +359,32 @@ def memory_detail(request, memory_id: str):
         "usage": _usage([memory.pk]).get(memory.pk),
         "history": MemoryStateChange.objects.filter(memory_id=memory.pk).order_by("-created_at", "-id")[:50],
     })
+
+
+def _pause_rules(user_id: str) -> list[tuple[str, str]]:
+    return list(PauseRule.objects.filter(user_id=user_id).values_list("agent_namespace", "memory_type"))
+
+
+@login_required
+@require_POST
+def memory_pause_rules(request):
+    """Replace the user's pause rules: whole types and whole agents that retrieval skips."""
+    form = PauseRulesForm(request.POST)
+    if not form.is_valid():
+        field, errors = next(iter(form.errors.items()))
+        flash.error(request, f"{field}: {errors[0]}")
+        return redirect("my-memories")
+    user_id = platform_user_id(request.user)
+    wanted = [("", t) for t in form.cleaned_data["types"]] + [(a, "") for a in form.cleaned_data["agents"]]
+    with transaction.atomic():
+        before = _pause_rules(user_id)
+        PauseRule.objects.filter(user_id=user_id).delete()
+        PauseRule.objects.bulk_create(
+            [PauseRule(user_id=user_id, agent_namespace=a, memory_type=t) for a, t in wanted]
+        )
+        audit_record(
+            actor=request.user, action=AuditLog.Action.PAUSE, object_type="pause_rules", object_id=user_id,
+            before=[list(rule) for rule in before], after=[list(rule) for rule in wanted],
+        )
+    flash.success(request, _("Pause settings saved."))
+    return redirect("my-memories")

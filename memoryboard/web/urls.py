@@ -15,6 +15,7 @@ urlpatterns = [
     path("me/memories/export/", my_memories.memory_export, name="my-memories-export"),
     path("me/memories/delete-all/", my_memories.memory_delete_all, name="my-memories-delete-all"),
     path("me/memories/switch/", my_memories.memory_switch, name="my-memories-switch"),
+    path("me/memories/pause-rules/", my_memories.memory_pause_rules, name="my-memories-pause-rules"),
     path("me/memories/add/", my_memories.memory_add, name="my-memories-add"),
     path("me/memories/bulk/", my_memories.memory_bulk, name="my-memories-bulk"),
     path("me/memories/<str:memory_id>/", my_memories.memory_detail, name="my-memories-detail"),

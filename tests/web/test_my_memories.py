@@ -293,3 +293,39 @@ def test_detail_page_shows_access_log_paginated_and_state_history(login, alice, 
 def test_detail_of_someone_elses_item_is_404(login, alice, bob, make_memory):
     memory = make_memory(alice, "private")
     assert login(bob).get(reverse("my-memories-detail", args=[memory.pk])).status_code == 404
+
+
+def test_pause_rules_by_type_and_agent_stop_retrieval(login, alice, bob, make_memory):
+    from memoryboard.ltm.namespaces import build_namespace
+    from memoryboard.ltm.retrieval import memory_retrieve
+    from memoryboard.models import PauseRule
+
+    make_memory(alice, "alice likes green tea", memory_type="PREFERENCE")
+    fact = make_memory(alice, "alice drinks green tea daily", memory_type="FACT")
+    make_memory(bob, "bob likes green tea", memory_type="PREFERENCE")
+    client = login(alice)
+    client.post(reverse("my-memories-pause-rules"), {"types": ["PREFERENCE"], "agents": []})
+    assert list(PauseRule.objects.values_list("user_id", "agent_namespace", "memory_type")) == [
+        (str(alice.pk), "", "PREFERENCE")]
+    hits = memory_retrieve(namespace=build_namespace(agent_namespace="chat", user_id=str(alice.pk)),
+                           query="green tea", log_access=False)
+    assert [h.memory.pk for h in hits] == [fact.pk]
+    html = client.get(reverse("my-memories")).content.decode()
+    assert "paused by type or agent" in html and "alice likes green tea" in html  # kept and visible
+    client.post(reverse("my-memories-pause-rules"), {"agents": ["chat"]})
+    assert memory_retrieve(namespace=build_namespace(agent_namespace="chat", user_id=str(alice.pk)),
+                           query="green tea", log_access=False) == []
+    # bob is untouched
+    bob_hits = memory_retrieve(namespace=build_namespace(agent_namespace="chat", user_id=str(bob.pk)),
+                               query="green tea", log_access=False)
+    assert len(bob_hits) == 1
+    client.post(reverse("my-memories-pause-rules"), {})
+    assert not PauseRule.objects.exists()
+
+
+def test_pause_rules_reject_unknown_values(login, alice):
+    from memoryboard.models import PauseRule
+
+    response = login(alice).post(reverse("my-memories-pause-rules"), {"types": ["WISH"]}, follow=True)
+    assert "types:" in response.content.decode()
+    assert not PauseRule.objects.exists()
