@@ -34,3 +34,15 @@ def test_docs_page_uses_only_local_static_files(client):
     assert "swagger-ui" in html
     assert "cdn" not in html.lower() and "https://" not in html
     assert "/static/drf_spectacular_sidecar/" in html
+
+
+def test_swagger_ui_files_are_local_static_files(client):
+    import re
+
+    from django.contrib.staticfiles import finders
+
+    html = client.get("/api/docs/").content.decode()
+    paths = re.findall(r"/static/(drf_spectacular_sidecar/[^\"'?]+)", html)
+    assert paths
+    for path in paths:
+        assert finders.find(path), path
