@@ -337,8 +337,12 @@ def memory_bulk(request):
     with transaction.atomic():
         memories = list(qs.select_for_update())
         _bulk_apply(data["action"], memories, request.user)
-    flash.success(request, _("%(action)s: %(n)s items.")
-                  % {"action": dict(MemoryBulkForm.ACTIONS)[data["action"]], "n": len(memories)})
+    done = {
+        "delete": _("%(n)s memories deleted. You can undo this under \"Recently deleted\"."),
+        "pause": _("%(n)s memories paused."),
+        "resume": _("%(n)s memories resumed."),
+    }[data["action"]]
+    flash.success(request, done % {"n": len(memories)})
     return redirect("my-memories")
 
 
