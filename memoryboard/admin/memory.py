@@ -228,6 +228,8 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
         if obj.archived:
             if obj.archived_reason == ArchivedReason.USER_DELETED:
                 return MemoryState.DELETED.label
+            if obj.archived_reason == ArchivedReason.STAFF:
+                return ArchivedReason.STAFF.label
             reason = ArchivedReason(obj.archived_reason).label if obj.archived_reason in ArchivedReason.values else ""
             return f"{MemoryState.ARCHIVED.label} ({reason})" if reason else MemoryState.ARCHIVED.label
         paused = getattr(obj, "is_paused", None)
