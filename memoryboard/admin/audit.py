@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from django.contrib import admin
+from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
@@ -35,7 +36,7 @@ def pretty_json(value) -> str:
 
 @admin.register(AuditLog)
 class AuditLogAdmin(ReadOnlyAdminMixin, CappedCountAdminMixin, admin.ModelAdmin):
-    list_display = ["created_at", "actor_label", "action", "object_type", "object_id", "reason"]
+    list_display = ["created_at", "actor_label", "action", "object_type", "object_link", "reason"]
     list_filter = ["action", "object_type", ("actor", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["=object_id", "actor_label", "reason"]
     search_help_text = _("Searches the exact object id, the actor and the reason.")
@@ -49,6 +50,14 @@ class AuditLogAdmin(ReadOnlyAdminMixin, CappedCountAdminMixin, admin.ModelAdmin)
 
     class Media:
         css = {"all": ["memoryboard/admin.css"]}
+
+    @admin.display(description=_("object id"), ordering="object_id")
+    def object_link(self, obj):
+        # No existence check (one query per row): a purged item's page says it no longer exists.
+        if obj.object_type == "memory" and obj.action not in (AuditLog.Action.BULK, AuditLog.Action.PURGE):
+            url = reverse("admin:memoryboard_longtermmemory_change", args=[obj.object_id])
+            return format_html('<a href="{}">{}</a>', url, obj.object_id)
+        return obj.object_id
 
     @admin.display(description=_("before"))
     def before_json(self, obj):

@@ -36,6 +36,7 @@ from memoryboard.admin.services import (
     BulkTooLarge,
     memory_archive_many,
     memory_merge,
+    memory_merge_selected,
     memory_pause_many,
     memory_purge_many,
     memory_reembed_many,
@@ -46,7 +47,7 @@ from memoryboard.llm.errors import LLMError
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.ltm.namespaces import build_namespace
 from memoryboard.ltm.selectors import filter_memories, memory_queryset_for, own_memories
-from memoryboard.ltm.services import MAX_CONTENT_CHARS, memory_create, memory_update
+from memoryboard.ltm.services import MAX_CONTENT_CHARS, MemoryError, memory_create, memory_update
 from memoryboard.models import (
     ArchivedReason,
     AuditLog,
@@ -158,7 +159,8 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
     # Rendering dominates a page once the queries are bounded: 50 rows keep it well under 300 ms.
     list_per_page = 50
     show_facets = admin.ShowFacets.NEVER
-    actions = ["archive_selected", "restore_selected", "pause_selected", "resume_selected", "reembed_selected"]
+    actions = ["archive_selected", "restore_selected", "pause_selected", "resume_selected", "merge_selected",
+               "reembed_selected"]
     change_form_template = "admin/memoryboard/longtermmemory/change_form.html"
     readonly_fields = [
         "id", "namespace", "agent", "user", "source", "key_name", "created_at", "updated_at",
@@ -313,7 +315,7 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
         if request.POST.get("confirm") == "yes":
             try:
                 ids = service(memories=queryset, actor=request.user)
-            except BulkTooLarge as exc:
+            except (BulkTooLarge, MemoryError) as exc:
                 self.message_user(request, str(exc), messages.ERROR)
                 return None
             except LLMError as exc:
@@ -350,6 +352,11 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
     resume_selected = _bulk_action(
         "resume_selected", _("Resume selected items"), _("Resume items"), memory_resume_many,
         _("Resumed %(count)s items."),
+    )
+    merge_selected = _bulk_action(
+        "merge_selected", _("Merge selected items of one user"),
+        _("Merge items: keep the most recently updated one, archive the others"), memory_merge_selected,
+        _("Merged: archived %(count)s items."),
     )
     reembed_selected = _bulk_action(
         "reembed_selected", _("Re-embed selected items"), _("Re-embed items"), memory_reembed_many,

@@ -13,6 +13,7 @@ from django.db import transaction
 from memoryboard.audit import audit_record, audit_record_many
 from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.services import (
+    MemoryError,
     _record_state,
     memory_archive,
     memory_restore,
@@ -123,6 +124,22 @@ def memory_merge(*, keep: LongTermMemory, others: Iterable[LongTermMemory], acto
                 after=memory_snapshot(keep), reason=ArchivedReason.STAFF,
             )
     return [m.pk for m in merged]
+
+
+def memory_merge_selected(*, memories: Iterable[LongTermMemory], actor) -> list[str]:
+    """Merge items of one user: keep the most recently updated, archive the others.
+
+    Raises:
+        MemoryError: the items belong to more than one user (field ``user``).
+    """
+    items = [m for m in memories if not m.archived]
+    users = {m.user_id for m in items}
+    if len(users) > 1:
+        raise MemoryError("Merge items of one user at a time.", field="user")
+    if len(items) < 2:
+        return []
+    keep = max(items, key=lambda m: (m.updated_at, m.pk))
+    return memory_merge(keep=keep, others=[m for m in items if m.pk != keep.pk], actor=actor)
 
 
 def memory_purge_many(*, memories: Iterable[LongTermMemory], actor) -> list[str]:

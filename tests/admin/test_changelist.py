@@ -218,3 +218,14 @@ def test_show_all_is_never_unbounded(login, support_user, alice):
         paginator.PAGES_AHEAD = old
     response = client.get(changelist_url() + "?all=")
     assert len(response.context["cl"].result_list) == 60  # exact count under the limit: all shown
+
+
+def test_audit_log_links_the_memory_without_extra_queries(login, support_user, alice, make_memory):
+    client = login(support_user)
+    url = reverse("admin:memoryboard_auditlog_changelist")
+    memory = make_memory(alice, "one")
+    few = len(_capture(client, url))
+    for i in range(20):
+        make_memory(alice, f"more {i}")
+    assert len(_capture(client, url)) == few
+    assert reverse("admin:memoryboard_longtermmemory_change", args=[memory.pk]) in client.get(url).content.decode()

@@ -237,3 +237,24 @@ def test_change_page_survives_a_failing_embedding_model(login, support_user, ali
     response = login(support_user).get(change_url(memory))
     assert response.status_code == 200
     assert "Related items are not available" in response.content.decode()
+
+
+def test_merge_selected_keeps_the_newest(login, support_user, alice, bob, make_memory):
+    old = make_memory(alice, "prefers tea")
+    new = make_memory(alice, "prefers green tea")
+    client = login(support_user)
+    page = run_action(client, "merge_selected", [old.pk, new.pk], confirm=False).content.decode()
+    assert "keep the most recently updated one" in page and "2 items" in page
+    run_action(client, "merge_selected", [old.pk, new.pk])
+    old.refresh_from_db(), new.refresh_from_db()
+    assert old.archived and not new.archived
+    assert AuditLog.objects.get(action="merge").object_id == new.pk
+
+
+def test_merge_selected_refuses_two_users(login, support_user, alice, bob, make_memory):
+    mine, theirs = make_memory(alice, "prefers tea"), make_memory(bob, "prefers tea")
+    client = login(support_user)
+    run_action(client, "merge_selected", [mine.pk, theirs.pk])
+    messages = [str(m) for m in client.get(changelist_url()).context["messages"]]
+    assert any("one user at a time" in m for m in messages)
+    assert not LongTermMemory.objects.filter(archived=True).exists()
