@@ -162,6 +162,7 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
     actions = ["archive_selected", "restore_selected", "pause_selected", "resume_selected", "merge_selected",
                "reembed_selected"]
     change_form_template = "admin/memoryboard/longtermmemory/change_form.html"
+    change_list_template = "admin/memoryboard/longtermmemory/change_list.html"
     readonly_fields = [
         "id", "namespace", "agent", "user", "source", "key_name", "created_at", "updated_at",
         "access_count", "last_accessed_at", "relevance_score", "state", "archived_at", "archived_reason",

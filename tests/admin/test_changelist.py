@@ -29,6 +29,7 @@ def test_columns(login, support_user, alice, make_memory):
     page = login(support_user).get(changelist_url()).content.decode()
     for text in ("likes green tea", "Preference", "Auto-extracted", "chat", "Active"):
         assert text in page
+    assert 'href="?state=archived"' in page  # the "archived" view
 
 
 def test_filters(login, support_user, alice, bob, make_memory):
