@@ -8,6 +8,7 @@ memory tools when enabled) and run its tool calls, at most ``MAX_ITERATIONS`` mo
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,8 @@ from memoryboard.ltm.namespaces import Namespace, build_namespace
 from memoryboard.ltm.retrieval import ScoredMemory, format_memory_block, memory_retrieve
 from memoryboard.ltm.tools import MEMORY_TOOLS, run_memory_tool
 from memoryboard.models import ChatMessage, MemoryAccess
+
+logger = logging.getLogger(__name__)
 
 MAX_ITERATIONS = 5
 
@@ -126,12 +129,17 @@ def run_turn(
     ltm = agent.long_term_memory
     namespace = agent_namespace(agent, user_id)
     memories: list[ScoredMemory] = []
-    if ltm.enabled and ltm.auto_load:
-        memories = memory_retrieve(
-            namespace=namespace, query=user_message, k=ltm.load_max_items, agent_id=agent.agent_id,
-            conversation_id=conversation_id, kind=MemoryAccess.Kind.INJECTION,
-        )
     context = ChainContext(agent=agent)
+    if ltm.enabled and ltm.auto_load:
+        try:
+            memories = memory_retrieve(
+                namespace=namespace, query=user_message, k=ltm.load_max_items, agent_id=agent.agent_id,
+                conversation_id=conversation_id, kind=MemoryAccess.Kind.INJECTION,
+            )
+        except LLMError as exc:
+            # Without the embedding endpoint the agent still answers, only without its memories.
+            logger.warning("long-term memory retrieval failed: %s", exc.reason)
+            context.notes.append(f"memories not loaded: embeddings unavailable ({exc.reason})")
     if steps is None:
         steps = default_before_model_steps(chat_model)
     messages = [{"role": "system", "content": build_system_prompt(agent, memories)}]

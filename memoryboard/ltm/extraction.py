@@ -177,6 +177,17 @@ def memory_extract_and_save(
             logger.warning("extracted item dropped: %s", exc.message)
     if not memories:
         return []
+    try:
+        _save_extracted(memories, conversation_id)
+    except LLMError as exc:
+        logger.warning("extracted memories not saved (embeddings): %s", exc.reason)
+        return []
+    memory_enforce_limit(namespace=namespace, max_items=config.long_term_memory.max_items)
+    return memories
+
+
+def _save_extracted(memories: list[LongTermMemory], conversation_id: str) -> None:
+    """Items, vectors and audit entries in one transaction: all or nothing."""
     with transaction.atomic():
         memory_upsert_many(memories)
         memory_embed_many(memories)
@@ -185,5 +196,3 @@ def memory_extract_and_save(
              "after": memory_snapshot(m), "reason": f"auto_extract from {conversation_id}"[:255]}
             for m in memories
         ])
-    memory_enforce_limit(namespace=namespace, max_items=config.long_term_memory.max_items)
-    return memories

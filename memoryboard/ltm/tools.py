@@ -7,6 +7,7 @@ is ignored: only ``content``/``type`` and ``query``/``k`` are read.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from typing import Any
@@ -166,6 +167,22 @@ def memory_tool_search(
     return {"results": [item.to_dict() for item in items]}
 
 
+def _embedding_errors(func):
+    """Report a failing embedding endpoint to the model as a tool result instead of failing the turn."""
+
+    @functools.wraps(func)
+    def wrapper(**kwargs):
+        from memoryboard.llm.errors import LLMError
+
+        try:
+            return func(**kwargs)
+        except LLMError as exc:
+            return {"error": f"long-term memory is unavailable ({exc.reason})"}
+
+    return wrapper
+
+
+@_embedding_errors
 def run_memory_tool(
     *, name: str, arguments: dict, namespace: Namespace, agent_id: str, conversation_id: str = ""
 ) -> dict[str, Any]:

@@ -154,3 +154,15 @@ def test_errors_name_the_field(api, client):
     assert response.status_code == 400 and "message" in response.json()["error"]["fields"]
     assert api.post(URL.format("chat"), {}, format="json").json()["error"]["fields"].keys() == {"message"}
     assert client.post(URL.format("chat"), {"message": "hi"}, content_type="application/json").status_code in (401, 403)
+
+
+def test_embedding_endpoint_down_the_agent_still_answers(openai_settings, api, alice, make_memory):
+    make_memory(alice, "User is a Rust developer")
+    openai_settings.push_fault("http500")  # the query's embedding
+    openai_settings.push_reply(content="Answer without memories.")
+    response = chat(api, "How do Rust lifetimes work?")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["reply"] == "Answer without memories." and body["memories_used"] == []
+    assert "<long_term_memory>" not in openai_settings.chat_requests()[0]["messages"][0]["content"]
+

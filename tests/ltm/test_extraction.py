@@ -134,3 +134,10 @@ def test_offline_rules_and_the_task(alice):
 def test_switch_turned_off_after_the_turn_saves_nothing(alice):
     UserMemorySettings.objects.create(user_id=str(alice.pk), save_memories=False)
     assert memory_extract_and_save(agent_id="chat", user_id=str(alice.pk), conversation_id="c1", conversation=TURN) == []
+
+
+def test_embedding_fault_after_extraction_saves_nothing(openai_settings, alice):
+    openai_settings.push_reply(content=json.dumps([{"type": "FACT", "content": "User is a data engineer"}]))
+    openai_settings.push_fault("http500")  # the embeddings of the extracted items
+    assert memory_extract_and_save(agent_id="chat", user_id=str(alice.pk), conversation_id="c1", conversation=TURN) == []
+    assert not LongTermMemory.objects.exists()

@@ -122,3 +122,14 @@ def test_a_busy_namespace_is_reported_not_raised(alice, monkeypatch):
 
     monkeypatch.setattr(tools, "namespace_lock", busy)
     assert save(alice, "User is a Rust developer") == {"saved": False, "error": "memory is busy, try again"}
+
+
+def test_embedding_endpoint_down_is_a_tool_result_and_nothing_is_half_written(openai_settings, alice):
+    openai_settings.push_fault("http500")  # the save's embedding
+    result = save(alice, "User is a Go developer")
+    assert result == {"error": "long-term memory is unavailable (HTTP 500)"}
+    assert not LongTermMemory.objects.exists()
+    assert save(alice, "User is a Go developer")["saved"] is True
+    openai_settings.push_fault("http500")
+    result = run_memory_tool(name="memory_search", arguments={"query": "Go"}, namespace=ns(alice), agent_id="chat")
+    assert result == {"error": "long-term memory is unavailable (HTTP 500)"}
