@@ -7,13 +7,14 @@ they are SimpleListFilters that call the shared ``ltm.selectors.filter_memories`
 from __future__ import annotations
 
 from django.contrib import admin
+from django.core.cache import cache
 from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext_lazy as _
 
 from memoryboard.ltm.config import get_agents_config
-from memoryboard.ltm.namespaces import agent_prefix, build_namespace
+from memoryboard.ltm.namespaces import agent_prefix, build_namespace, parse_namespace
 from memoryboard.ltm.selectors import filter_memories
-from memoryboard.models import ArchivedReason, MemoryFlag, MemoryState, MemoryType, Source
+from memoryboard.models import ArchivedReason, LongTermMemory, MemoryFlag, MemoryState, MemoryType, Source
 
 
 def paused_exists() -> Exists:
@@ -29,6 +30,49 @@ def configured_agent_namespaces() -> list[tuple[str, str]]:
         label = ns if ns == agent_id else f"{ns} ({agent_id})"
         seen.setdefault(ns, label)
     return sorted(seen.items())
+
+
+AGENTS_CACHE_KEY = "memoryboard:admin:stored-agent-namespaces"
+AGENTS_CACHE_SECONDS = 300
+MAX_STORED_AGENTS = 100
+
+
+def stored_agent_namespaces() -> list[str]:
+    """The distinct agent namespaces in the memory table, found by index seeks (cached 5 minutes).
+
+    A ``DISTINCT`` reads the whole namespace index (a million entries); this is a loose index scan
+    instead: one ``ORDER BY namespace LIMIT 1`` seek per agent, each starting past every namespace of
+    the agent before (``["agent:x","user`` followed by a letter sorts after ``["agent:x","user:…``
+    in binary and in Unicode collations alike).
+    """
+    cached = cache.get(AGENTS_CACHE_KEY)
+    if cached is not None:
+        return cached
+    found: list[str] = []
+    bound = ""
+    for _ in range(MAX_STORED_AGENTS):
+        text = (
+            LongTermMemory.objects.filter(namespace__gt=bound).order_by("namespace")
+            .values_list("namespace", flat=True).first()
+        )
+        if text is None:
+            break
+        ns = parse_namespace(text)
+        if ns is None:  # not a memories namespace: step past this one value
+            bound = text
+            continue
+        found.append(ns.agent)
+        bound = agent_prefix(ns.agent) + '"userz'
+    cache.set(AGENTS_CACHE_KEY, found, AGENTS_CACHE_SECONDS)
+    return found
+
+
+def known_agent_namespaces() -> list[tuple[str, str]]:
+    """``(namespace, label)`` of the configured agents and of every agent found in the table."""
+    choices = dict(configured_agent_namespaces())
+    for ns in stored_agent_namespaces():
+        choices.setdefault(ns, ns)
+    return sorted(choices.items())
 
 
 class InputFilter(admin.SimpleListFilter):
@@ -60,15 +104,15 @@ class InputFilter(admin.SimpleListFilter):
 class AgentFilter(admin.SimpleListFilter):
     """By agent namespace: an indexed prefix match on the namespace.
 
-    The choices come from agents.yaml (no DISTINCT over a million rows); any other agent works by URL
-    (``?agent=name``) and then shows up as a choice.
+    The choices are the agents of agents.yaml and those found in the table by index seeks; any other
+    value works by URL (``?agent=name``) and then shows up as a choice.
     """
 
     title = _("agent")
     parameter_name = "agent"
 
     def lookups(self, request, model_admin):
-        choices = configured_agent_namespaces()
+        choices = known_agent_namespaces()
         current = self.value()
         if current and current not in dict(choices):
             choices.append((current, current))
@@ -87,7 +131,8 @@ class UserFilter(InputFilter):
     """By platform user id: an exact (indexed) match on the user's namespace under each known agent.
 
     A suffix match (``LIKE '%,"user:42","memories"]'``) reads the whole namespace index, seconds at
-    a million rows. Known agents are those of agents.yaml plus the one chosen in the agent filter.
+    a million rows. Known agents: those of agents.yaml and of the table (``known_agent_namespaces``),
+    or only the one chosen in the agent filter.
     """
 
     title = _("user")
@@ -98,7 +143,7 @@ class UserFilter(InputFilter):
         if not user:
             return queryset
         agent = (request.GET.get(AgentFilter.parameter_name) or "").strip()
-        agents = [agent] if agent else [ns for ns, _label in configured_agent_namespaces()]
+        agents = [agent] if agent else [ns for ns, _label in known_agent_namespaces()]
         return queryset.filter(
             namespace__in=[build_namespace(agent_namespace=a, user_id=user).as_text() for a in agents]
         )

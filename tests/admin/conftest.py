@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from django.urls import reverse
 
 CHANGELIST = "admin:memoryboard_longtermmemory_changelist"
@@ -23,3 +24,15 @@ def run_action(client, action: str, ids, *, confirm: bool = True, query: str = "
     if not confirm:
         return first
     return client.post(url, {**data, "confirm": "yes"})
+
+
+@pytest.fixture(autouse=True)
+def _fresh_agent_cache():
+    """The admin caches the agents found in the table; each test starts without it."""
+    from django.core.cache import cache
+
+    from memoryboard.admin.filters import AGENTS_CACHE_KEY
+
+    cache.delete(AGENTS_CACHE_KEY)
+    yield
+    cache.delete(AGENTS_CACHE_KEY)

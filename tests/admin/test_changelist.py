@@ -129,6 +129,7 @@ def _seed(alice, n: int, start: int = 0) -> None:
 def test_query_count_is_constant(login, support_user, alice, query, django_assert_max_num_queries):
     client = login(support_user)
     _seed(alice, 10)
+    _changelist_queries(client, query)  # warms the cached agent list
     few = len(_changelist_queries(client, query))
     _seed(alice, 90, start=10)
     many = len(_changelist_queries(client, query))
@@ -230,3 +231,20 @@ def test_audit_log_links_the_memory_without_extra_queries(login, support_user, a
         make_memory(alice, f"more {i}")
     assert len(_capture(client, url)) == few
     assert reverse("admin:memoryboard_longtermmemory_change", args=[memory.pk]) in client.get(url).content.decode()
+
+
+def test_agents_found_in_the_table(login, support_user, alice, make_memory, django_assert_max_num_queries):
+    from memoryboard.admin.filters import stored_agent_namespaces
+
+    travel = make_memory(alice, "books window seats", agent="travel")  # not in agents.yaml
+    make_memory(alice, "x", agent="chat")
+    make_memory(alice, "y", agent="chat2")
+    LongTermMemory.objects.create(id="odd", namespace='["agent:chat","session:9"]', key_name="odd",
+                                  value_json={"content": "not a memories namespace"})
+    with django_assert_max_num_queries(6):  # one seek per distinct namespace head, not a scan
+        assert stored_agent_namespaces() == ["chat", "chat2", "travel"]
+    client = login(support_user)
+    response = client.get(changelist_url())
+    agent_spec = next(s for s in response.context["cl"].filter_specs if s.parameter_name == "agent")
+    assert "travel" in dict(agent_spec.lookup_choices)
+    assert _listed(client, f"?user={alice.pk}&type=FACT").count(travel.pk) == 1
