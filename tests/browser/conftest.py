@@ -64,6 +64,12 @@ class Session:
         self.dialogs: list[str] = []
         page.on("dialog", self._on_dialog)
         self.accept_dialogs = False
+        self.csp_violations: list[str] = []
+        page.on("console", self._on_console)
+
+    def _on_console(self, message):
+        if "Content Security Policy" in message.text:
+            self.csp_violations.append(message.text)
 
     def _on_dialog(self, dialog):
         self.dialogs.append(dialog.message)
@@ -85,7 +91,8 @@ class Session:
 
     def shot(self, name: str):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+        # caret="hide" (the default) injects a <style> that the CSP blocks and reports as a violation.
+        self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True, caret="initial")
 
     def text(self) -> str:
         return self.page.locator("body").inner_text()

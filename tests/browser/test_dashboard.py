@@ -90,6 +90,7 @@ def test_sliding_window_budget_updates_only_its_column(session, developer, alice
         assert s.page.locator(f"#col-{other}").get_attribute("data-probe") == "untouched"
     assert column.locator("input[name='c-sliding_window-max_tokens']").input_value() == "120"
     assert column.locator(".msg-run.msg-dropped").count() >= 1  # dropped run collapsed with a count
+    assert s.csp_violations == [], s.csp_violations  # no inline script or style anywhere
     s.shot("playground_sliding_window_120")
     # A bad value is a 400 naming the field, shown in the column.
     field = column.locator("input[name='c-sliding_window-max_tokens']")
@@ -176,6 +177,7 @@ def test_hostile_content_is_shown_as_text_everywhere(session, alice, support_use
             body += s.page.locator("textarea").first.input_value() if s.page.locator("textarea").count() else ""
         assert XSS_SCRIPT in body or XSS_IMG in body, f"the literal text is not visible on {path}"
         assert s.page.locator("img[src=x]").count() == 0
+        assert s.csp_violations == [], s.csp_violations
 
 
 def test_bulk_pause_with_confirmation_page(session, alice, make_memory):
@@ -210,7 +212,7 @@ def test_context_window_viewer(session, developer, alice, make_memory):
     assert viewer.get_attribute("data-memories") == "1"
     assert viewer.locator("svg.token-bar rect.part-memory").count() == 2  # before and after
     viewer.scroll_into_view_if_needed()
-    viewer.screenshot(path=str(_artifact("playground_context_window")))
+    viewer.screenshot(path=str(_artifact("playground_context_window")), caret="initial")
     s.page.select_option("#context-window select[name=agent]", "coder")
     s.page.wait_for_function("() => document.querySelector('#context-window').dataset.agent === 'coder'")
     assert s.page.locator("#context-window").get_attribute("data-budget") == "8000"
