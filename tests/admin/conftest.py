@@ -31,7 +31,7 @@ def _fresh_agent_cache():
     """The admin caches the agents found in the table; each test starts without it."""
     from django.core.cache import cache
 
-    from memoryboard.admin.filters import AGENTS_CACHE_KEY
+    from memoryboard.ltm.selectors import AGENTS_CACHE_KEY
 
     cache.delete(AGENTS_CACHE_KEY)
     yield

@@ -234,7 +234,7 @@ def test_audit_log_links_the_memory_without_extra_queries(login, support_user, a
 
 
 def test_agents_found_in_the_table(login, support_user, alice, make_memory, django_assert_max_num_queries):
-    from memoryboard.admin.filters import stored_agent_namespaces
+    from memoryboard.ltm.selectors import stored_agent_namespaces
 
     travel = make_memory(alice, "books window seats", agent="travel")  # not in agents.yaml
     make_memory(alice, "x", agent="chat")

@@ -110,3 +110,15 @@ def test_superuser_purge_is_audited(login, superuser, alice, make_memory):
     entry = AuditLog.objects.get(object_id=memory.pk, action="purge")
     assert entry.actor == superuser and entry.before["value_json"]["content"] == "to be purged"
     assert MemoryStateChange.objects.filter(memory_id=memory.pk, new_state="purged").exists()
+
+
+def test_superuser_bulk_delete_purges_with_audit(login, superuser, alice, make_memory):
+    from memoryboard.models import AuditLog
+
+    items = [make_memory(alice, f"purge {i}") for i in range(3)]
+    client = login(superuser)
+    response = client.post(changelist_url(), {"action": "delete_selected", "index": 0, "post": "yes",
+                                              "_selected_action": [m.pk for m in items]})
+    assert response.status_code == 302
+    assert not LongTermMemory.objects.exists()
+    assert AuditLog.objects.filter(action="purge", actor=superuser).count() == 3
