@@ -50,6 +50,13 @@ WORDS = (
 ).split() + ["用户", "偏好", "喜欢", "代码", "示例", "后端", "开发者", "数据库", "旅行", "周末", "咖啡", "跑步"]
 
 
+def _cpu_ms(fn) -> float:
+    """CPU time of this process for one call: what the call costs, whatever else the machine runs."""
+    start = time.process_time()
+    fn()
+    return (time.process_time() - start) * 1000
+
+
 def _median_ms(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
@@ -169,8 +176,10 @@ def bench_database(repeats: int) -> list[tuple[str, float]]:
         start = time.perf_counter()
         write_access_records([record] * batch)
         batched.append((time.perf_counter() - start) * 1000 / batch)
+    cpu = [_cpu_ms(without_log) for _ in range(repeats)]
     return [
         ("one user's top-10 over 200 items incl. DB read, without access log", statistics.median(plain)),
+        ("the same, CPU time of the process (independent of other load)", statistics.median(cpu)),
         ("one user's top-10 over 200 items incl. DB read, with access log (request path)", statistics.median(logged)),
         ("access log on the request path alone (memory_log_access: update the objects, queue the write)",
          statistics.median(request_path)),
@@ -226,8 +235,10 @@ def _verdict(rows: dict[str, float]) -> list[str]:
     out = []
     user = rows.get("one user's top-10 over 200 items incl. DB read, without access log")
     logged = rows.get("one user's top-10 over 200 items incl. DB read, with access log (request path)")
+    cpu = rows.get("the same, CPU time of the process (independent of other load)")
     if user is not None:
-        out.append(f"- one user's top-10 incl. DB read: {user:.2f} ms (target < 5 ms: {'met' if user < 5 else 'MISSED'})")
+        out.append(f"- one user's top-10 incl. DB read: {user:.2f} ms wall (target < 5 ms: {'met' if user < 5 else 'MISSED'})"
+                   + (f", {cpu:.2f} ms CPU" if cpu is not None else ""))
     alone = next((v for k, v in rows.items() if k.startswith("access log on the request path")), None)
     if user is not None and logged is not None:
         cost = (logged - user) / user * 100
