@@ -12,8 +12,19 @@ def _tasks_inline_and_offline(settings):
     """Tasks run in the caller's thread; models are offline unless a test points them at the fake."""
     settings.MEMORYBOARD_TASKS_INLINE = True
     settings.OPENAI_BASE_URL = ""
+    settings.LANGUAGE_CODE = "en"
     # Users are created in almost every test: PBKDF2's million rounds would cost a second each.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Per-process caches (the known agent namespaces, login throttling) never leak between tests."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
 
 
 def _make_user(django_user_model, username: str, *, groups=(), is_staff=False, is_superuser=False):

@@ -7,72 +7,22 @@ they are SimpleListFilters that call the shared ``ltm.selectors.filter_memories`
 from __future__ import annotations
 
 from django.contrib import admin
-from django.core.cache import cache
 from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext_lazy as _
 
-from memoryboard.ltm.config import get_agents_config
-from memoryboard.ltm.namespaces import agent_prefix, build_namespace, parse_namespace
-from memoryboard.ltm.selectors import filter_memories
+from memoryboard.ltm.namespaces import agent_prefix
+from memoryboard.ltm.selectors import (
+    configured_agent_namespaces,
+    filter_memories,
+    known_agent_namespaces,
+    user_namespaces_q,
+)
 from memoryboard.models import ArchivedReason, LongTermMemory, MemoryFlag, MemoryState, MemoryType, Source
 
 
 def paused_exists() -> Exists:
     """True for items with a pause flag (a correlated primary-key lookup, one per row read)."""
     return Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True))
-
-
-def configured_agent_namespaces() -> list[tuple[str, str]]:
-    """``(namespace, label)`` of every agent in agents.yaml that keeps long-term memory."""
-    seen: dict[str, str] = {}
-    for agent_id, cfg in get_agents_config().agents.items():
-        ns = cfg.long_term_memory.namespace
-        label = ns if ns == agent_id else f"{ns} ({agent_id})"
-        seen.setdefault(ns, label)
-    return sorted(seen.items())
-
-
-AGENTS_CACHE_KEY = "memoryboard:admin:stored-agent-namespaces"
-AGENTS_CACHE_SECONDS = 300
-MAX_STORED_AGENTS = 100
-
-
-def stored_agent_namespaces() -> list[str]:
-    """The distinct agent namespaces in the memory table, found by index seeks (cached 5 minutes).
-
-    A ``DISTINCT`` reads the whole namespace index (a million entries); this is a loose index scan
-    instead: one ``ORDER BY namespace LIMIT 1`` seek per agent, each starting past every namespace of
-    the agent before (``["agent:x","user`` followed by a letter sorts after ``["agent:x","user:…``
-    in binary and in Unicode collations alike).
-    """
-    cached = cache.get(AGENTS_CACHE_KEY)
-    if cached is not None:
-        return cached
-    found: list[str] = []
-    bound = ""
-    for _ in range(MAX_STORED_AGENTS):
-        text = (
-            LongTermMemory.objects.filter(namespace__gt=bound).order_by("namespace")
-            .values_list("namespace", flat=True).first()
-        )
-        if text is None:
-            break
-        ns = parse_namespace(text)
-        if ns is None:  # not a memories namespace: step past this one value
-            bound = text
-            continue
-        found.append(ns.agent)
-        bound = agent_prefix(ns.agent) + '"userz'
-    cache.set(AGENTS_CACHE_KEY, found, AGENTS_CACHE_SECONDS)
-    return found
-
-
-def known_agent_namespaces() -> list[tuple[str, str]]:
-    """``(namespace, label)`` of the configured agents and of every agent found in the table."""
-    choices = dict(configured_agent_namespaces())
-    for ns in stored_agent_namespaces():
-        choices.setdefault(ns, ns)
-    return sorted(choices.items())
 
 
 class InputFilter(admin.SimpleListFilter):
@@ -143,10 +93,7 @@ class UserFilter(InputFilter):
         if not user:
             return queryset
         agent = (request.GET.get(AgentFilter.parameter_name) or "").strip()
-        agents = [agent] if agent else [ns for ns, _label in known_agent_namespaces()]
-        return queryset.filter(
-            namespace__in=[build_namespace(agent_namespace=a, user_id=user).as_text() for a in agents]
-        )
+        return queryset.filter(user_namespaces_q(user, agents=[agent] if agent else None))
 
 
 class _ChoicesFilter(admin.SimpleListFilter):

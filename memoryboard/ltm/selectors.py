@@ -2,11 +2,83 @@
 
 from __future__ import annotations
 
+from django.core.cache import cache
 from django.db.models import Q, QuerySet
 
-from memoryboard.ltm.namespaces import agent_prefix, user_suffix
+from memoryboard.ltm.config import get_agents_config
+from memoryboard.ltm.namespaces import agent_prefix, build_namespace, parse_namespace, user_suffix
 from memoryboard.models import LongTermMemory
 from memoryboard.roles import can_read_all_memories, platform_user_id
+
+AGENTS_CACHE_KEY = "memoryboard:stored-agent-namespaces"
+AGENTS_CACHE_SECONDS = 300
+MAX_STORED_AGENTS = 100
+
+
+def configured_agent_namespaces() -> list[tuple[str, str]]:
+    """``(namespace, label)`` of every agent in agents.yaml."""
+    seen: dict[str, str] = {}
+    for agent_id, cfg in get_agents_config().agents.items():
+        ns = cfg.long_term_memory.namespace
+        label = ns if ns == agent_id else f"{ns} ({agent_id})"
+        seen.setdefault(ns, label)
+    return sorted(seen.items())
+
+
+def stored_agent_namespaces() -> list[str]:
+    """The distinct agent namespaces in the memory table, found by index seeks (cached 5 minutes).
+
+    A ``DISTINCT`` reads the whole namespace index (a million entries); this is a loose index scan
+    instead: one ``ORDER BY namespace LIMIT 1`` seek per agent, each starting past every namespace of
+    the agent before (``["agent:x","user`` followed by a letter sorts after ``["agent:x","user:…``
+    in binary and in Unicode collations alike).
+    """
+    cached = cache.get(AGENTS_CACHE_KEY)
+    if cached is not None:
+        return cached
+    found: list[str] = []
+    bound = ""
+    for _ in range(MAX_STORED_AGENTS):
+        text = (
+            LongTermMemory.objects.filter(namespace__gt=bound).order_by("namespace")
+            .values_list("namespace", flat=True).first()
+        )
+        if text is None:
+            break
+        ns = parse_namespace(text)
+        if ns is None:  # not a memories namespace: step past this one value
+            bound = text
+            continue
+        found.append(ns.agent)
+        bound = agent_prefix(ns.agent) + '"userz'
+    cache.set(AGENTS_CACHE_KEY, found, AGENTS_CACHE_SECONDS)
+    return found
+
+
+def forget_stored_agent_namespaces() -> None:
+    """Called when an item is written under an agent namespace the cache may not know."""
+    cache.delete(AGENTS_CACHE_KEY)
+
+
+def known_agent_namespaces() -> list[tuple[str, str]]:
+    """``(namespace, label)`` of the configured agents and of every agent found in the table."""
+    choices = dict(configured_agent_namespaces())
+    for ns in stored_agent_namespaces():
+        choices.setdefault(ns, ns)
+    return sorted(choices.items())
+
+
+def user_namespaces_q(user_id: str, *, agents: list[str] | None = None) -> Q:
+    """Exactly one user's items: an indexed ``namespace IN`` (one per known agent) plus the suffix.
+
+    The IN list lets the database seek ``idx_ltm_ns_archived`` instead of scanning a suffix LIKE over
+    every row; the suffix check (``LIKE BINARY`` on MySQL) keeps the match exact where the column's
+    collation would let ``=`` ignore case.
+    """
+    if agents is None:
+        agents = [ns for ns, _label in known_agent_namespaces()]
+    names = [build_namespace(agent_namespace=a, user_id=user_id).as_text() for a in agents]
+    return Q(namespace__in=names) & Q(namespace__endswith=user_suffix(user_id))
 
 
 def memory_queryset_for(user) -> QuerySet[LongTermMemory]:
@@ -19,7 +91,8 @@ def memory_queryset_for(user) -> QuerySet[LongTermMemory]:
 
 
 def own_memories(*, user_id: str) -> QuerySet[LongTermMemory]:
-    return LongTermMemory.objects.filter(namespace__endswith=user_suffix(user_id))
+    """One user's items under every known agent (see :func:`user_namespaces_q`)."""
+    return LongTermMemory.objects.filter(user_namespaces_q(str(user_id)))
 
 
 def filter_memories(
@@ -33,10 +106,12 @@ def filter_memories(
     search: str | None = None,
 ) -> QuerySet[LongTermMemory]:
     """The filters shared by the admin, the API and "My memories"."""
-    if agent:
+    if agent and user:
+        qs = qs.filter(user_namespaces_q(str(user), agents=[agent]))
+    elif agent:
         qs = qs.filter(namespace__startswith=agent_prefix(agent))
-    if user:
-        qs = qs.filter(namespace__endswith=user_suffix(user))
+    elif user:
+        qs = qs.filter(user_namespaces_q(str(user)))
     if memory_type:
         qs = qs.filter(value_json__type=str(memory_type).upper())
     if source:

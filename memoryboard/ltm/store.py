@@ -14,6 +14,23 @@ UPSERT_UPDATE_FIELDS = ["namespace", "key_name", "value_json", "updated_at", "re
 _MYSQL_DEADLOCK = 1213
 
 
+def _note_agent_namespaces(rows: list[LongTermMemory]) -> None:
+    """Forget the cached agent list when a write adds an agent it does not hold (user scoping uses it)."""
+    from django.core.cache import cache
+
+    from memoryboard.ltm.namespaces import parse_namespace
+    from memoryboard.ltm.selectors import AGENTS_CACHE_KEY
+
+    cached = cache.get(AGENTS_CACHE_KEY)
+    if cached is None:
+        return
+    for row in rows:
+        ns = parse_namespace(row.namespace)
+        if ns is not None and ns.agent not in cached:
+            cache.delete(AGENTS_CACHE_KEY)
+            return
+
+
 def memory_upsert_many(items: Iterable[LongTermMemory], *, batch_size: int = 500) -> int:
     """Insert or update items by primary key in one statement per batch.
 
@@ -37,6 +54,7 @@ def memory_upsert_many(items: Iterable[LongTermMemory], *, batch_size: int = 500
                     unique_fields=unique_fields,
                     update_fields=UPSERT_UPDATE_FIELDS,
                 )
+            _note_agent_namespaces(rows)
             return len(rows)
         except OperationalError as exc:
             if exc.args and exc.args[0] == _MYSQL_DEADLOCK and attempt < 4:
