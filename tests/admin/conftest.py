@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from django.urls import reverse
 
 CHANGELIST = "admin:memoryboard_longtermmemory_changelist"
@@ -25,14 +24,3 @@ def run_action(client, action: str, ids, *, confirm: bool = True, query: str = "
         return first
     return client.post(url, {**data, "confirm": "yes"})
 
-
-@pytest.fixture(autouse=True)
-def _fresh_agent_cache():
-    """The admin caches the agents found in the table; each test starts without it."""
-    from django.core.cache import cache
-
-    from memoryboard.ltm.selectors import AGENTS_CACHE_KEY
-
-    cache.delete(AGENTS_CACHE_KEY)
-    yield
-    cache.delete(AGENTS_CACHE_KEY)
