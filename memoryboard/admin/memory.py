@@ -27,7 +27,6 @@ from memoryboard.admin.filters import (
     StateFilter,
     TypeFilter,
     UserFilter,
-    configured_agent_namespaces,
     paused_exists,
 )
 from memoryboard.admin.paginator import CappedCountAdminMixin
@@ -46,7 +45,12 @@ from memoryboard.admin.services import (
 from memoryboard.llm.errors import LLMError
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.selectors import filter_memories, memory_queryset_for, own_memories
+from memoryboard.ltm.selectors import (
+    configured_agent_namespaces,
+    filter_memories,
+    memory_queryset_for,
+    own_memories,
+)
 from memoryboard.ltm.services import MAX_CONTENT_CHARS, MemoryError, memory_create, memory_update
 from memoryboard.models import (
     ArchivedReason,
@@ -68,16 +72,6 @@ ACCESS_PAGE_SIZE = 20
 RELATED_K = 5
 
 
-def _content_field() -> forms.CharField:
-    return forms.CharField(
-        label=_("content"), max_length=MAX_CONTENT_CHARS, widget=forms.Textarea(attrs={"rows": 6, "cols": 90})
-    )
-
-
-def _type_field() -> forms.ChoiceField:
-    return forms.ChoiceField(label=_("type"), choices=MemoryType.choices)
-
-
 def _model_failed(exc: LLMError) -> str:
     return gettext("Nothing was saved: the embedding model failed (%(reason)s).") % {"reason": exc.reason}
 
@@ -97,16 +91,20 @@ def memory_table_is_large() -> bool:
     return LongTermMemory.objects.values("pk")[: limit + 1].count() > limit
 
 
-class MemoryChangeForm(forms.ModelForm):
+class _MemoryForm(forms.ModelForm):
     """Content and type as form fields; the stored JSON is never edited by hand."""
 
-    content = _content_field()
-    memory_type = _type_field()
+    content = forms.CharField(
+        label=_("content"), max_length=MAX_CONTENT_CHARS, widget=forms.Textarea(attrs={"rows": 6, "cols": 90})
+    )
+    memory_type = forms.ChoiceField(label=_("type"), choices=MemoryType.choices)
 
     class Meta:
         model = LongTermMemory
         fields: list[str] = []
 
+
+class MemoryChangeForm(_MemoryForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.instance and self.instance.pk:
@@ -114,17 +112,11 @@ class MemoryChangeForm(forms.ModelForm):
             self.fields["memory_type"].initial = self.instance.memory_type.upper()
 
 
-class MemoryAddForm(forms.ModelForm):
+class MemoryAddForm(_MemoryForm):
     """Manual add by staff: the item is embedded on save with ``source="manual"``."""
 
     user_id = forms.CharField(label=_("user id"), max_length=200)
     agent = forms.ChoiceField(label=_("agent"))
-    memory_type = _type_field()
-    content = _content_field()
-
-    class Meta:
-        model = LongTermMemory
-        fields: list[str] = []
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
