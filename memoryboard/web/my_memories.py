@@ -134,7 +134,7 @@ def memory_list(request):
     switch = _switch(user_id)
     deleted = list(_recently_deleted(request).order_by("-archived_at")[:200])
     retention = settings.MEMORYBOARD_DELETED_RETENTION_DAYS
-    for memory in deleted:
+    for memory in _with_labels(deleted):
         memory.purge_at = memory.archived_at + timedelta(days=retention)
     context = {
         "form": form,
@@ -301,7 +301,7 @@ def _bulk_queryset(request, data: dict) -> QuerySet[LongTermMemory]:
 def _bulk_confirmation(request, data: dict, qs: QuerySet[LongTermMemory]):
     qs = qs.order_by("-updated_at", "id")
     return render(request, "web/my_memories_bulk.html", {
-        "data": data, "count": qs.count(), "sample": list(qs[:BULK_SAMPLE]),
+        "data": data, "count": qs.count(), "sample": _with_labels(list(qs[:BULK_SAMPLE])),
         "action_label": dict(MemoryBulkForm.ACTIONS)[data["action"]],
         "retention_days": settings.MEMORYBOARD_DELETED_RETENTION_DAYS,
     })
@@ -357,12 +357,21 @@ def memory_detail(request, memory_id: str):
     page = Paginator(MemoryAccess.objects.filter(memory_id=memory.pk).order_by("-created_at", "-id"),
                      ACCESS_PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "web/my_memory_detail.html", {
-        "memory": memory,
+        "memory": _with_labels([memory])[0],
         "state": services.memory_state(memory),
         "accesses": page,
         "usage": _usage([memory.pk]).get(memory.pk),
         "history": MemoryStateChange.objects.filter(memory_id=memory.pk).order_by("-created_at", "-id")[:50],
     })
+
+
+def _with_labels(memories: list[LongTermMemory]) -> list[LongTermMemory]:
+    """Set ``type_label`` and ``source_label``: the translated names of the stored codes (FACT, agent_tool)."""
+    types, sources = dict(MemoryType.choices), dict(Source.choices)
+    for memory in memories:
+        memory.type_label = types.get(memory.memory_type, memory.memory_type)
+        memory.source_label = sources.get(memory.source, memory.source)
+    return memories
 
 
 def _pause_rules(user_id: str) -> list[tuple[str, str]]:

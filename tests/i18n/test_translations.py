@@ -311,3 +311,18 @@ def test_the_admin_memory_page_is_chinese(login, support_user, alice, make_memor
     html = _html(login(support_user).get(reverse("admin:memoryboard_longtermmemory_change", args=[memory.pk])))
     for text in ("访问日志", "尚未被任何智能体读取。", "状态历史", "审计历史"):
         assert text in html, text
+
+
+def test_my_memory_pages_name_types_sources_and_states(login, alice, make_memory):
+    """Stored codes (PREFERENCE, agent_tool, paused) are shown by their translated names."""
+    memory = make_memory(alice, "likes green tea", memory_type="PREFERENCE", source="agent_tool")
+    gone = make_memory(alice, "old fact", memory_type="FACT", archived_reason="user_deleted")
+    client = login(alice)
+    client.post(reverse("my-memories-pause", args=[memory.pk]))
+    html = _html(client.get(reverse("my-memories-detail", args=[memory.pk])))
+    assert '<span class="badge">偏好</span>' in html and "智能体工具" in html and "<strong>已暂停</strong>" in html
+    assert "agent_tool" not in html
+    listing = _html(client.get(reverse("my-memories")))
+    assert f'data-id="{gone.pk}"' in listing and '<span class="badge">事实</span>' in listing
+    confirm = _html(client.get(reverse("my-memories-delete-all")))
+    assert '<span class="badge">偏好</span>' in confirm
