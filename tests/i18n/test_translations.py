@@ -326,3 +326,11 @@ def test_my_memory_pages_name_types_sources_and_states(login, alice, make_memory
     assert f'data-id="{gone.pk}"' in listing and '<span class="badge">事实</span>' in listing
     confirm = _html(client.get(reverse("my-memories-delete-all")))
     assert '<span class="badge">偏好</span>' in confirm
+
+
+def test_admin_index_fills_the_gaps_of_installed_apps_catalogs(login, superuser):
+    html = _html(login(superuser).get(reverse("admin:index")))
+    for text in ("模型名称", "修改或查看列表链接", "长期记忆", "审计日志"):
+        assert text in html, text
+    for text in ("Model name", "Add link"):
+        assert text not in html, text
