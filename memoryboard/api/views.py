@@ -27,7 +27,7 @@ from memoryboard.api.throttling import login_is_throttled
 from memoryboard.ltm import services
 from memoryboard.ltm.retrieval import memory_search
 from memoryboard.ltm.selectors import memory_queryset_for
-from memoryboard.roles import can_change_any_memory
+from memoryboard.roles import can_change_any_memory, can_read_all_memories, platform_user_id
 from memoryboard.strategies import CONTEXT_STRATEGIES, MEMORY_STRATEGIES, context_strategy_info, memory_strategy_info
 
 ERRORS = {
@@ -176,7 +176,11 @@ class MemoryViewSet(
         params = s.SearchQuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         queryset = self.filter_queryset(self.get_queryset())
-        items = memory_search(queryset=queryset, query=params.validated_data["q"], k=params.validated_data["k"])
+        # An end user's scope is their own items: only their pause rules need reading.
+        user_id = None if can_read_all_memories(request.user) else platform_user_id(request.user)
+        items = memory_search(
+            queryset=queryset, query=params.validated_data["q"], k=params.validated_data["k"], user_id=user_id
+        )
         for item in items:
             item.memory.score = round(float(item.score), 4)
         return Response(s.ScoredMemorySerializer([item.memory for item in items], many=True).data)

@@ -1,8 +1,9 @@
 """Semantic retrieval of long-term memory: cosine top-K with numpy, and the injected prompt block.
 
 Vectors are unit length (every embedder normalizes), so the cosine is a dot product. One query
-reads the candidate ids and vectors (a LEFT JOIN of the items with their vectors for the current
-model); items without a vector are embedded on the fly and stored; a second query loads the top-K rows.
+reads the candidate ids, vectors and pause flags (LEFT JOINs of the scoped items with their vectors for
+the current model and their flags); items without a vector are embedded on the fly and stored; a
+second query loads the top-K rows.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import Exists, FilteredRelation, OuterRef, Q, QuerySet
 from django.utils import timezone
@@ -74,6 +76,19 @@ def _pause_rule_q(rules: Iterable[tuple[str, str, str]]) -> Q | None:
     return combined
 
 
+def _not_paused_by_rules(qs: QuerySet[LongTermMemory], user_id: str | None) -> QuerySet[LongTermMemory]:
+    """``qs`` without the items covered by pause rules: the given user's rules, or every rule.
+
+    The rules are read with a plain query (one indexed lookup for a user; the ORM's compilation
+    would cost more than the query on the search's hot path).
+    """
+    sql = f"SELECT user_id, agent_namespace, memory_type FROM {PauseRule._meta.db_table}"
+    with connection.cursor() as cursor:
+        cursor.execute(sql if user_id is None else sql + " WHERE user_id = %s", [] if user_id is None else [user_id])
+        rule_q = _pause_rule_q(cursor.fetchall())
+    return qs if rule_q is None else qs.exclude(rule_q)
+
+
 def active_memories(qs: QuerySet[LongTermMemory], *, user_id: str | None = None) -> QuerySet[LongTermMemory]:
     """Restrict ``qs`` to items that may be retrieved: not archived, not paused (flag or rule).
 
@@ -88,21 +103,36 @@ def active_memories(qs: QuerySet[LongTermMemory], *, user_id: str | None = None)
     qs = qs.filter(archived=False).exclude(
         Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True))
     )
-    rules = PauseRule.objects.all() if user_id is None else PauseRule.objects.filter(user_id=user_id)
-    rule_q = _pause_rule_q(rules.values_list("user_id", "agent_namespace", "memory_type"))
-    if rule_q is not None:
-        qs = qs.exclude(rule_q)
-    return qs
+    return _not_paused_by_rules(qs, user_id)
 
 
-def _candidate_rows(qs: QuerySet[LongTermMemory], embedder) -> Iterator[tuple[str, bytes | None]]:
-    """``(id, vector bytes or None)`` of the queryset's items: a LEFT JOIN of items and vectors.
+def _joined_rows(qs: QuerySet[LongTermMemory], embedder, *, limit: int) -> list[tuple]:
+    """``(id, vector or None, paused or None)`` of at most ``limit`` items of ``qs``: one query.
 
-    Read in pages by primary key (one query when there are fewer than ``CHUNK_ROWS`` items), so no
-    cursor stays open while missing vectors are written, and memory stays bounded.
+    ``qs`` is compiled as a derived table of ids (MariaDB and SQLite merge it into a plain join),
+    LEFT JOINed with the vectors of this model and the pause flags.
     """
+    try:
+        inner, params = qs.order_by().values_list("id").query.sql_with_params()
+    except EmptyResultSet:  # e.g. ``objects.none()``
+        return []
+    sql = (
+        f"SELECT s.id, e.vector, f.paused FROM ({inner}) s "
+        f"LEFT JOIN {MemoryEmbedding._meta.db_table} e ON e.memory_id = s.id AND e.model_name = %s "
+        f"LEFT JOIN {MemoryFlag._meta.db_table} f ON f.memory_id = s.id "
+        f"LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, embedder.name, limit])
+        return cursor.fetchall()
+
+
+def _paged_rows(qs: QuerySet[LongTermMemory], embedder) -> Iterator[tuple[str, bytes | None]]:
+    """``(id, vector bytes or None)`` of the unflagged items of ``qs``, in pages of ``CHUNK_ROWS`` by
+    primary key: no cursor stays open while missing vectors are written, and memory stays bounded."""
     base = (
-        qs.order_by("pk")
+        qs.exclude(Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True)))
+        .order_by("pk")
         .annotate(vec=FilteredRelation("embeddings", condition=Q(embeddings__model_name=embedder.name)))
         .values_list("pk", "vec__vector")
     )
@@ -113,6 +143,22 @@ def _candidate_rows(qs: QuerySet[LongTermMemory], embedder) -> Iterator[tuple[st
         if len(rows) < CHUNK_ROWS:
             return
         last = rows[-1][0]
+
+
+def _candidate_rows(qs: QuerySet[LongTermMemory], embedder) -> Iterator[tuple[str, bytes | None]]:
+    """``(id, vector bytes or None)`` of the items of ``qs`` that no flag pauses.
+
+    ``qs`` is already restricted to unarchived items outside the pause rules. A scope of at most
+    ``CHUNK_ROWS`` items (an end user's items) is read in one hand-written query, paused flags dropped
+    here from a LEFT JOIN (cheaper for the database than a ``NOT EXISTS`` per row, and no ORM
+    compilation of a ``FilteredRelation``); a larger one (staff searching every user's items) is
+    read again in pages.
+    """
+    rows = _joined_rows(qs, embedder, limit=CHUNK_ROWS + 1)
+    if len(rows) <= CHUNK_ROWS:
+        yield from ((pk, vector) for pk, vector, paused in rows if not paused)
+    else:
+        yield from _paged_rows(qs, embedder)
 
 
 def _matrix(rows: list[tuple[str, bytes | None]], embedder, budget: list[int]) -> tuple[list[str], np.ndarray]:
@@ -222,7 +268,12 @@ def _rank(rows: Iterable[tuple[str, bytes | None]], query: str, k: int, embedder
 
 
 def memory_search(
-    *, queryset: QuerySet[LongTermMemory], query: str, k: int = DEFAULT_K, embedder=None
+    *,
+    queryset: QuerySet[LongTermMemory],
+    query: str,
+    k: int = DEFAULT_K,
+    embedder=None,
+    user_id: str | None = None,
 ) -> list[ScoredMemory]:
     """Semantic search over the active items of a caller-scoped queryset.
 
@@ -234,6 +285,8 @@ def memory_search(
         query: the text to search for; blank returns ``[]``.
         k: how many items at most (capped at 100).
         embedder: the embedder; default the configured one.
+        user_id: when ``queryset`` holds only this user's items (an end user's own scope), only their
+            pause rules are read; otherwise every rule is applied.
 
     Returns:
         Items best first, with their cosine similarity.
@@ -242,7 +295,8 @@ def memory_search(
     if not query or not query.strip() or k == 0:
         return []
     embedder = _embedder(embedder)
-    return _rank(_candidate_rows(active_memories(queryset), embedder), query, k, embedder)
+    retrievable = _not_paused_by_rules(queryset.filter(archived=False), user_id)
+    return _rank(_candidate_rows(retrievable, embedder), query, k, embedder)
 
 
 def memory_retrieval_enabled(user_id: str) -> bool:
@@ -364,7 +418,7 @@ def memory_retrieve(
     embedder = _embedder(embedder)
     if rules:
         qs = LongTermMemory.objects.filter(namespace=namespace.as_text())
-        rows = _candidate_rows(active_memories(qs, user_id=namespace.user_id), embedder)
+        rows = _candidate_rows(_not_paused_by_rules(qs.filter(archived=False), namespace.user_id), embedder)
     else:
         rows = _namespace_rows(namespace, embedder)
     items = _rank(rows, query, k, embedder)

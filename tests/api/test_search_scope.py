@@ -1,0 +1,27 @@
+"""The search endpoint: an end user's pause flags and rules apply, other users' items never show."""
+
+from __future__ import annotations
+
+import pytest
+
+from memoryboard.models import MemoryFlag, PauseRule
+
+pytestmark = pytest.mark.django_db
+
+
+def test_end_user_search_skips_paused_items_and_other_users(as_user, alice, bob, make_memory):
+    kept = make_memory(alice, "Alice drinks green tea")
+    flagged = make_memory(alice, "Alice drinks black tea")
+    ruled = make_memory(alice, "Alice prefers tea to coffee", memory_type="PREFERENCE")
+    make_memory(bob, "Bob drinks green tea")
+    MemoryFlag.objects.create(memory_id=flagged.pk, paused=True)
+    PauseRule.objects.create(user_id=str(alice.pk), agent_namespace="chat", memory_type="PREFERENCE")
+    PauseRule.objects.create(user_id=str(bob.pk), agent_namespace="chat", memory_type="FACT")  # not Alice's
+
+    results = as_user(alice).get("/api/v1/memories/search/?q=green tea&k=10").json()
+
+    assert [item["id"] for item in results] == [kept.pk]
+    assert ruled.pk not in {item["id"] for item in results}
+    MemoryFlag.objects.filter(memory_id=flagged.pk).update(paused=False)
+    results = as_user(alice).get("/api/v1/memories/search/?q=tea&k=10").json()
+    assert {item["id"] for item in results} == {kept.pk, flagged.pk}
