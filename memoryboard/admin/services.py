@@ -12,6 +12,7 @@ from django.db import transaction
 
 from memoryboard.audit import audit_record, audit_record_many
 from memoryboard.ltm.embeddings import memory_embed_many
+from memoryboard.ltm.lifecycle import memory_archive_many as archive_ids
 from memoryboard.ltm.services import (
     MemoryError,
     _record_state,
@@ -57,12 +58,16 @@ def _apply_each(memories, *, actor, name: str, change) -> list[str]:
 
 
 def memory_archive_many(*, memories: Iterable[LongTermMemory], actor) -> list[str]:
-    """Archive items (reason ``staff``) in one transaction. Returns the ids that changed."""
+    """Archive items (reason ``staff``) in one transaction. Returns the ids that changed.
 
-    def change(memory):
-        return not memory.archived and memory_archive(memory=memory, actor=actor, reason=ArchivedReason.STAFF)
-
-    return _apply_each(memories, actor=actor, name="archive", change=change)
+    The per-item audit entries and state changes are written in bulk by ``ltm.lifecycle``.
+    """
+    with transaction.atomic():
+        ids = [m.pk for m in _locked(memories)]
+        changed = sorted(archive_ids(ids=ids, actor=actor, reason=ArchivedReason.STAFF))
+        if changed:
+            _bulk_entry(actor=actor, name="archive", ids=changed)
+    return changed
 
 
 def memory_restore_many(*, memories: Iterable[LongTermMemory], actor) -> list[str]:
