@@ -6,13 +6,8 @@ from django.test.signals import setting_changed
 
 
 def _reset_cached_config(*, setting: str, **kwargs) -> None:
-    if setting.startswith("OPENAI_") or setting.startswith("MEMORYBOARD_"):
-        try:
-            from memoryboard.llm.factory import reset_models
-        except ImportError:  # the model clients are optional at import time
-            pass
-        else:
-            reset_models()
+    # The model clients reset themselves on OPENAI_* (memoryboard.llm.factory has its own receiver).
+    if setting.startswith("MEMORYBOARD_"):
         from memoryboard.ltm import config
 
         config.reset_agents_config()

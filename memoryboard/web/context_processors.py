@@ -3,10 +3,8 @@ from __future__ import annotations
 
 def models_in_use(request) -> dict:
     """Tell every page whether the offline models are in use (shown as a banner)."""
-    try:
-        from memoryboard.llm.factory import models_status
-    except ImportError:
-        return {"models_status": {"offline": True}}
+    from memoryboard.llm.factory import models_status
+
     return {"models_status": models_status()}
 
 
