@@ -13,6 +13,9 @@ print). It
    * ``list``: ``GET /api/v1/memories/?limit=20``, the caller's items, newest first;
    * ``search``: ``GET /api/v1/memories/search/?q=...&k=10``, semantic search over the caller's 200 items;
 
+   each endpoint's time is split into ``--rounds`` slices run in turn (floor, list, search, floor, ...),
+   so a change in the machine's speed during the run weighs on the floor and the endpoints alike;
+
 4. reports requests/s, p50 and p99 latency and errors, and writes the table into ``benchmarks/README.md``
    under ``## Load``. Targets: zero errors; search >= half the floor's throughput at each concurrency.
 """
@@ -136,7 +139,7 @@ def start_server(database_url: str, port: int, workers: int) -> subprocess.Popen
 
 
 def run_load(port: int, path_for, tokens: list[str], concurrency: int, seconds: float) -> dict:
-    """``concurrency`` threads hammer the server for ``seconds``; returns throughput and latencies."""
+    """``concurrency`` threads hammer the server for ``seconds``; returns the latencies and errors."""
     latencies: list[list[float]] = [[] for _ in range(concurrency)]
     errors = [0] * concurrency
     samples: list[str] = []
@@ -178,15 +181,26 @@ def run_load(port: int, path_for, tokens: list[str], concurrency: int, seconds: 
     for thread in threads:
         thread.join()
     elapsed = time.perf_counter() - began
-    flat = sorted(x for per in latencies for x in per)
+    return {
+        "latencies": [x for per in latencies for x in per],
+        "errors": sum(errors),
+        "elapsed": elapsed,
+        "samples": samples,
+    }
+
+
+def summarize(slices: list[dict]) -> dict:
+    """Requests/s, p50/p99 latency and errors of one endpoint over its interleaved slices."""
+    flat = sorted(x for part in slices for x in part["latencies"])
     count = len(flat)
+    elapsed = sum(part["elapsed"] for part in slices)
     return {
         "requests": count,
-        "errors": sum(errors),
+        "errors": sum(part["errors"] for part in slices),
         "rps": count / elapsed if elapsed else 0.0,
         "p50": statistics.median(flat) * 1000 if flat else float("nan"),
         "p99": flat[min(count - 1, int(count * 0.99))] * 1000 if flat else float("nan"),
-        "samples": samples,
+        "samples": [sample for part in slices for sample in part["samples"]][:3],
     }
 
 
@@ -230,6 +244,8 @@ def main() -> int:
     parser.add_argument("--memories", type=int, default=200, help="items per user")
     parser.add_argument("--workers", type=int, default=(os.cpu_count() or 1) * 2 + 1, help="gunicorn sync workers")
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--rounds", type=int, default=6,
+                        help="each endpoint's time is split into this many slices, run in turn with the others'")
     parser.add_argument("--no-write", action="store_true", help="print only; do not update benchmarks/README.md")
     args = parser.parse_args()
     levels = [int(x) for x in args.concurrency.split(",") if x.strip()]
@@ -241,8 +257,12 @@ def main() -> int:
         for name, path_for in ENDPOINTS.items():  # warm every worker's connection and caches
             run_load(args.port, path_for, tokens, max(levels), 2.0)
         for concurrency in levels:
-            for name, path_for in ENDPOINTS.items():
-                result = run_load(args.port, path_for, tokens, concurrency, args.seconds)
+            slices: dict[str, list[dict]] = {name: [] for name in ENDPOINTS}
+            for _round in range(args.rounds):  # interleaved, so a drift of the machine's speed hits all alike
+                for name, path_for in ENDPOINTS.items():
+                    slices[name].append(run_load(args.port, path_for, tokens, concurrency, args.seconds / args.rounds))
+            for name in ENDPOINTS:
+                result = summarize(slices[name])
                 results.append((concurrency, name, result))
                 print(f"c={concurrency:<3} {name:<6} {result['rps']:8.1f} req/s  p50 {result['p50']:6.1f} ms  "
                       f"p99 {result['p99']:6.1f} ms  errors {result['errors']} {result['samples'][:1]}", flush=True)
@@ -260,11 +280,14 @@ def main() -> int:
 offline embedder) on 127.0.0.1 with MariaDB, seeded with {args.users} end users × {args.memories} items
 ({args.users * args.memories:,} rows in `ah_long_term_memory`, their vectors in `memoryboard_embedding`).
 A Python load generator (threads, one keep-alive `http.client` connection each, token authentication with a
-random seeded user per request) runs each endpoint for {args.seconds:g} s per concurrency level, on the same
+random seeded user per request) runs each endpoint for {args.seconds:g} s per concurrency level (in {args.rounds} slices,
+taken in turn with the other endpoints' so that a drift of the machine's speed hits all alike), on the same
 {os.cpu_count()} CPUs as the server (load average {load:.1f} when the run ended), so absolute numbers are modest;
 the ratio to the floor measured in the same run is what to compare.
 
-- **floor**: `GET /api/v1/ping/`, a trivial DRF view (token authentication, JSON answer, no query of ours).
+- **floor**: `GET /api/v1/ping/`, a trivial DRF view: DRF's own `TokenAuthentication` (one ORM query) and a
+  JSON answer. The API's other views authenticate with `memoryboard.api.authentication.TokenAuthentication`
+  (one hand-written query that also reads the caller's role groups).
 - **list**: `GET /api/v1/memories/?limit=20`: the caller's items, newest first (scoped queryset, no `COUNT(*)`).
 - **search**: `GET /api/v1/memories/search/?q=…&k=10`: embed the query, cosine top-10 over the caller's
   {args.memories} active items, serialize them.

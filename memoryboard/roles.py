@@ -16,6 +16,11 @@ def _groups(user) -> set[str]:
     return cached
 
 
+def remember_role_groups(user, groups: set[str]) -> None:
+    """Record which role groups ``user`` is in, read elsewhere (see ``api.authentication``)."""
+    user._memoryboard_groups = set(groups) & {SUPPORT_GROUP, DEVELOPERS_GROUP}
+
+
 def is_support(user) -> bool:
     return bool(user.is_authenticated and (user.is_superuser or SUPPORT_GROUP in _groups(user)))
 

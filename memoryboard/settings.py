@@ -170,7 +170,7 @@ AUTHENTICATION_BACKENDS = ["memoryboard.api.throttling.ThrottledModelBackend"]
 REST_FRAMEWORK = {
     # Token first: an anonymous request gets 401 with WWW-Authenticate: Token (session-first would say 403).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "memoryboard.api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -223,6 +223,9 @@ MEMORYBOARD_DECAY_FACTOR = float(os.environ.get("MEMORYBOARD_DECAY_FACTOR", "0.9
 MEMORYBOARD_CLEANUP_SCORE_THRESHOLD = float(os.environ.get("MEMORYBOARD_CLEANUP_SCORE_THRESHOLD", "0.1"))
 MEMORYBOARD_CLEANUP_MIN_ACCESS = env_int("MEMORYBOARD_CLEANUP_MIN_ACCESS", 3)
 MEMORYBOARD_DELETED_RETENTION_DAYS = env_int("MEMORYBOARD_DELETED_RETENTION_DAYS", 30)
+
+# Vectors kept in each process for search (ltm.vector_cache); 64 MB hold ~43,000 vectors of 384 floats.
+MEMORYBOARD_VECTOR_CACHE_MB = float(os.environ.get("MEMORYBOARD_VECTOR_CACHE_MB", "64"))
 
 LOGGING = {
     "version": 1,

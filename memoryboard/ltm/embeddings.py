@@ -8,7 +8,7 @@ import numpy as np
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memoryboard.models import LongTermMemory, MemoryEmbedding
+from memoryboard.models import LongTermMemory, MemoryEmbedding, vector_checksum
 
 
 def _embedder(embedder=None):
@@ -27,15 +27,17 @@ def memory_embed_many(memories: Sequence[LongTermMemory], *, embedder=None) -> i
     embedder = _embedder(embedder)
     vectors = np.asarray(embedder.embed([m.content for m in memories]), dtype=np.float32)
     now = timezone.now()
+    blobs = [vector.tobytes() for vector in vectors]
     rows = [
         MemoryEmbedding(
             memory_id=m.pk,
             model_name=embedder.name,
             dim=int(vectors.shape[1]),
-            vector=vectors[i].tobytes(),
+            vector=blob,
+            checksum=vector_checksum(blob),
             updated_at=now,
         )
-        for i, m in enumerate(memories)
+        for m, blob in zip(memories, blobs, strict=True)
     ]
     unique_fields = (
         ["memory", "model_name"] if connection.features.supports_update_conflicts_with_target else None
@@ -46,17 +48,9 @@ def memory_embed_many(memories: Sequence[LongTermMemory], *, embedder=None) -> i
             batch_size=500,
             update_conflicts=True,
             unique_fields=unique_fields,
-            update_fields=["dim", "vector", "updated_at"],
+            update_fields=["dim", "vector", "checksum", "updated_at"],
         )
     return len(rows)
-
-
-def embeddings_for(memory_ids: Sequence[str], *, model_name: str) -> dict[str, np.ndarray]:
-    rows = MemoryEmbedding.objects.filter(memory_id__in=list(memory_ids), model_name=model_name).values_list(
-        "memory_id", "vector"
-    )
-    return {mid: np.frombuffer(blob, dtype=np.float32) for mid, blob in rows}
-
 
 
 def _reembed_queryset(*, missing_only: bool, embedder):

@@ -2,7 +2,7 @@
 
 from .audit import AuditLog
 from .chat import ChatMessage
-from .embedding import MemoryEmbedding
+from .embedding import MemoryEmbedding, vector_checksum
 from .lifecycle import (
     MemoryAccess,
     MemoryFlag,
@@ -27,4 +27,5 @@ __all__ = [
     "PauseRule",
     "Source",
     "UserMemorySettings",
+    "vector_checksum",
 ]

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 from django.db import models
 from django.utils import timezone
@@ -10,6 +12,9 @@ class MemoryEmbedding(models.Model):
 
     Kept apart from the shared table so vectors can be rebuilt for another model.
     No database constraint to the shared table: the platform may delete rows itself.
+    ``checksum`` names the vector bytes (see :func:`vector_checksum`); it sits in an index with the
+    item and model, so a search reads which vectors its candidates have without touching the rows,
+    and takes the vectors themselves from a per-process cache (``ltm.vector_cache``).
     """
 
     memory = models.ForeignKey(
@@ -21,6 +26,7 @@ class MemoryEmbedding(models.Model):
     model_name = models.CharField(max_length=100)
     dim = models.PositiveIntegerField()
     vector = models.BinaryField()
+    checksum = models.BigIntegerField()
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -28,6 +34,14 @@ class MemoryEmbedding(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["memory", "model_name"], name="uniq_embedding_memory_model"),
         ]
+        indexes = [
+            models.Index(fields=["memory", "model_name", "checksum"], name="idx_embedding_checksum"),
+        ]
 
     def as_array(self) -> np.ndarray:
         return np.frombuffer(self.vector, dtype=np.float32)
+
+
+def vector_checksum(vector: bytes) -> int:
+    """A signed 64-bit BLAKE2b digest of the vector bytes: equal bytes, equal checksum."""
+    return int.from_bytes(hashlib.blake2b(vector, digest_size=8).digest(), "big", signed=True)

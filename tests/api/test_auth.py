@@ -79,3 +79,51 @@ def test_session_auth(client, alice, make_memory):
     make_memory(alice, "session visible")
     client.force_login(alice)
     assert client.get("/api/v1/memories/").status_code == 200
+
+
+def _token_for(user) -> str:
+    from rest_framework.authtoken.models import Token
+
+    return Token.objects.get_or_create(user=user)[0].key
+
+
+@pytest.mark.parametrize(
+    ("who", "sees_others"), [("alice", False), ("support_user", True), ("developer", True), ("superuser", True)]
+)
+def test_token_auth_reads_roles_with_the_token(request, api, who, sees_others, alice, bob, make_memory):
+    """Role groups come from the token query itself; a role still decides what the caller sees."""
+    make_memory(alice, "alice's item")
+    make_memory(bob, "bob's item")
+    user = request.getfixturevalue(who)
+    api.credentials(HTTP_AUTHORIZATION=f"Token {_token_for(user)}")
+    contents = {item["content"] for item in api.get("/api/v1/memories/").json()["results"]}
+    assert ("bob's item" in contents) is sees_others
+    assert ("alice's item" in contents) is (sees_others or who == "alice")
+
+
+def test_token_of_an_inactive_user_is_401(api, alice):
+    key = _token_for(alice)
+    alice.is_active = False
+    alice.save()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    response = api.get("/api/v1/memories/")
+    assert response.status_code == 401
+    assert "inactive" in error_of(response)["message"].lower()
+
+
+def test_end_user_search_by_token_is_three_queries(api, alice, make_memory, django_assert_num_queries):
+    """The load path of issue 6: token + roles, candidates + pause-rule count, the top items + flags."""
+    for i in range(30):
+        make_memory(alice, f"User note {i} about Java")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {_token_for(alice)}")
+    assert api.get("/api/v1/memories/search/", {"q": "Java"}).status_code == 200  # vectors now cached
+    with django_assert_num_queries(3):
+        response = api.get("/api/v1/memories/search/", {"q": "Java", "k": 5})
+    assert response.status_code == 200
+    assert len(response.json()) == 5
+
+
+def test_ping_is_drf_token_authentication_only(api, alice):
+    assert api.get("/api/v1/ping/").status_code == 401
+    api.credentials(HTTP_AUTHORIZATION=f"Token {_token_for(alice)}")
+    assert api.get("/api/v1/ping/").json() == {"pong": True}

@@ -47,3 +47,24 @@ def test_staff_scope_applies_every_users_pause_rules(support_user, alice, bob, m
 def test_scan_of_an_empty_queryset(alice, mixed):
     assert memory_search(queryset=LongTermMemory.objects.none(), query="Java") == []
     assert memory_search(queryset=memory_queryset_for(alice).filter(pk="nope"), query="Java") == []
+
+
+@pytest.mark.parametrize("paused_count", [1, 3, 7])
+def test_paused_best_items_give_way_to_the_next_ones(alice, make_memory, paused_count):
+    """Flags are checked when the best items are loaded: paused ones are skipped, batch after batch."""
+    best = [make_memory(alice, "Java " * (20 - i) + f"developer {i}") for i in range(paused_count)]
+    for memory in best:
+        MemoryFlag.objects.create(memory_id=memory.pk, paused=True)
+    rest = [make_memory(alice, f"User mentioned Java once, note {i}") for i in range(4)]
+    make_memory(alice, "User drinks green tea")
+    found = memory_search(queryset=memory_queryset_for(alice), query="Java developer", k=2, user_id=str(alice.pk))
+    assert len(found) == 2
+    assert {f.memory.pk for f in found} <= {m.pk for m in rest}
+
+
+def test_an_end_users_rules_are_applied_when_counted(alice, make_memory):
+    fact = make_memory(alice, "User is a Java developer")
+    make_memory(alice, "User prefers Java examples", memory_type="PREFERENCE")
+    PauseRule.objects.create(user_id=str(alice.pk), agent_namespace="", memory_type="PREFERENCE")
+    found = memory_search(queryset=memory_queryset_for(alice), query="Java", k=10, user_id=str(alice.pk))
+    assert [f.memory.pk for f in found] == [fact.pk]

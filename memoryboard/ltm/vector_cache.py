@@ -1,0 +1,133 @@
+"""Vectors of memory items, kept in each process by checksum.
+
+A search reads, for its candidate items, only ``(embedding row id, checksum)`` from the index
+``idx_embedding_checksum`` (no row of the embedding table is touched), then takes the vectors from
+this cache; the ones it lacks are read by row id in one query and kept. A checksum names the bytes
+of a vector (:func:`memoryboard.models.vector_checksum`), and a vector is kept only once its bytes
+match it, so a cached vector never goes stale: an item re-embedded has a new checksum, an item
+deleted is no longer a candidate.
+
+The cache is bounded (``MEMORYBOARD_VECTOR_CACHE_MB``; least recently used out first) and
+thread-safe.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.db import connection
+from django.dispatch import receiver
+
+from memoryboard.models import MemoryEmbedding, vector_checksum
+
+# Row ids per query when reading vectors the cache lacks (well under SQLite's variable limit).
+READ_BATCH = 2_000
+
+
+class VectorCache:
+    """Vector bytes by checksum, least recently used out first once ``max_bytes`` is reached."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max(0, int(max_bytes))
+        self._items: OrderedDict[int, bytes] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get_many(self, checksums: Sequence[int | None]) -> list[bytes | None]:
+        """The cached bytes of each checksum, ``None`` where not cached."""
+        found: list[bytes | None] = []
+        with self._lock:
+            for checksum in checksums:
+                blob = self._items.get(checksum) if checksum is not None else None
+                if blob is not None:
+                    self._items.move_to_end(checksum)
+                found.append(blob)
+        return found
+
+    def put_many(self, items: Sequence[tuple[int, bytes]]) -> None:
+        """Keep ``(checksum, bytes)`` pairs, evicting the least recently used beyond the bound."""
+        with self._lock:
+            for checksum, blob in items:
+                if checksum in self._items:
+                    self._items.move_to_end(checksum)
+                    continue
+                self._items[checksum] = blob
+                self._bytes += len(blob)
+            while self._bytes > self.max_bytes and self._items:
+                _checksum, old = self._items.popitem(last=False)
+                self._bytes -= len(old)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+
+
+_cache: VectorCache | None = None
+_cache_guard = threading.Lock()
+
+
+def get_vector_cache() -> VectorCache:
+    """This process's cache, sized by ``MEMORYBOARD_VECTOR_CACHE_MB``."""
+    global _cache
+    if _cache is None:
+        with _cache_guard:
+            if _cache is None:
+                _cache = VectorCache(int(settings.MEMORYBOARD_VECTOR_CACHE_MB * 1024 * 1024))
+    return _cache
+
+
+@receiver(setting_changed, dispatch_uid="memoryboard.ltm.vector_cache.reset")
+def _on_setting_changed(*, setting: str, **kwargs) -> None:
+    global _cache
+    if setting == "MEMORYBOARD_VECTOR_CACHE_MB":
+        _cache = None
+
+
+def _read(row_ids: list[int]) -> dict[int, bytes]:
+    """Vector bytes of embedding rows by id, in batches."""
+    table = MemoryEmbedding._meta.db_table
+    found: dict[int, bytes] = {}
+    with connection.cursor() as cursor:
+        for start in range(0, len(row_ids), READ_BATCH):
+            batch = row_ids[start : start + READ_BATCH]
+            placeholders = ", ".join(["%s"] * len(batch))
+            cursor.execute(f"SELECT id, vector FROM {table} WHERE id IN ({placeholders})", batch)
+            found.update((row_id, bytes(vector)) for row_id, vector in cursor.fetchall())
+    return found
+
+
+def vectors_for(rows: Sequence[tuple[int | None, int | None]], *, size: int, remember: bool = True) -> list[bytes | None]:
+    """The vector bytes of embedding rows ``(row id, checksum)``, from the cache or one query.
+
+    Args:
+        rows: ``(None, None)`` for an item without a vector.
+        size: the expected length in bytes (dimension × 4); any other length counts as no vector.
+        remember: keep what was read (off for scans larger than the cache, which would only
+            push out what other searches use).
+
+    Returns:
+        Bytes aligned with ``rows``; ``None`` where there is no usable vector.
+    """
+    cache = get_vector_cache()
+    found = cache.get_many([checksum for _row_id, checksum in rows])
+    missing = [i for i, blob in enumerate(found) if blob is None and rows[i][0] is not None]
+    if missing:
+        read = _read([rows[i][0] for i in missing])
+        keep: list[tuple[int, bytes]] = []
+        for i in missing:
+            row_id, checksum = rows[i]
+            blob = read.get(row_id)
+            found[i] = blob
+            if remember and blob is not None and len(blob) == size and vector_checksum(blob) == checksum:
+                keep.append((checksum, blob))
+        if keep:
+            cache.put_many(keep)
+    return [blob if blob is not None and len(blob) == size else None for blob in found]

@@ -1,0 +1,112 @@
+"""The per-process vector cache: vectors found by checksum, never stale, bounded, read in one query."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from memoryboard.ltm.embeddings import memory_embed_many
+from memoryboard.ltm.retrieval import memory_search
+from memoryboard.ltm.selectors import memory_queryset_for
+from memoryboard.ltm.services import memory_update
+from memoryboard.ltm.vector_cache import VectorCache, get_vector_cache
+from memoryboard.models import MemoryEmbedding, vector_checksum
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    get_vector_cache().clear()
+    yield
+    get_vector_cache().clear()
+
+
+def _vector_reads(ctx) -> int:
+    return sum("SELECT id, vector FROM" in q["sql"] for q in ctx.captured_queries)
+
+
+def test_the_least_recently_used_vector_goes_first():
+    cache = VectorCache(max_bytes=3 * 4)
+    cache.put_many([(1, b"aaaa"), (2, b"bbbb"), (3, b"cccc")])
+    assert cache.get_many([1]) == [b"aaaa"]  # 1 is now the most recent
+    cache.put_many([(4, b"dddd")])
+    assert cache.get_many([1, 2, 3, 4, None]) == [b"aaaa", None, b"cccc", b"dddd", None]
+    assert len(cache) == 3
+
+
+def test_stored_checksums_name_the_vector_bytes(alice, make_memory):
+    memory = make_memory(alice, "User is a Java developer")
+    row = MemoryEmbedding.objects.get(memory_id=memory.pk)
+    assert row.checksum == vector_checksum(bytes(row.vector))
+    assert vector_checksum(b"x") != vector_checksum(b"y")
+
+
+def test_a_second_search_reads_no_vector_and_ranks_the_same(alice, make_memory):
+    for i in range(12):
+        make_memory(alice, f"User note {i}: likes tea, Java and hiking")
+    make_memory(alice, "User is a Java developer")
+    scope = memory_queryset_for(alice)
+    with CaptureQueriesContext(connection) as cold:
+        first = memory_search(queryset=scope, query="Java developer", k=5)
+    with CaptureQueriesContext(connection) as warm:
+        second = memory_search(queryset=scope, query="Java developer", k=5)
+    assert _vector_reads(cold) == 1 and _vector_reads(warm) == 0
+    assert [(i.memory.pk, i.score) for i in first] == [(i.memory.pk, i.score) for i in second]
+
+
+def test_an_edited_item_is_ranked_by_its_new_content(alice, make_memory):
+    memory = make_memory(alice, "User is a Java developer")
+    make_memory(alice, "User drinks green tea")
+    scope = memory_queryset_for(alice)
+    assert memory_search(queryset=scope, query="Java developer", k=1)[0].memory.pk == memory.pk  # cached now
+
+    memory_update(memory=memory, actor=None, content="User enjoys mountain hiking")
+    found = memory_search(queryset=scope, query="mountain hiking", k=1)
+    assert found[0].memory.pk == memory.pk and found[0].score > 0.5
+    assert memory_search(queryset=scope, query="Java developer", k=2)[0].memory.pk != memory.pk
+
+
+def test_bytes_that_do_not_match_their_checksum_are_used_but_not_kept(alice, make_memory):
+    memory = make_memory(alice, "User is a Java developer")
+    row = MemoryEmbedding.objects.get(memory_id=memory.pk)
+    other = np.zeros(len(row.vector) // 4, dtype=np.float32)
+    other[0] = 1.0
+    MemoryEmbedding.objects.filter(pk=row.pk).update(vector=other.tobytes())  # a write that skipped the checksum
+    memory_search(queryset=memory_queryset_for(alice), query="Java", k=1)
+    assert len(get_vector_cache()) == 0
+
+
+def test_without_a_cache_every_search_reads_the_vectors(settings, alice, make_memory):
+    settings.MEMORYBOARD_VECTOR_CACHE_MB = 0
+    best = make_memory(alice, "User is a Java developer")
+    make_memory(alice, "User drinks green tea")
+    for _ in range(2):
+        with CaptureQueriesContext(connection) as ctx:
+            assert memory_search(queryset=memory_queryset_for(alice), query="Java", k=1)[0].memory.pk == best.pk
+        assert _vector_reads(ctx) == 1
+
+
+def test_re_embedding_writes_the_checksum_of_the_new_vector(alice, make_memory):
+    memory = make_memory(alice, "User is a Java developer")
+    before = MemoryEmbedding.objects.get(memory_id=memory.pk).checksum
+    memory.value_json = {**memory.value_json, "content": "User drinks green tea"}
+    memory_embed_many([memory])
+    row = MemoryEmbedding.objects.get(memory_id=memory.pk)
+    assert row.checksum != before and row.checksum == vector_checksum(bytes(row.vector))
+
+
+def test_the_migration_fills_checksums_of_existing_vectors(alice, make_memory):
+    import importlib
+    from types import SimpleNamespace
+
+    from django.apps import apps
+
+    make_memory(alice, "User is a Java developer")
+    make_memory(alice, "User drinks green tea")
+    MemoryEmbedding.objects.update(checksum=0)
+    migration = importlib.import_module("memoryboard.migrations.0003_embedding_checksum")
+    migration.fill_checksums(apps, SimpleNamespace(connection=connection))  # only its connection is used
+    assert all(c == vector_checksum(bytes(v)) for v, c in MemoryEmbedding.objects.values_list("vector", "checksum"))
