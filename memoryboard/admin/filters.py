@@ -12,12 +12,11 @@ from django.utils.translation import gettext_lazy as _
 
 from memoryboard.ltm.namespaces import agent_prefix
 from memoryboard.ltm.selectors import (
-    configured_agent_namespaces,
     filter_memories,
     known_agent_namespaces,
     user_namespaces_q,
 )
-from memoryboard.models import ArchivedReason, LongTermMemory, MemoryFlag, MemoryState, MemoryType, Source
+from memoryboard.models import ArchivedReason, MemoryFlag, MemoryState, MemoryType, Source
 
 
 def paused_exists() -> Exists:

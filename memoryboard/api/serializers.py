@@ -65,10 +65,11 @@ class MemorySerializer(serializers.ModelSerializer):
         return memory_to_dict(instance)
 
 
-def _datetime(value) -> str | None:
+def _datetime(value, tz) -> str | None:
+    """DRF's ISO 8601 output in the current time zone ``tz`` (UTC as ``Z``)."""
     if value is None:
         return None
-    text = timezone.localtime(value).isoformat() if timezone.is_aware(value) else value.isoformat()
+    text = value.astimezone(tz).isoformat() if value.utcoffset() is not None else value.isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
@@ -76,6 +77,7 @@ def memory_to_dict(memory: LongTermMemory) -> dict:
     """The API shape of one memory (see MemorySerializer's fields); ``score`` when the search set it."""
     value = memory.value_json if isinstance(memory.value_json, dict) else {}
     namespace = parse_namespace(memory.namespace)
+    tz = timezone.get_current_timezone()  # once: each lookup costs more than the formatting
     data = {
         "id": memory.pk,
         "namespace": memory.namespace,
@@ -86,11 +88,11 @@ def memory_to_dict(memory: LongTermMemory) -> dict:
         "content": str(value.get("content", "")),
         "relevance_score": memory.relevance_score,
         "access_count": memory.access_count,
-        "last_accessed_at": _datetime(memory.last_accessed_at),
-        "created_at": _datetime(memory.created_at),
-        "updated_at": _datetime(memory.updated_at),
+        "last_accessed_at": _datetime(memory.last_accessed_at, tz),
+        "created_at": _datetime(memory.created_at, tz),
+        "updated_at": _datetime(memory.updated_at, tz),
         "archived": memory.archived,
-        "archived_at": _datetime(memory.archived_at),
+        "archived_at": _datetime(memory.archived_at, tz),
         "archived_reason": memory.archived_reason,
     }
     score = getattr(memory, "score", None)

@@ -25,9 +25,9 @@ from memoryboard.api.filters import CheapLimitOffsetPagination, MemoryFilterBack
 from memoryboard.api.permissions import CanApplyMemoryStrategy, CanPlanMemoryStrategy, MemoryAccess
 from memoryboard.api.throttling import login_is_throttled
 from memoryboard.ltm import services
-from memoryboard.ltm.retrieval import memory_search
-from memoryboard.ltm.selectors import memory_queryset_for
-from memoryboard.roles import can_change_any_memory, can_read_all_memories, platform_user_id
+from memoryboard.ltm.retrieval import memory_search, memory_search_own
+from memoryboard.ltm.selectors import memory_queryset_for, own_scope_for
+from memoryboard.roles import can_change_any_memory
 from memoryboard.strategies import CONTEXT_STRATEGIES, MEMORY_STRATEGIES, context_strategy_info, memory_strategy_info
 
 ERRORS = {
@@ -178,12 +178,14 @@ class MemoryViewSet(
     def search(self, request):
         params = s.SearchQuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
-        queryset = self.filter_queryset(self.get_queryset())
-        # An end user's scope is their own items: only their pause rules need reading.
-        user_id = None if can_read_all_memories(request.user) else platform_user_id(request.user)
-        items = memory_search(
-            queryset=queryset, query=params.validated_data["q"], k=params.validated_data["k"], user_id=user_id
-        )
+        query, k = params.validated_data["q"], params.validated_data["k"]
+        own = own_scope_for(request.user)
+        if own is not None and not any(name in request.query_params for name in MemoryFilterSet.base_filters):
+            items = memory_search_own(user_id=own, query=query, k=k)  # the common case, without the ORM
+        else:
+            # An end user's scope is their own items: only their pause rules need reading.
+            queryset = self.filter_queryset(self.get_queryset())
+            items = memory_search(queryset=queryset, query=query, k=k, user_id=own)
         for item in items:
             item.memory.score = round(float(item.score), 4)
         return Response(s.ScoredMemorySerializer([item.memory for item in items], many=True).data)

@@ -68,6 +68,13 @@ def known_agent_namespaces() -> list[tuple[str, str]]:
     return sorted(choices.items())
 
 
+def user_namespaces(user_id: str, *, agents: list[str] | None = None) -> list[str]:
+    """The namespace of one user's items under each agent (default: every known agent)."""
+    if agents is None:
+        agents = [ns for ns, _label in known_agent_namespaces()]
+    return [build_namespace(agent_namespace=a, user_id=user_id).as_text() for a in agents]
+
+
 def user_namespaces_q(user_id: str, *, agents: list[str] | None = None) -> Q:
     """Exactly one user's items: an indexed ``namespace IN`` (one per known agent) plus the suffix.
 
@@ -75,9 +82,7 @@ def user_namespaces_q(user_id: str, *, agents: list[str] | None = None) -> Q:
     every row; the suffix check (``LIKE BINARY`` on MySQL) keeps the match exact where the column's
     collation would let ``=`` ignore case.
     """
-    if agents is None:
-        agents = [ns for ns, _label in known_agent_namespaces()]
-    names = [build_namespace(agent_namespace=a, user_id=user_id).as_text() for a in agents]
+    names = user_namespaces(user_id, agents=agents)
     return Q(namespace__in=names) & Q(namespace__endswith=user_suffix(user_id))
 
 
@@ -88,6 +93,15 @@ def memory_queryset_for(user) -> QuerySet[LongTermMemory]:
     if can_read_all_memories(user):
         return LongTermMemory.objects.all()
     return own_memories(user_id=platform_user_id(user))
+
+
+def own_scope_for(user) -> str | None:
+    """The platform user id whose items are all the caller may read, or ``None`` when the caller may
+    read every user's items (support, developers). Lets a search of one user's items skip the ORM
+    (``ltm.retrieval.memory_search_own``); :func:`memory_queryset_for` is the same rule as a queryset."""
+    if not getattr(user, "is_authenticated", False):
+        raise PermissionError("not signed in")
+    return None if can_read_all_memories(user) else platform_user_id(user)
 
 
 def own_memories(*, user_id: str) -> QuerySet[LongTermMemory]:
