@@ -244,6 +244,8 @@ def main() -> int:
     parser.add_argument("--memories", type=int, default=200, help="items per user")
     parser.add_argument("--workers", type=int, default=(os.cpu_count() or 1) * 2 + 1, help="gunicorn sync workers")
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--warmup", type=float, default=5.0,
+                        help="seconds per endpoint before measuring, so every worker has met every user")
     parser.add_argument("--rounds", type=int, default=6,
                         help="each endpoint's time is split into this many slices, run in turn with the others'")
     parser.add_argument("--no-write", action="store_true", help="print only; do not update benchmarks/README.md")
@@ -255,7 +257,7 @@ def main() -> int:
     results: list[tuple[int, str, dict]] = []
     try:
         for name, path_for in ENDPOINTS.items():  # warm every worker's connection and caches
-            run_load(args.port, path_for, tokens, max(levels), 2.0)
+            run_load(args.port, path_for, tokens, max(levels), args.warmup)
         for concurrency in levels:
             slices: dict[str, list[dict]] = {name: [] for name in ENDPOINTS}
             for _round in range(args.rounds):  # interleaved, so a drift of the machine's speed hits all alike

@@ -19,9 +19,14 @@ def _tasks_inline_and_offline(settings):
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    """Per-process caches (the known agent namespaces, login throttling) never leak between tests."""
+    """Per-process caches (the known agent namespaces, login throttling, vectors) never leak between
+    tests (a rolled-back test may leave ids and vector generations to the next)."""
     from django.core.cache import cache
 
+    from memoryboard.ltm.vector_cache import get_vector_cache, scope_vectors
+
+    get_vector_cache().clear()
+    scope_vectors.clear()
     cache.clear()
     yield
     cache.clear()

@@ -188,7 +188,8 @@ class MemoryViewSet(
             items = memory_search(queryset=queryset, query=query, k=k, user_id=own)
         for item in items:
             item.memory.score = round(float(item.score), 4)
-        return Response(s.ScoredMemorySerializer([item.memory for item in items], many=True).data)
+        # ScoredMemorySerializer's shape (it documents the response), without building a serializer.
+        return Response([s.memory_to_dict(item.memory) for item in items])
 
 
 # --- conversations ---------------------------------------------------------------------------------

@@ -6,9 +6,11 @@ from collections.abc import Sequence
 
 import numpy as np
 from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
-from memoryboard.models import LongTermMemory, MemoryEmbedding, vector_checksum
+from memoryboard.ltm.namespaces import parse_namespace
+from memoryboard.models import LongTermMemory, MemoryEmbedding, VectorGeneration, vector_checksum
 
 
 def _embedder(embedder=None):
@@ -50,7 +52,18 @@ def memory_embed_many(memories: Sequence[LongTermMemory], *, embedder=None) -> i
             unique_fields=unique_fields,
             update_fields=["dim", "vector", "checksum", "updated_at"],
         )
+        _raise_generations({ns.user_id for ns in map(parse_namespace, (m.namespace for m in memories)) if ns})
     return len(rows)
+
+
+def _raise_generations(user_ids: set[str]) -> None:
+    """Raise the vector generation of each user (see ``VectorGeneration``); sorted, so concurrent
+    writers lock the rows in one order."""
+    if not user_ids:
+        return
+    ordered = sorted(user_ids)
+    VectorGeneration.objects.bulk_create([VectorGeneration(user_id=u) for u in ordered], ignore_conflicts=True)
+    VectorGeneration.objects.filter(user_id__in=ordered).update(generation=F("generation") + 1)
 
 
 def _reembed_queryset(*, missing_only: bool, embedder):
@@ -90,7 +103,7 @@ def memory_reembed(
     last_pk = None
     while True:
         page = qs if last_pk is None else qs.filter(pk__gt=last_pk)
-        batch = list(page.only("pk", "value_json")[:batch_size])
+        batch = list(page.only("pk", "namespace", "value_json")[:batch_size])
         if not batch:
             return done
         memory_embed_many(batch, embedder=embedder)

@@ -25,7 +25,7 @@ from django.utils import timezone
 from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.namespaces import Namespace, agent_prefix, user_suffix
 from memoryboard.ltm.selectors import own_memories, user_namespaces
-from memoryboard.ltm.vector_cache import vectors_for
+from memoryboard.ltm.vector_cache import scope_vectors, vectors_for
 from memoryboard.models import (
     LongTermMemory,
     MemoryAccess,
@@ -33,6 +33,7 @@ from memoryboard.models import (
     MemoryFlag,
     PauseRule,
     UserMemorySettings,
+    VectorGeneration,
 )
 
 DEFAULT_K = 10
@@ -270,6 +271,19 @@ def _ranked(
     return _score(_chunks(_paged_rows(qs, embedder), CHUNK_ROWS), query, embedder, keep=k, remember=False)
 
 
+def _row_converters():
+    """The ORM's converters from this connection's values to the item's fields, made once per
+    connection (a thread's own)."""
+    cached = getattr(connection, "_memoryboard_item_converters", None)
+    if cached is None:
+        compiler = LongTermMemory.objects.none().query.get_compiler(connection=connection)
+        table = LongTermMemory._meta.db_table
+        fields = LongTermMemory._meta.concrete_fields
+        cached = (compiler, compiler.get_converters([field.get_col(table) for field in fields]))
+        connection._memoryboard_item_converters = cached
+    return cached
+
+
 def _load(ids: list[str]) -> dict[str, LongTermMemory]:
     """The items by id with their pause flag as ``is_paused``: one plain SELECT, the rows turned into
     models with the ORM's own converters (a third of the cost of ``raw()``, half of ``in_bulk``, on
@@ -288,8 +302,7 @@ def _load(ids: list[str]) -> dict[str, LongTermMemory]:
     with connection.cursor() as cursor:
         cursor.execute(sql, ids)
         rows = cursor.fetchall()
-    compiler = LongTermMemory.objects.none().query.get_compiler(connection=connection)
-    converters = compiler.get_converters([field.get_col(table) for field in fields])
+    compiler, converters = _row_converters()
     names = [field.attname for field in fields]
     found = {}
     for row in compiler.apply_converters(rows, converters):
@@ -366,7 +379,7 @@ def memory_search_own(*, user_id: str, query: str, k: int = DEFAULT_K, embedder=
     if not query or not query.strip() or k == 0:
         return []
     embedder = _embedder(embedder)
-    rows, rule_count = _namespace_rows(user_namespaces(user_id), embedder, count_rules_of=user_id)
+    rows, rule_count = _own_rows(user_id, embedder)
     if rule_count or len(rows) > CHUNK_ROWS:
         return memory_search(queryset=own_memories(user_id=user_id), query=query, k=k, embedder=embedder, user_id=user_id)
     return _load_unpaused(*_score([rows], query, embedder, keep=None, remember=True), k)
@@ -400,33 +413,63 @@ def _retrieval_gate(user_id: str) -> tuple[bool, list[tuple[str, str]]]:
 
 
 def _namespace_rows(
-    namespaces: list[str], embedder, *, count_rules_of: str | None = None
-) -> tuple[list[Candidate], int]:
-    """The unarchived candidates of the given namespaces, and how many pause rules ``count_rules_of``
-    has (0 when not asked): one hand-written query.
+    namespaces: list[str], embedder, *, user_id: str | None = None, join_vectors: bool = True
+) -> tuple[list[Candidate], int, int]:
+    """The unarchived candidates of the given namespaces, with (for ``user_id``) the number of their
+    pause rules and their vector generation: one hand-written query.
 
     The hot path of every agent turn and of an end user's search; the ORM's building and compiling of
     the same query would cost more than running it. The namespace comes back from the index and is
     compared here, exactly (a case-insensitive collation would let ``IN`` match another case).
-    Paused flags are checked when the best items are loaded.
+    Without ``join_vectors`` the candidates carry no vector (``(id, None, None)``): the caller knows
+    them. Paused flags are checked when the best items are loaded.
     """
     if not namespaces:
-        return [], 0
-    if count_rules_of is None:
-        rules, rule_params = "0", []
+        return [], 0, 0
+    if user_id is None:
+        extra, extra_params = "0, 0", []
     else:
-        rules, rule_params = f"(SELECT COUNT(*) FROM {PauseRule._meta.db_table} WHERE user_id = %s)", [count_rules_of]
+        extra = (
+            f"(SELECT COUNT(*) FROM {PauseRule._meta.db_table} WHERE user_id = %s), "
+            f"COALESCE((SELECT generation FROM {VectorGeneration._meta.db_table} WHERE user_id = %s), 0)"
+        )
+        extra_params = [user_id, user_id]
+    if join_vectors:
+        vector_columns, vector_join, vector_params = "e.id, e.checksum", _vector_join("m"), [embedder.name]
+    else:
+        vector_columns, vector_join, vector_params = "NULL, NULL", "", []
     placeholders = ", ".join(["%s"] * len(namespaces))
     sql = (
-        f"SELECT m.id, e.id, e.checksum, m.namespace, {rules} "
-        f"FROM {LongTermMemory._meta.db_table} m {_vector_join('m')} "
+        f"SELECT m.id, {vector_columns}, m.namespace, {extra} "
+        f"FROM {LongTermMemory._meta.db_table} m {vector_join} "
         f"WHERE m.namespace IN ({placeholders}) AND m.archived = %s"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*rule_params, embedder.name, *namespaces, False])
+        cursor.execute(sql, [*extra_params, *vector_params, *namespaces, False])
         rows = cursor.fetchall()
     wanted = set(namespaces)
-    return [row[:3] for row in rows if row[3] in wanted], (rows[0][4] if rows else 0)
+    rule_count, generation = (rows[0][4], rows[0][5]) if rows else (0, 0)
+    return [row[:3] for row in rows if row[3] in wanted], rule_count, generation
+
+
+def _own_rows(user_id: str, embedder) -> tuple[list[Candidate], int]:
+    """The candidates of one user's own items and the number of their pause rules.
+
+    While the user's vector generation is the one their item-to-vector map was taken at
+    (``vector_cache.scope_vectors``), the query skips the join with the embedding table: an item the
+    map lacks had no vector at that generation, and still has none.
+    """
+    namespaces = user_namespaces(user_id)
+    key = (user_id, embedder.name)
+    if scope_vectors.known(key):
+        rows, rule_count, generation = _namespace_rows(namespaces, embedder, user_id=user_id, join_vectors=False)
+        known = scope_vectors.get(key, generation)
+        if known is not None:
+            return [(pk, *known.get(pk, (None, None))) for pk, _row_id, _checksum in rows], rule_count
+    rows, rule_count, generation = _namespace_rows(namespaces, embedder, user_id=user_id)
+    if not connection.in_atomic_block:  # what a transaction sees may yet be rolled back
+        scope_vectors.put(key, generation, {pk: (row_id, checksum) for pk, row_id, checksum in rows if row_id is not None})
+    return rows, rule_count
 
 
 def memory_log_access(
@@ -504,7 +547,7 @@ def memory_retrieve(
         qs = LongTermMemory.objects.filter(namespace=namespace.as_text())
         ranked = _ranked(_not_paused_by_rules(qs.filter(archived=False), namespace.user_id), query, k, embedder)
     else:
-        rows, _rules = _namespace_rows([namespace.as_text()], embedder)
+        rows, _rules, _generation = _namespace_rows([namespace.as_text()], embedder)
         ranked = _score(_chunks(rows, CHUNK_ROWS), query, embedder, keep=None, remember=len(rows) <= CHUNK_ROWS)
     items = _load_unpaused(*ranked, k)
     if log_access:

@@ -9,6 +9,11 @@ deleted is no longer a candidate.
 
 The cache is bounded (``MEMORYBOARD_VECTOR_CACHE_MB``; least recently used out first) and
 thread-safe.
+
+A second, smaller cache remembers which vector (row id, checksum) each of a user's items had at
+the user's vector generation (``VectorGeneration``, raised with every write of their vectors): while
+the generation read with a search's candidates is unchanged, the search skips the join with the
+embedding table.
 """
 
 from __future__ import annotations
@@ -69,6 +74,49 @@ class VectorCache:
             self._items.clear()
             self._bytes = 0
 
+
+class ScopeVectors:
+    """``(user id, model) -> (generation, {item id: (row id, checksum)})``, least recently used out
+    first beyond ``max_items`` item entries in all."""
+
+    def __init__(self, max_items: int) -> None:
+        self.max_items = max_items
+        self._scopes: OrderedDict[tuple[str, str], tuple[int, dict]] = OrderedDict()
+        self._items = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str], generation: int) -> dict | None:
+        """The item-to-vector map of ``key`` if it was taken at ``generation``."""
+        with self._lock:
+            known = self._scopes.get(key)
+            if known is None or known[0] != generation:
+                return None
+            self._scopes.move_to_end(key)
+            return known[1]
+
+    def known(self, key: tuple[str, str]) -> bool:
+        return key in self._scopes
+
+    def put(self, key: tuple[str, str], generation: int, vectors: dict) -> None:
+        with self._lock:
+            old = self._scopes.pop(key, None)
+            if old is not None:
+                self._items -= len(old[1])
+            self._scopes[key] = (generation, vectors)
+            self._items += len(vectors)
+            while self._items > self.max_items and self._scopes:
+                _key, (_generation, dropped) = self._scopes.popitem(last=False)
+                self._items -= len(dropped)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._scopes.clear()
+            self._items = 0
+
+
+# Item entries kept for all users together (~100 bytes each).
+SCOPE_ITEMS = 200_000
+scope_vectors = ScopeVectors(SCOPE_ITEMS)
 
 _cache: VectorCache | None = None
 _cache_guard = threading.Lock()

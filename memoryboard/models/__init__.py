@@ -2,7 +2,7 @@
 
 from .audit import AuditLog
 from .chat import ChatMessage
-from .embedding import MemoryEmbedding, vector_checksum
+from .embedding import MemoryEmbedding, VectorGeneration, vector_checksum
 from .lifecycle import (
     MemoryAccess,
     MemoryFlag,
@@ -27,5 +27,6 @@ __all__ = [
     "PauseRule",
     "Source",
     "UserMemorySettings",
+    "VectorGeneration",
     "vector_checksum",
 ]

@@ -42,6 +42,19 @@ class MemoryEmbedding(models.Model):
         return np.frombuffer(self.vector, dtype=np.float32)
 
 
+class VectorGeneration(models.Model):
+    """A counter per platform user, raised with every write of that user's vectors in the same
+    transaction (``ltm.embeddings``). A search that knows which vectors a user's items had at one
+    generation need not read them again while it is unchanged (``ltm.vector_cache``). No row is
+    generation 0."""
+
+    user_id = models.CharField(primary_key=True, max_length=255)
+    generation = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "memoryboard_vector_generation"
+
+
 def vector_checksum(vector: bytes) -> int:
     """A signed 64-bit BLAKE2b digest of the vector bytes: equal bytes, equal checksum."""
     return int.from_bytes(hashlib.blake2b(vector, digest_size=8).digest(), "big", signed=True)

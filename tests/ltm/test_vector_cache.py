@@ -110,3 +110,66 @@ def test_the_migration_fills_checksums_of_existing_vectors(alice, make_memory):
     migration = importlib.import_module("memoryboard.migrations.0003_embedding_checksum")
     migration.fill_checksums(apps, SimpleNamespace(connection=connection))  # only its connection is used
     assert all(c == vector_checksum(bytes(v)) for v, c in MemoryEmbedding.objects.values_list("vector", "checksum"))
+
+
+# --- a user's item-to-vector map, kept while their vector generation is unchanged -------------------
+
+def _own(user, query, k=3):
+    from memoryboard.ltm.retrieval import memory_search_own
+
+    return memory_search_own(user_id=str(user.pk), query=query, k=k)
+
+
+def _joins(ctx) -> int:
+    return sum("JOIN memoryboard_embedding" in q["sql"] for q in ctx.captured_queries)
+
+
+def test_every_write_of_a_users_vectors_raises_their_generation(alice, bob, make_memory):
+    from memoryboard.models import VectorGeneration
+
+    def generation(user):
+        return VectorGeneration.objects.filter(user_id=str(user.pk)).values_list("generation", flat=True).first() or 0
+
+    memory = make_memory(alice, "User is a Java developer")
+    first = generation(alice)
+    assert first > 0 and generation(bob) == 0
+    memory_update(memory=memory, actor=None, content="User drinks green tea")
+    assert generation(alice) > first and generation(bob) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_known_scope_is_searched_without_the_vector_join(alice, make_memory):
+    best = make_memory(alice, "User is a Java developer")
+    make_memory(alice, "User drinks green tea")
+    with CaptureQueriesContext(connection) as cold:
+        assert _own(alice, "Java developer")[0].memory.pk == best.pk
+    with CaptureQueriesContext(connection) as warm:
+        found = _own(alice, "Java developer")
+    assert _joins(cold) == 1 and _joins(warm) == 0 and _vector_reads(warm) == 0
+    assert found[0].memory.pk == best.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_changed_generation_reads_the_vectors_again(alice, make_memory):
+    java = make_memory(alice, "User is a Java developer")
+    make_memory(alice, "User drinks green tea")
+    assert _own(alice, "Java developer")[0].memory.pk == java.pk  # the map is known now
+
+    memory_update(memory=java, actor=None, content="User enjoys mountain hiking")
+    hiking = make_memory(alice, "User climbed a mountain last summer")
+    with CaptureQueriesContext(connection) as ctx:
+        found = _own(alice, "mountain hiking", k=2)
+    assert _joins(ctx) == 1  # the generation moved: the map is taken again
+    assert {f.memory.pk for f in found} == {java.pk, hiking.pk}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_new_items_archived_items_and_other_users_follow_the_table(alice, bob, make_memory):
+    from memoryboard.ltm.services import memory_archive
+
+    old = make_memory(alice, "User is a Java developer")
+    _own(alice, "Java")  # the map is known
+    memory_archive(memory=old, actor=None)
+    make_memory(bob, "Bob is a Java developer")
+    assert _own(alice, "Java") == []
+    assert [f.memory.content for f in _own(bob, "Java")] == ["Bob is a Java developer"]
