@@ -298,6 +298,22 @@ the ratio to the floor measured in the same run is what to compare.
 {table(results)}
 
 {"All targets met." if not misses else "Targets missed in this run:" + chr(10) + chr(10).join("- " + m for m in misses)}
+
+What an end user's search request does (`MemoryViewSet.search` → `ltm.retrieval.memory_search_own`),
+three queries in all:
+
+1. token authentication: the user and their role groups in one hand-written query;
+2. the candidates: the ids of the user's unarchived items (index `idx_ltm_ns_archived`) with the count
+   of their pause rules and their vector generation; while the generation is unchanged the process
+   already knows their vectors (`ltm.vector_cache`), and for the same ids as last time, their matrix;
+   otherwise the same query also joins each item's vector row id and checksum, and the vectors come
+   from the checksum-keyed cache or one more query;
+3. the 10 best items with their pause flags, built with the ORM's converters.
+
+The query is embedded once, scored with one matrix product, and the 10 items are written as JSON
+without a DRF serializer instance. Before issue 6's work on search (commit `aa5aa49`, same benchmark
+with 60 s per endpoint run one after the other) search stood at 0.29× / 0.33× / 0.29× the floor; five
+queries per request (token, groups, pause rules, candidates with every vector, the top rows).
 """
     print(section)
     if not args.no_write:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import connection
@@ -9,9 +11,15 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 
 from memoryboard.roles import DEVELOPERS_GROUP, SUPPORT_GROUP, remember_role_groups
+from memoryboard.rows import instances, select_columns
 
 
 def _token_sql(token_model) -> str:
+    return _token_sql_for(token_model, connection.vendor)
+
+
+@lru_cache(maxsize=8)
+def _token_sql_for(token_model, vendor: str) -> str:
     """The user of a token key and whether they are in each role group.
 
     Written by hand: the ORM's compilation of the same query (two ``Exists`` annotations) costs
@@ -27,7 +35,7 @@ def _token_sql(token_model) -> str:
     )
     token_user = token_model._meta.get_field("user").column
     return (
-        f"SELECT u.*, {member_of} AS in_support, {member_of} AS in_developers "
+        f"SELECT {select_columns(user_model, 'u')}, {member_of}, {member_of} "
         f"FROM {qn(user_model._meta.db_table)} u "
         f"INNER JOIN {qn(token_model._meta.db_table)} t ON t.{qn(token_user)} = u.{qn(user_model._meta.pk.column)} "
         f"WHERE t.{qn('key')} = %s"
@@ -41,14 +49,16 @@ class TokenAuthentication(authentication.TokenAuthentication):
 
     def authenticate_credentials(self, key):
         model = self.get_model()
-        users = list(get_user_model().objects.raw(_token_sql(model), [SUPPORT_GROUP, DEVELOPERS_GROUP, key]))
-        if not users:
+        with connection.cursor() as cursor:
+            cursor.execute(_token_sql(model), [SUPPORT_GROUP, DEVELOPERS_GROUP, key])
+            rows = cursor.fetchall()
+        if not rows:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        user = users[0]
+        [(user, (in_support, in_developers))] = instances(get_user_model(), rows)
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         remember_role_groups(
-            user, {name for name, member in ((SUPPORT_GROUP, user.in_support), (DEVELOPERS_GROUP, user.in_developers)) if member}
+            user, {name for name, member in ((SUPPORT_GROUP, in_support), (DEVELOPERS_GROUP, in_developers)) if member}
         )
         token = model(key=key, user=user)
         token._state.adding = False

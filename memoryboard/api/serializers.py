@@ -6,6 +6,7 @@ from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from memoryboard.ltm.namespaces import parse_namespace
 from memoryboard.ltm.services import MAX_CONTENT_CHARS
@@ -69,15 +70,20 @@ def _datetime(value, tz) -> str | None:
     """DRF's ISO 8601 output in the current time zone ``tz`` (UTC as ``Z``)."""
     if value is None:
         return None
-    text = value.astimezone(tz).isoformat() if value.utcoffset() is not None else value.isoformat()
+    if value.tzinfo is not None and value.tzinfo is not tz:
+        value = value.astimezone(tz)
+    text = value.isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
-def memory_to_dict(memory: LongTermMemory) -> dict:
-    """The API shape of one memory (see MemorySerializer's fields); ``score`` when the search set it."""
+def memory_to_dict(memory: LongTermMemory, tz=None) -> dict:
+    """The API shape of one memory (see MemorySerializer's fields); ``score`` when the search set it.
+
+    ``tz``: the current time zone, when the caller already has it (its lookup costs more than the
+    formatting)."""
     value = memory.value_json if isinstance(memory.value_json, dict) else {}
     namespace = parse_namespace(memory.namespace)
-    tz = timezone.get_current_timezone()  # once: each lookup costs more than the formatting
+    tz = tz or timezone.get_current_timezone()
     data = {
         "id": memory.pk,
         "namespace": memory.namespace,
@@ -119,9 +125,31 @@ class MemoryUpdateSerializer(StrictSerializer):
         return attrs
 
 
-class SearchQuerySerializer(serializers.Serializer):
-    q = serializers.CharField(max_length=2000, trim_whitespace=True)
-    k = serializers.IntegerField(min_value=1, max_value=100, default=10)
+_SEARCH_Q = serializers.CharField(max_length=2000, trim_whitespace=True)
+_SEARCH_K = serializers.IntegerField(min_value=1, max_value=100)
+
+
+def search_params(data) -> tuple[str, int]:
+    """``q`` (required, at most 2000 characters) and ``k`` (1..100, default 10) of a search, checked by
+    DRF's own fields (same messages as a serializer, without building one per request).
+
+    Raises:
+        ValidationError: naming each field at fault.
+    """
+    errors: dict[str, list] = {}
+    values = {}
+    for name, field, default in (("q", _SEARCH_Q, empty), ("k", _SEARCH_K, 10)):
+        raw = data.get(name, empty)
+        if raw is empty and default is not empty:
+            values[name] = default
+            continue
+        try:
+            values[name] = field.run_validation(raw)
+        except serializers.ValidationError as exc:
+            errors[name] = exc.detail
+    if errors:
+        raise serializers.ValidationError(errors)
+    return values["q"], values["k"]
 
 
 # --- conversations -------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.db import connection
 from django.http import Http404
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view, inline_serializer
 from rest_framework import authentication, mixins, serializers, status, viewsets
@@ -176,9 +177,7 @@ class MemoryViewSet(
     )
     @action(detail=False, methods=["get"], pagination_class=None)
     def search(self, request):
-        params = s.SearchQuerySerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        query, k = params.validated_data["q"], params.validated_data["k"]
+        query, k = s.search_params(request.query_params)
         own = own_scope_for(request.user)
         if own is not None and not any(name in request.query_params for name in MemoryFilterSet.base_filters):
             items = memory_search_own(user_id=own, query=query, k=k)  # the common case, without the ORM
@@ -189,7 +188,8 @@ class MemoryViewSet(
         for item in items:
             item.memory.score = round(float(item.score), 4)
         # ScoredMemorySerializer's shape (it documents the response), without building a serializer.
-        return Response([s.memory_to_dict(item.memory) for item in items])
+        tz = timezone.get_current_timezone()
+        return Response([s.memory_to_dict(item.memory, tz) for item in items])
 
 
 # --- conversations ---------------------------------------------------------------------------------

@@ -131,10 +131,10 @@ class HashingEmbedder:
                 rows.append(row)
                 cols.append(col)
                 values.append(sign * weight)
-        matrix = np.zeros((len(texts), self.dim), dtype=np.float32)
-        if values:
-            np.add.at(matrix, (np.asarray(rows), np.asarray(cols)), np.asarray(values, dtype=np.float32))
-        return normalize_rows(matrix)
+        flat = np.asarray(rows, dtype=np.int64) * self.dim + np.asarray(cols, dtype=np.int64)
+        # bincount sums the features of each (row, column) cell: np.add.at's result, many times faster.
+        sums = np.bincount(flat, weights=np.asarray(values, dtype=np.float64), minlength=len(texts) * self.dim)
+        return normalize_rows(sums.reshape(len(texts), self.dim).astype(np.float32))
 
     def __repr__(self) -> str:
         return f"HashingEmbedder(dim={self.dim})"

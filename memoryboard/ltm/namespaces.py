@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 
 MEMORIES = "memories"
 
@@ -36,6 +37,18 @@ def build_namespace(*, agent_namespace: str, user_id: str) -> Namespace:
 
 def parse_namespace(text: str | list) -> Namespace | None:
     """Parse the stored namespace; None when it is not of the memories shape."""
+    if isinstance(text, str):
+        return _parse_namespace_text(text)
+    return _parse_namespace(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_namespace_text(text: str) -> Namespace | None:
+    """Namespaces repeat (one per user and agent): each text is parsed once."""
+    return _parse_namespace(text)
+
+
+def _parse_namespace(text: str | list) -> Namespace | None:
     try:
         parts = json.loads(text) if isinstance(text, str) else list(text)
     except (TypeError, ValueError):

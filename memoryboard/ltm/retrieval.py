@@ -25,7 +25,7 @@ from django.utils import timezone
 from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.namespaces import Namespace, agent_prefix, user_suffix
 from memoryboard.ltm.selectors import own_memories, user_namespaces
-from memoryboard.ltm.vector_cache import scope_vectors, vectors_for
+from memoryboard.ltm.vector_cache import Scope, scope_vectors, vectors_for
 from memoryboard.models import (
     LongTermMemory,
     MemoryAccess,
@@ -35,6 +35,7 @@ from memoryboard.models import (
     UserMemorySettings,
     VectorGeneration,
 )
+from memoryboard.rows import instances, select_columns
 
 DEFAULT_K = 10
 MAX_K = 100
@@ -253,6 +254,15 @@ def _score(
     return best_ids, best_scores
 
 
+def _rank_all(ids: list[str], matrix: np.ndarray, query: str, embedder) -> tuple[list[str], np.ndarray]:
+    """``ids`` and their scores against the query, best first."""
+    if not ids:
+        return [], np.empty(0, dtype=np.float32)
+    scores = matrix @ np.asarray(embedder.embed([query])[0], dtype=np.float32)
+    order = np.argsort(-scores, kind="stable")
+    return [ids[i] for i in order], scores[order]
+
+
 def _ranked(
     qs: QuerySet[LongTermMemory], query: str, k: int, embedder, *, rows: list[Candidate] | None = None
 ) -> tuple[list[str], np.ndarray]:
@@ -271,43 +281,22 @@ def _ranked(
     return _score(_chunks(_paged_rows(qs, embedder), CHUNK_ROWS), query, embedder, keep=k, remember=False)
 
 
-def _row_converters():
-    """The ORM's converters from this connection's values to the item's fields, made once per
-    connection (a thread's own)."""
-    cached = getattr(connection, "_memoryboard_item_converters", None)
-    if cached is None:
-        compiler = LongTermMemory.objects.none().query.get_compiler(connection=connection)
-        table = LongTermMemory._meta.db_table
-        fields = LongTermMemory._meta.concrete_fields
-        cached = (compiler, compiler.get_converters([field.get_col(table) for field in fields]))
-        connection._memoryboard_item_converters = cached
-    return cached
-
-
 def _load(ids: list[str]) -> dict[str, LongTermMemory]:
-    """The items by id with their pause flag as ``is_paused``: one plain SELECT, the rows turned into
-    models with the ORM's own converters (a third of the cost of ``raw()``, half of ``in_bulk``, on
-    this hot path)."""
+    """The items by id with their pause flag as ``is_paused``: one plain SELECT (a third of the cost
+    of ``raw()``, half of ``in_bulk``, on this hot path)."""
     if not ids:
         return {}
-    fields = LongTermMemory._meta.concrete_fields
-    table = LongTermMemory._meta.db_table
-    qn = connection.ops.quote_name
-    columns = ", ".join(f"m.{qn(field.column)}" for field in fields)
     placeholders = ", ".join(["%s"] * len(ids))
     sql = (
-        f"SELECT {columns}, f.paused FROM {table} m "
+        f"SELECT {select_columns(LongTermMemory, 'm')}, f.paused FROM {LongTermMemory._meta.db_table} m "
         f"LEFT JOIN {MemoryFlag._meta.db_table} f ON f.memory_id = m.id WHERE m.id IN ({placeholders})"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, ids)
         rows = cursor.fetchall()
-    compiler, converters = _row_converters()
-    names = [field.attname for field in fields]
     found = {}
-    for row in compiler.apply_converters(rows, converters):
-        memory = LongTermMemory.from_db(connection.alias, names, row[: len(fields)])
-        memory.is_paused = bool(row[-1])
+    for memory, (paused,) in instances(LongTermMemory, rows):
+        memory.is_paused = bool(paused)
         found[memory.pk] = memory
     return found
 
@@ -379,10 +368,21 @@ def memory_search_own(*, user_id: str, query: str, k: int = DEFAULT_K, embedder=
     if not query or not query.strip() or k == 0:
         return []
     embedder = _embedder(embedder)
-    rows, rule_count = _own_rows(user_id, embedder)
+    rows, rule_count, scope = _own_rows(user_id, embedder)
     if rule_count or len(rows) > CHUNK_ROWS:
         return memory_search(queryset=own_memories(user_id=user_id), query=query, k=k, embedder=embedder, user_id=user_id)
-    return _load_unpaused(*_score([rows], query, embedder, keep=None, remember=True), k)
+    ids = [row[0] for row in rows]
+    if scope is not None and scope.ids == ids:  # the same candidates as the last search: the same matrix
+        matrix = scope.matrix
+    else:
+        if scope is not None:
+            rows = [scope.vectors.get(row[0]) or row for row in rows]
+        ids, matrix = _matrix(rows, embedder, [MAX_EMBED_ON_THE_FLY], remember=True)
+        if scope is not None and len(ids) == len(rows):  # every candidate has its vector
+            matrix.flags.writeable = False
+            scope.ids, scope.matrix = ids, matrix
+            scope_vectors.put((user_id, embedder.name), scope)
+    return _load_unpaused(*_rank_all(ids, matrix, query, embedder), k)
 
 
 def memory_retrieval_enabled(user_id: str) -> bool:
@@ -452,24 +452,28 @@ def _namespace_rows(
     return [row[:3] for row in rows if row[3] in wanted], rule_count, generation
 
 
-def _own_rows(user_id: str, embedder) -> tuple[list[Candidate], int]:
-    """The candidates of one user's own items and the number of their pause rules.
+def _own_rows(user_id: str, embedder) -> tuple[list[Candidate], int, Scope | None]:
+    """The candidates of one user's own items, the number of their pause rules, and what this process
+    knows of their vectors at the current generation (``None`` from inside a transaction).
 
     While the user's vector generation is the one their item-to-vector map was taken at
-    (``vector_cache.scope_vectors``), the query skips the join with the embedding table: an item the
-    map lacks had no vector at that generation, and still has none.
+    (``vector_cache.scope_vectors``), the query skips the join with the embedding table and the rows
+    come without vectors (``(id, None, None)``): the scope has them, and an item its map lacks had no
+    vector at that generation, and still has none.
     """
     namespaces = user_namespaces(user_id)
     key = (user_id, embedder.name)
     if scope_vectors.known(key):
         rows, rule_count, generation = _namespace_rows(namespaces, embedder, user_id=user_id, join_vectors=False)
-        known = scope_vectors.get(key, generation)
-        if known is not None:
-            return [(pk, *known.get(pk, (None, None))) for pk, _row_id, _checksum in rows], rule_count
+        scope = scope_vectors.get(key, generation)
+        if scope is not None:
+            return rows, rule_count, scope  # rows without vectors: the scope has them
     rows, rule_count, generation = _namespace_rows(namespaces, embedder, user_id=user_id)
-    if not connection.in_atomic_block:  # what a transaction sees may yet be rolled back
-        scope_vectors.put(key, generation, {pk: (row_id, checksum) for pk, row_id, checksum in rows if row_id is not None})
-    return rows, rule_count
+    if connection.in_atomic_block:  # what a transaction sees may yet be rolled back
+        return rows, rule_count, None
+    scope = Scope(generation=generation, vectors={row[0]: row for row in rows if row[1] is not None})
+    scope_vectors.put(key, scope)
+    return rows, rule_count, scope
 
 
 def memory_log_access(

@@ -7,8 +7,8 @@ of a vector (:func:`memoryboard.models.vector_checksum`), and a vector is kept o
 match it, so a cached vector never goes stale: an item re-embedded has a new checksum, an item
 deleted is no longer a candidate.
 
-The cache is bounded (``MEMORYBOARD_VECTOR_CACHE_MB``; least recently used out first) and
-thread-safe.
+The cache is bounded (``MEMORYBOARD_VECTOR_CACHE_MB``; the oldest out first: a lookup does not
+reorder it, which keeps the hot path to plain dictionary reads) and thread-safe.
 
 A second, smaller cache remembers which vector (row id, checksum) each of a user's items had at
 the user's vector generation (``VectorGeneration``, raised with every write of their vectors): while
@@ -21,6 +21,9 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 from django.conf import settings
 from django.core.signals import setting_changed
@@ -34,11 +37,11 @@ READ_BATCH = 2_000
 
 
 class VectorCache:
-    """Vector bytes by checksum, least recently used out first once ``max_bytes`` is reached."""
+    """Vector bytes by checksum, the oldest out first once ``max_bytes`` is reached."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max(0, int(max_bytes))
-        self._items: OrderedDict[int, bytes] = OrderedDict()
+        self._items: dict[int, bytes] = {}
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -46,27 +49,20 @@ class VectorCache:
         return len(self._items)
 
     def get_many(self, checksums: Sequence[int | None]) -> list[bytes | None]:
-        """The cached bytes of each checksum, ``None`` where not cached."""
-        found: list[bytes | None] = []
-        with self._lock:
-            for checksum in checksums:
-                blob = self._items.get(checksum) if checksum is not None else None
-                if blob is not None:
-                    self._items.move_to_end(checksum)
-                found.append(blob)
-        return found
+        """The cached bytes of each checksum, ``None`` where not cached (a dictionary read each, safe
+        beside a concurrent ``put_many``: an entry evicted meanwhile reads as not cached)."""
+        get = self._items.get
+        return [get(checksum) for checksum in checksums]
 
     def put_many(self, items: Sequence[tuple[int, bytes]]) -> None:
-        """Keep ``(checksum, bytes)`` pairs, evicting the least recently used beyond the bound."""
+        """Keep ``(checksum, bytes)`` pairs, evicting the oldest beyond the bound."""
         with self._lock:
             for checksum, blob in items:
-                if checksum in self._items:
-                    self._items.move_to_end(checksum)
-                    continue
-                self._items[checksum] = blob
-                self._bytes += len(blob)
+                if checksum not in self._items:
+                    self._items[checksum] = blob
+                    self._bytes += len(blob)
             while self._bytes > self.max_bytes and self._items:
-                _checksum, old = self._items.popitem(last=False)
+                old = self._items.pop(next(iter(self._items)))
                 self._bytes -= len(old)
 
     def clear(self) -> None:
@@ -75,47 +71,58 @@ class VectorCache:
             self._bytes = 0
 
 
+@dataclass
+class Scope:
+    """What one user's items had at one vector generation: each item's vector ``(item id, row id,
+    checksum)``, and once ranked, the candidate ids in query order with their matrix (read-only)."""
+
+    generation: int
+    vectors: dict[str, tuple]
+    ids: list[str] | None = None
+    matrix: np.ndarray | None = None
+
+
 class ScopeVectors:
-    """``(user id, model) -> (generation, {item id: (row id, checksum)})``, least recently used out
-    first beyond ``max_items`` item entries in all."""
+    """``(user id, model) -> Scope``, least recently used out first beyond ``max_items`` items in all
+    (each counted once for its map entry and once for its matrix row)."""
 
     def __init__(self, max_items: int) -> None:
         self.max_items = max_items
-        self._scopes: OrderedDict[tuple[str, str], tuple[int, dict]] = OrderedDict()
-        self._items = 0
+        self._scopes: OrderedDict[tuple[str, str], Scope] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, str], generation: int) -> dict | None:
-        """The item-to-vector map of ``key`` if it was taken at ``generation``."""
+    def _size(self, scope: Scope) -> int:
+        return len(scope.vectors) + (len(scope.ids) if scope.ids is not None else 0)
+
+    def get(self, key: tuple[str, str], generation: int) -> Scope | None:
+        """The scope of ``key`` if it was taken at ``generation``."""
         with self._lock:
-            known = self._scopes.get(key)
-            if known is None or known[0] != generation:
+            scope = self._scopes.get(key)
+            if scope is None or scope.generation != generation:
                 return None
             self._scopes.move_to_end(key)
-            return known[1]
+            return scope
 
     def known(self, key: tuple[str, str]) -> bool:
         return key in self._scopes
 
-    def put(self, key: tuple[str, str], generation: int, vectors: dict) -> None:
+    def put(self, key: tuple[str, str], scope: Scope) -> None:
+        """Keep (or replace) the scope of ``key``; also after filling in its ids and matrix."""
         with self._lock:
-            old = self._scopes.pop(key, None)
-            if old is not None:
-                self._items -= len(old[1])
-            self._scopes[key] = (generation, vectors)
-            self._items += len(vectors)
-            while self._items > self.max_items and self._scopes:
-                _key, (_generation, dropped) = self._scopes.popitem(last=False)
-                self._items -= len(dropped)
+            self._scopes.pop(key, None)
+            self._scopes[key] = scope
+            total = sum(self._size(kept) for kept in self._scopes.values())
+            while total > self.max_items and self._scopes:
+                _key, dropped = self._scopes.popitem(last=False)
+                total -= self._size(dropped)
 
     def clear(self) -> None:
         with self._lock:
             self._scopes.clear()
-            self._items = 0
 
 
-# Item entries kept for all users together (~100 bytes each).
-SCOPE_ITEMS = 200_000
+# Items kept for all users together: 100,000 map entries or matrix rows, ~80 MB at 384 dimensions.
+SCOPE_ITEMS = 100_000
 scope_vectors = ScopeVectors(SCOPE_ITEMS)
 
 _cache: VectorCache | None = None
@@ -167,15 +174,16 @@ def vectors_for(rows: Sequence[tuple[int | None, int | None]], *, size: int, rem
     cache = get_vector_cache()
     found = cache.get_many([checksum for _row_id, checksum in rows])
     missing = [i for i, blob in enumerate(found) if blob is None and rows[i][0] is not None]
-    if missing:
-        read = _read([rows[i][0] for i in missing])
-        keep: list[tuple[int, bytes]] = []
-        for i in missing:
-            row_id, checksum = rows[i]
-            blob = read.get(row_id)
-            found[i] = blob
-            if remember and blob is not None and len(blob) == size and vector_checksum(blob) == checksum:
-                keep.append((checksum, blob))
-        if keep:
-            cache.put_many(keep)
+    if not missing:
+        return found  # cached bytes were checked against their checksum (and so their length) when kept
+    read = _read([rows[i][0] for i in missing])
+    keep: list[tuple[int, bytes]] = []
+    for i in missing:
+        row_id, checksum = rows[i]
+        blob = read.get(row_id)
+        found[i] = blob
+        if remember and blob is not None and len(blob) == size and vector_checksum(blob) == checksum:
+            keep.append((checksum, blob))
+    if keep:
+        cache.put_many(keep)
     return [blob if blob is not None and len(blob) == size else None for blob in found]

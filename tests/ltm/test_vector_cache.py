@@ -28,12 +28,11 @@ def _vector_reads(ctx) -> int:
     return sum("SELECT id, vector FROM" in q["sql"] for q in ctx.captured_queries)
 
 
-def test_the_least_recently_used_vector_goes_first():
+def test_the_oldest_vector_goes_first_once_the_bound_is_reached():
     cache = VectorCache(max_bytes=3 * 4)
     cache.put_many([(1, b"aaaa"), (2, b"bbbb"), (3, b"cccc")])
-    assert cache.get_many([1]) == [b"aaaa"]  # 1 is now the most recent
-    cache.put_many([(4, b"dddd")])
-    assert cache.get_many([1, 2, 3, 4, None]) == [b"aaaa", None, b"cccc", b"dddd", None]
+    cache.put_many([(2, b"bbbb"), (4, b"dddd")])  # 2 is kept once; 1 is the oldest
+    assert cache.get_many([1, 2, 3, 4, None]) == [None, b"bbbb", b"cccc", b"dddd", None]
     assert len(cache) == 3
 
 
@@ -173,3 +172,23 @@ def test_new_items_archived_items_and_other_users_follow_the_table(alice, bob, m
     make_memory(bob, "Bob is a Java developer")
     assert _own(alice, "Java") == []
     assert [f.memory.content for f in _own(bob, "Java")] == ["Bob is a Java developer"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_same_candidates_reuse_their_matrix_and_a_change_rebuilds_it(alice, make_memory):
+    from memoryboard.llm.factory import get_embedder
+    from memoryboard.ltm.services import memory_archive
+    from memoryboard.ltm.vector_cache import scope_vectors
+
+    items = [make_memory(alice, f"User note {i} about Java") for i in range(4)]
+    key = (str(alice.pk), get_embedder().name)
+    first = _own(alice, "Java", k=4)
+    scope = scope_vectors._scopes[key]
+    matrix = scope.matrix
+    assert sorted(scope.ids) == sorted(m.pk for m in items) and not matrix.flags.writeable
+    assert [(f.memory.pk, f.score) for f in _own(alice, "Java", k=4)] == [(f.memory.pk, f.score) for f in first]
+    assert scope_vectors._scopes[key].matrix is matrix  # reused, not rebuilt
+
+    memory_archive(memory=items[0], actor=None)
+    assert items[0].pk not in {f.memory.pk for f in _own(alice, "Java", k=4)}
+    assert items[0].pk not in scope_vectors._scopes[key].ids
