@@ -281,8 +281,8 @@ def main() -> int:
 `.venv/bin/python benchmarks/load.py` — the REST API under gunicorn ({args.workers} sync workers, DEBUG off,
 offline embedder) on 127.0.0.1 with MariaDB, seeded with {args.users} end users × {args.memories} items
 ({args.users * args.memories:,} rows in `ah_long_term_memory`, their vectors in `memoryboard_embedding`).
-A Python load generator (threads, one keep-alive `http.client` connection each, token authentication with a
-random seeded user per request) runs each endpoint for {args.seconds:g} s per concurrency level (in {args.rounds} slices,
+A Python load generator (threads, one `http.client` connection each, reopened after every response since
+gunicorn's sync workers close it; token authentication with a random seeded user per request) runs each endpoint for {args.seconds:g} s per concurrency level (in {args.rounds} slices,
 taken in turn with the other endpoints' so that a drift of the machine's speed hits all alike), on the same
 {os.cpu_count()} CPUs as the server (load average {load:.1f} when the run ended), so absolute numbers are modest;
 the ratio to the floor measured in the same run is what to compare.
