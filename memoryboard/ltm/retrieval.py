@@ -372,15 +372,16 @@ def memory_search_own(*, user_id: str, query: str, k: int = DEFAULT_K, embedder=
     if rule_count or len(rows) > CHUNK_ROWS:
         return memory_search(queryset=own_memories(user_id=user_id), query=query, k=k, embedder=embedder, user_id=user_id)
     ids = [row[0] for row in rows]
-    if scope is not None and scope.ids == ids:  # the same candidates as the last search: the same matrix
-        matrix = scope.matrix
+    ranked = scope.ranked if scope is not None else None
+    if ranked is not None and ranked[0] == ids:  # the same candidates as the last search: the same matrix
+        matrix = ranked[1]
     else:
         if scope is not None:
             rows = [scope.vectors.get(row[0]) or row for row in rows]
         ids, matrix = _matrix(rows, embedder, [MAX_EMBED_ON_THE_FLY], remember=True)
         if scope is not None and len(ids) == len(rows):  # every candidate has its vector
             matrix.flags.writeable = False
-            scope.ids, scope.matrix = ids, matrix
+            scope.ranked = (ids, matrix)
             scope_vectors.put((user_id, embedder.name), scope)
     return _load_unpaused(*_rank_all(ids, matrix, query, embedder), k)
 

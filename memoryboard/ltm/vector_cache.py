@@ -74,12 +74,12 @@ class VectorCache:
 @dataclass
 class Scope:
     """What one user's items had at one vector generation: each item's vector ``(item id, row id,
-    checksum)``, and once ranked, the candidate ids in query order with their matrix (read-only)."""
+    checksum)``, and once ranked, ``(candidate ids in query order, their read-only matrix)`` (one
+    attribute, so a thread never sees the ids of one search with the matrix of another)."""
 
     generation: int
     vectors: dict[str, tuple]
-    ids: list[str] | None = None
-    matrix: np.ndarray | None = None
+    ranked: tuple[list[str], np.ndarray] | None = None
 
 
 class ScopeVectors:
@@ -89,10 +89,9 @@ class ScopeVectors:
     def __init__(self, max_items: int) -> None:
         self.max_items = max_items
         self._scopes: OrderedDict[tuple[str, str], Scope] = OrderedDict()
+        self._sizes: dict[tuple[str, str], int] = {}
+        self._items = 0
         self._lock = threading.Lock()
-
-    def _size(self, scope: Scope) -> int:
-        return len(scope.vectors) + (len(scope.ids) if scope.ids is not None else 0)
 
     def get(self, key: tuple[str, str], generation: int) -> Scope | None:
         """The scope of ``key`` if it was taken at ``generation``."""
@@ -107,18 +106,22 @@ class ScopeVectors:
         return key in self._scopes
 
     def put(self, key: tuple[str, str], scope: Scope) -> None:
-        """Keep (or replace) the scope of ``key``; also after filling in its ids and matrix."""
+        """Keep (or replace) the scope of ``key``; again after filling in its ranked matrix."""
+        size = len(scope.vectors) + (len(scope.ranked[0]) if scope.ranked is not None else 0)
         with self._lock:
             self._scopes.pop(key, None)
+            self._items += size - self._sizes.pop(key, 0)
             self._scopes[key] = scope
-            total = sum(self._size(kept) for kept in self._scopes.values())
-            while total > self.max_items and self._scopes:
-                _key, dropped = self._scopes.popitem(last=False)
-                total -= self._size(dropped)
+            self._sizes[key] = size
+            while self._items > self.max_items and self._scopes:
+                dropped, _scope = self._scopes.popitem(last=False)
+                self._items -= self._sizes.pop(dropped)
 
     def clear(self) -> None:
         with self._lock:
             self._scopes.clear()
+            self._sizes.clear()
+            self._items = 0
 
 
 # Items kept for all users together: 100,000 map entries or matrix rows, ~80 MB at 384 dimensions.

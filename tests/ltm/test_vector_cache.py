@@ -183,12 +183,22 @@ def test_the_same_candidates_reuse_their_matrix_and_a_change_rebuilds_it(alice, 
     items = [make_memory(alice, f"User note {i} about Java") for i in range(4)]
     key = (str(alice.pk), get_embedder().name)
     first = _own(alice, "Java", k=4)
-    scope = scope_vectors._scopes[key]
-    matrix = scope.matrix
-    assert sorted(scope.ids) == sorted(m.pk for m in items) and not matrix.flags.writeable
+    ids, matrix = scope_vectors._scopes[key].ranked
+    assert sorted(ids) == sorted(m.pk for m in items) and not matrix.flags.writeable
     assert [(f.memory.pk, f.score) for f in _own(alice, "Java", k=4)] == [(f.memory.pk, f.score) for f in first]
-    assert scope_vectors._scopes[key].matrix is matrix  # reused, not rebuilt
+    assert scope_vectors._scopes[key].ranked[1] is matrix  # reused, not rebuilt
 
     memory_archive(memory=items[0], actor=None)
     assert items[0].pk not in {f.memory.pk for f in _own(alice, "Java", k=4)}
-    assert items[0].pk not in scope_vectors._scopes[key].ids
+    assert items[0].pk not in scope_vectors._scopes[key].ranked[0]
+
+
+def test_scopes_beyond_the_bound_go_least_recently_used_first():
+    from memoryboard.ltm.vector_cache import Scope, ScopeVectors
+
+    scopes = ScopeVectors(max_items=4)
+    scopes.put(("1", "m"), Scope(generation=1, vectors={"a": ("a", 1, 1), "b": ("b", 2, 2)}))
+    scopes.put(("2", "m"), Scope(generation=1, vectors={"c": ("c", 3, 3)}))
+    assert scopes.get(("1", "m"), 1) is not None and scopes.get(("1", "m"), 2) is None  # 1 used last
+    scopes.put(("3", "m"), Scope(generation=1, vectors={"d": ("d", 4, 4), "e": ("e", 5, 5)}))
+    assert not scopes.known(("2", "m")) and scopes.known(("1", "m")) and scopes.known(("3", "m"))
