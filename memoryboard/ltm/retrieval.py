@@ -64,6 +64,16 @@ class ScoredMemory:
         }
 
 
+def _bounded_k(query: str, k: int) -> int:
+    """``k`` capped to 0..MAX_K; 0 for a blank query (nothing to search for)."""
+    k = max(0, min(int(k), MAX_K))
+    return k if query and query.strip() else 0
+
+
+def _query_vector(query: str, embedder) -> np.ndarray:
+    return np.asarray(embedder.embed([query])[0], dtype=np.float32)
+
+
 def _embedder(embedder=None):
     if embedder is not None:
         return embedder
@@ -100,6 +110,9 @@ def _not_paused_by_rules(qs: QuerySet[LongTermMemory], user_id: str | None) -> Q
 
 Candidate = tuple[str, "int | None", "int | None"]  # (item id, embedding row id, checksum)
 
+# How many pause rules a user has (one parameter): counted with a search's candidates, read only if any.
+_RULE_COUNT = f"(SELECT COUNT(*) FROM {PauseRule._meta.db_table} WHERE user_id = %s)"
+
 
 def _vector_join(item: str) -> str:
     """``LEFT JOIN`` of the vector row ids and checksums of item alias ``item`` (model name: one param).
@@ -131,7 +144,7 @@ def _joined_rows(
     if count_rules_of is None:
         rules, rule_params = "0", []
     else:
-        rules, rule_params = f"(SELECT COUNT(*) FROM {PauseRule._meta.db_table} WHERE user_id = %s)", [count_rules_of]
+        rules, rule_params = _RULE_COUNT, [count_rules_of]
     sql = f"SELECT s.id, e.id, e.checksum, {rules} FROM ({inner}) s {_vector_join('s')} LIMIT %s"
     with connection.cursor() as cursor:
         cursor.execute(sql, [*rule_params, *params, embedder.name, limit])
@@ -242,7 +255,7 @@ def _score(
         if not ids:
             continue
         if qvec is None:  # embed the query only when there is something to compare it with
-            qvec = np.asarray(embedder.embed([query])[0], dtype=np.float32)
+            qvec = _query_vector(query, embedder)
         if keep is None:
             order, scores = np.arange(len(ids)), matrix @ qvec
         else:
@@ -258,7 +271,7 @@ def _rank_all(ids: list[str], matrix: np.ndarray, query: str, embedder) -> tuple
     """``ids`` and their scores against the query, best first."""
     if not ids:
         return [], np.empty(0, dtype=np.float32)
-    scores = matrix @ np.asarray(embedder.embed([query])[0], dtype=np.float32)
+    scores = matrix @ _query_vector(query, embedder)
     order = np.argsort(-scores, kind="stable")
     return [ids[i] for i in order], scores[order]
 
@@ -342,8 +355,8 @@ def memory_search(
     Returns:
         Items best first, with their cosine similarity.
     """
-    k = max(0, min(int(k), MAX_K))
-    if not query or not query.strip() or k == 0:
+    k = _bounded_k(query, k)
+    if k == 0:
         return []
     embedder = _embedder(embedder)
     unarchived = queryset.filter(archived=False)
@@ -364,8 +377,8 @@ def memory_search_own(*, user_id: str, query: str, k: int = DEFAULT_K, embedder=
     The user's pause rules are counted with the candidates; when there are any, the search is made
     again by :func:`memory_search` with the rules applied.
     """
-    k = max(0, min(int(k), MAX_K))
-    if not query or not query.strip() or k == 0:
+    k = _bounded_k(query, k)
+    if k == 0:
         return []
     embedder = _embedder(embedder)
     rows, rule_count, scope = _own_rows(user_id, embedder)
@@ -431,7 +444,7 @@ def _namespace_rows(
         extra, extra_params = "0, 0", []
     else:
         extra = (
-            f"(SELECT COUNT(*) FROM {PauseRule._meta.db_table} WHERE user_id = %s), "
+            f"{_RULE_COUNT}, "
             f"COALESCE((SELECT generation FROM {VectorGeneration._meta.db_table} WHERE user_id = %s), 0)"
         )
         extra_params = [user_id, user_id]
@@ -538,8 +551,8 @@ def memory_retrieve(
     """
     if kind not in MemoryAccess.Kind.values:
         raise ValueError(f"unknown access kind {kind!r}")
-    k = max(0, min(int(k), MAX_K))
-    if not query or not query.strip() or k == 0:
+    k = _bounded_k(query, k)
+    if k == 0:
         return []
     enabled, rules = _retrieval_gate(namespace.user_id)
     if not enabled:
