@@ -179,7 +179,7 @@ def test_recently_deleted_offers_undo_of_each_batch(login, alice, make_memory):
     _delete_all(client)
     html = client.get(reverse("my-memories")).content.decode()
     section = html[html.index('id="recently-deleted"'):]
-    assert "2 memories deleted together now" in section and "Undo all 2" in section
+    assert "2 memories deleted together now" in section and "Bring all 2 back" in section
 
 
 def test_undo_of_someone_elses_batch_is_404(login, alice, bob, make_memory):
