@@ -10,6 +10,7 @@ urlpatterns = [
     path("playground/", playground.playground, name="playground"),
     path("playground/context/<str:name>/", playground.context_column, name="playground-context"),
     path("playground/memory/<str:name>/plan/", playground.memory_plan_view, name="playground-memory-plan"),
+    path("playground/memory/<str:name>/confirm/", playground.memory_confirm_view, name="playground-memory-confirm"),
     path("playground/memory/<str:name>/apply/", playground.memory_apply_view, name="playground-memory-apply"),
     path("me/memories/", my_memories.memory_list, name="my-memories"),
     path("me/memories/export/", my_memories.memory_export, name="my-memories-export"),
