@@ -487,9 +487,9 @@ def plan_context(
         inserted_rows=[Row(None, _role(m), m.content, "summary") for m in plan.inserts],
         params_json=json.dumps(params, ensure_ascii=False),
         delete_ids_csv=compact_ids(delete_ids),
+        # the whole configuration goes along, so that "Cancel" comes back to the very same view
         confirm_url=reverse("playground-memory-confirm", args=[name.lower()]) + "?" + urlencode(
-            {"conversation": conversation_id,
-             **{k: v for k, v in request.GET.lists() if k.startswith(f"m-{name.lower()}-")}}, doseq=True),
+            {**dict(request.GET.lists()), "conversation": conversation_id}, doseq=True),
     )
     return ctx
 
@@ -519,7 +519,7 @@ def memory_confirm_view(request, name: str):
     messages = to_messages(_conversation_rows(request, conversation_id))
     form = _bound(request, "memory", name)
     ctx = plan_context(request, name, conversation_id, form, messages=messages)
-    back = reverse("playground") + "?" + urlencode({"conversation": conversation_id}) + "#memory"
+    back = _push_url(request) + f"#plan-{name.lower()}"
     return render(request, "web/playground_confirm.html", {"plan": ctx, "back": back,
                                                              "message_count": len(messages)},
                   status=400 if "error" in ctx else 200)
