@@ -425,9 +425,9 @@ def memory_bulk(request):
         "pause": _("%(n)s memories paused."),
         "resume": _("%(n)s memories resumed."),
     }[data["action"]]
-    flash.success(request, done % {"n": len(memories)})
-    if batch:  # the page then offers to undo this whole delete in one click
+    if batch:  # the page says what was deleted and offers to undo it whole, in one click
         return redirect(reverse("my-memories") + "?" + urlencode({"deleted": batch}))
+    flash.success(request, done % {"n": len(memories)})
     return redirect("my-memories")
 
 

@@ -193,10 +193,16 @@ def discarded_work(result) -> list[str]:
 
 
 def _param_text(params: dict, prefix: str = "") -> str:
+    """``keep_first=2 · keep_last=37``; for COMPOSITE only its steps' parameters."""
+    steps = {str(step).lower() for step in params.get("steps") or ()} if not prefix else set()
     parts = []
     for key, value in params.items():
+        if steps and isinstance(value, dict) and key not in steps:
+            continue
         if isinstance(value, dict):
             parts.append(_param_text(value, f"{prefix}{key}."))
+        elif value in ([], (), "", None):
+            continue
         else:
             parts.append(f"{prefix}{key}={', '.join(map(str, value)) if isinstance(value, list) else value}")
     return " · ".join(p for p in parts if p)
