@@ -263,3 +263,32 @@ def memory_set_paused(*, memory: LongTermMemory, actor, paused: bool) -> LongTer
         )
         _record_state(memory.pk, old_state, memory_state(memory, paused=paused), actor, "pause" if paused else "resume")
     return memory
+
+
+def memory_respell_namespaces(*, texts: list[str], actor=None) -> int:
+    """Rewrite items stored under odd spellings of a memories namespace (``selectors.odd_namespace_texts``)
+    to the spelling memoryboard writes, in one transaction, audited per namespace text.
+
+    Texts that are not a memories namespace are left alone.
+
+    Returns:
+        The number of items rewritten.
+    """
+    from memoryboard.ltm.namespaces import parse_namespace
+    from memoryboard.ltm.selectors import namespace_texts_q
+
+    changed = 0
+    with transaction.atomic():
+        for text in texts:
+            namespace = parse_namespace(text)
+            if namespace is None or text == namespace.as_text():
+                continue
+            ids = list(LongTermMemory.objects.filter(namespace_texts_q([text])).values_list("pk", flat=True))
+            count = LongTermMemory.objects.filter(pk__in=ids).update(namespace=namespace.as_text())
+            audit_record(
+                actor=actor, action=AuditLog.Action.UPDATE, object_type="namespace", object_id=namespace.as_text(),
+                before={"namespace": text, "ids": ids[:1000]}, after={"namespace": namespace.as_text()},
+                reason="respell namespace",
+            )
+            changed += count
+    return changed
