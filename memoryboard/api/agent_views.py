@@ -8,15 +8,22 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memoryboard.agent.service import AgentLLMUnavailable, AgentNotFound, ConversationNotYours, agent_chat
+from memoryboard.agent.service import (
+    AgentLLMUnavailable,
+    AgentNotFound,
+    AgentStoreUnavailable,
+    ConversationNotYours,
+    agent_chat,
+)
 from memoryboard.api.exceptions import ApplicationError
+from memoryboard.api.serializers import StrictCharField
 
 MAX_MESSAGE_CHARS = 20_000
 
 
 class AgentChatInputSerializer(serializers.Serializer):
-    message = serializers.CharField(min_length=1, max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
-    conversation_id = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=255)
+    message = StrictCharField(min_length=1, max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
+    conversation_id = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=255)
 
     def validate_message(self, value: str) -> str:
         if not value.strip():
@@ -78,5 +85,18 @@ class AgentChatView(APIView):
                     "conversation_id": exc.conversation_id,
                 },
                 status=status.HTTP_502_BAD_GATEWAY,
+            )
+        except AgentStoreUnavailable as exc:
+            return Response(
+                {
+                    "error": {
+                        "code": "unavailable",
+                        "message": _("The database became unavailable during the reply. Your message was saved; "
+                                     "the reply was not. Try again."),
+                        "fields": {},
+                    },
+                    "conversation_id": exc.conversation_id,
+                },
+                status=status.HTTP_503_SERVICE_UNAVAILABLE,
             )
         return Response(AgentChatOutputSerializer(result.to_dict()).data)
