@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -16,7 +16,8 @@ from memoryboard.agent.service import (
     agent_chat,
 )
 from memoryboard.api.exceptions import ApplicationError
-from memoryboard.api.serializers import StrictCharField
+from memoryboard.api.serializers import ErrorBodySerializer, StrictCharField
+from memoryboard.api.views import _errors
 
 MAX_MESSAGE_CHARS = 20_000
 
@@ -46,6 +47,13 @@ class AgentChatOutputSerializer(serializers.Serializer):
     extraction = serializers.CharField()
 
 
+class AgentChatErrorSerializer(serializers.Serializer):
+    """The error shape, plus the conversation the user's message was stored in (502, 503)."""
+
+    error = ErrorBodySerializer()
+    conversation_id = serializers.CharField(required=False)
+
+
 class AgentChatView(APIView):
     """Send a message to an agent; the reply uses and may update the caller's long-term memory.
 
@@ -53,7 +61,17 @@ class AgentChatView(APIView):
     is a 502 (``llm_unavailable``) carrying the ``conversation_id``, and the message is kept.
     """
 
-    @extend_schema(request=AgentChatInputSerializer, responses={200: AgentChatOutputSerializer})
+    @extend_schema(
+        request=AgentChatInputSerializer,
+        responses={
+            200: AgentChatOutputSerializer,
+            **_errors(400, 401, 404, 413),
+            502: OpenApiResponse(AgentChatErrorSerializer, description=(
+                "The language model failed; the message was stored in `conversation_id`.")),
+            503: OpenApiResponse(AgentChatErrorSerializer, description=(
+                "The database failed; with `conversation_id` when the message was stored, else nothing was.")),
+        },
+    )
     def post(self, request, agent: str):
         data = AgentChatInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
