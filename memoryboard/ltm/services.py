@@ -299,8 +299,11 @@ def memory_delete_all_for_user(*, user_id: str, actor) -> int:
             archived=True, archived_at=now, archived_reason=ArchivedReason.USER_DELETED
         )
         if flags:
-            MemoryFlag.objects.bulk_create(
-                flags, update_conflicts=True, unique_fields=["memory_id"], update_fields=["deleted_from"],
+            from django.db import connection
+
+            MemoryFlag.objects.bulk_create(  # ON DUPLICATE KEY UPDATE (MySQL) / ON CONFLICT (SQLite)
+                flags, update_conflicts=True, update_fields=["deleted_from"],
+                unique_fields=["memory_id"] if connection.features.supports_update_conflicts_with_target else None,
             )
         audit_record_many(entries)
         MemoryStateChange.objects.bulk_create(changes, batch_size=500)
