@@ -209,3 +209,17 @@ def test_undo_of_a_selected_bulk_delete(login, alice, make_memory):
     batch = response["Location"].split("deleted=")[1]
     client.post(reverse("my-memories-undo-batch", args=[batch]))
     assert not _fresh(a).archived and not _fresh(b).archived and not _fresh(c).archived
+
+
+def test_undo_of_delete_all_returns_staff_archives_to_their_archive(login, alice, make_memory):
+    active = make_memory(alice, "active one")
+    staff = make_memory(alice, "archived by staff", archived_reason=ArchivedReason.STAFF)
+    client = login(alice)
+    response = client.post(reverse("my-memories-delete-all"))  # issue 12: everything the export lists
+    assert response.status_code == 302 and "deleted=" in response["Location"]
+    assert _fresh(staff).archived_reason == ArchivedReason.USER_DELETED
+    page = client.get(response["Location"]).content.decode()
+    assert "You deleted 2 memories." in page
+    client.post(reverse("my-memories-undo-batch", args=[response["Location"].split("deleted=")[1]]))
+    assert not _fresh(active).archived
+    assert _fresh(staff).archived and _fresh(staff).archived_reason == ArchivedReason.STAFF
