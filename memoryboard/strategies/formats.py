@@ -32,6 +32,7 @@ __all__ = [
     "FORMATS",
     "Conversation",
     "cleared_message",
+    "openai_message",
     "detect_format",
     "read_conversation",
     "to_message",
@@ -203,6 +204,20 @@ def _read_openai(obj: Any, prefix: str) -> Message:
     if msg_id is not None and (isinstance(msg_id, bool) or not isinstance(msg_id, int)):
         raise StrategyInputError(f"{prefix}.id", f"must be an integer, got {type(msg_id).__name__}")
     return Message(role, text, msg_id, metadata, calls, result_ids, extra, obj)
+
+
+def openai_message(message: Message) -> dict[str, Any]:
+    """A message as a clean OpenAI dict: ``role``, ``content`` and the tool fields, nothing else (no
+    ``metadata``, which the API refuses). How the runtime replays stored rows to a model."""
+    data: dict[str, Any] = {"role": message.role.value.lower(), "content": message.content}
+    if message.tool_calls:
+        data["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in message.tool_calls
+        ]
+    if message.result_ids:
+        data["tool_call_id"] = message.result_ids[0]
+    return data
 
 
 def _write_openai(message: Message) -> Any:
