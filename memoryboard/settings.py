@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",  # naturaltime: "just now", "3 minutes ago" in the end users' pages
     "rest_framework",
     "rest_framework.authtoken",
     "django_filters",

@@ -12,6 +12,7 @@ from .lifecycle import (
     UserMemorySettings,
 )
 from .memory import ArchivedReason, LongTermMemory, MemoryType, Source
+from .playground import PlaygroundTrace
 
 __all__ = [
     "ArchivedReason",
@@ -25,6 +26,7 @@ __all__ = [
     "MemoryStateChange",
     "MemoryType",
     "PauseRule",
+    "PlaygroundTrace",
     "Source",
     "UserMemorySettings",
     "VectorGeneration",

@@ -177,7 +177,8 @@ class FilterRules:
     every case its stripped content is at least ``min_length`` characters long.
     """
 
-    keep_roles: frozenset[Role] = frozenset({Role.SYSTEM, Role.USER})
+    # Safe default (issue 15): assistant replies are kept; a rule set deletes only what it is told to.
+    keep_roles: frozenset[Role] = frozenset({Role.SYSTEM, Role.USER, Role.ASSISTANT})
     assistant_keywords: tuple[str, ...] = ()
     keep_tool: bool = False
     min_length: int = 0

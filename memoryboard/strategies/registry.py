@@ -138,7 +138,7 @@ _MEMORY: dict[str, StrategyInfo] = {
         "FILTER",
         "Delete the rows that do not match the rules.",
         (
-            ParamSpec("keep_roles", "roles", ("SYSTEM", "USER"), "Roles whose messages are kept.",
+            ParamSpec("keep_roles", "roles", ("SYSTEM", "USER", "ASSISTANT"), "Roles whose messages are kept.",
                       choices=("SYSTEM", "USER", "ASSISTANT", "TOOL")),
             ParamSpec("assistant_keywords", "strings", (), "An assistant message containing one of these is kept."),
             ParamSpec("keep_tool", "bool", False, "Keep tool messages."),

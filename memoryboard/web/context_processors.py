@@ -13,5 +13,7 @@ def navigation(request) -> dict:
 
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
-        return {"nav_playground": False}
-    return {"nav_playground": is_developer(user) or is_support(user)}
+        return {"nav_playground": False, "nav_staff": False}
+    playground = is_developer(user) or is_support(user)
+    # Staff pages and notes (the API, the offline-models banner) are not for end users.
+    return {"nav_playground": playground, "nav_staff": playground or user.is_staff}

@@ -230,6 +230,12 @@ class MemoryAddForm(forms.Form):
         self.fields["memory_type"].choices = MemoryType.choices
 
 
+class MemoryEditForm(forms.Form):
+    """An owner's change to an item's text (re-embedded and audited by ``memory_update``)."""
+
+    content = forms.CharField(label=_("Text"), max_length=20_000, widget=forms.Textarea(attrs={"rows": 3}))
+
+
 class MemoryBulkForm(forms.Form):
     """A bulk action on the user's own active items: the selected ones, or all matching a filter."""
 

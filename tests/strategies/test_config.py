@@ -32,7 +32,7 @@ def test_defaults_match_design():
     assert SlidingWindowConfig().max_tokens == 4000
     assert CompositeConfig().steps == ("SUMMARIZE", "SLIDING_WINDOW")
     assert DeleteConfig().keep_latest == 50
-    assert FilterRules().keep_roles == {Role.SYSTEM, Role.USER}
+    assert FilterRules().keep_roles == {Role.SYSTEM, Role.USER, Role.ASSISTANT}
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,8 @@ ALICE_MEMORIES = [
     ("coder", "Uses Python 3.11 and pytest for side projects", "FACT", "auto_extract", None),
     ("coder", "Code review checklist: tests, naming, error handling", "PROCEDURE", "agent_tool", None),
 ]
+# The conversation each demo item came from (by user and agent), so "My memories" can link to it.
+SOURCE_CONVERSATIONS = {("alice", "chat"): "demo-zh-redis", ("bob", "coder"): "demo-sql-review"}
 BOB_MEMORIES = [
     ("chat", "User is a product manager at a fintech startup", "FACT", "auto_extract", None),
     ("chat", "喜欢简洁的要点式回答", "PREFERENCE", "agent_tool", None),
@@ -212,6 +214,7 @@ class Command(BaseCommand):
                     memory_type=memory_type,
                     source=source,
                     agent_id=agent,
+                    conversation_id=SOURCE_CONVERSATIONS.get((username, agent), "") if source != "manual" else "",
                 )
                 # Stable ids make the command idempotent.
                 memory.pk = memory.key_name = f"demo-{username}-{index:02d}"
