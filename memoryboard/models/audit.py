@@ -22,6 +22,8 @@ class AuditLog(models.Model):
         MERGE = "merge", _("Merge")
         APPLY_STRATEGY = "apply_strategy", _("Apply memory strategy")
         BULK = "bulk", _("Bulk action")
+        EXPORT = "export", _("Export")
+        ERASE = "erase", _("Erase all")
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -41,6 +43,12 @@ class AuditLog(models.Model):
         verbose_name_plural = _("audit log")
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["object_type", "object_id"], name="idx_audit_object")]
+
+    @property
+    def reason_label(self) -> str:
+        from memoryboard.labels import reason_label
+
+        return reason_label(self.reason)
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor_label} {self.action} {self.object_type}:{self.object_id}"

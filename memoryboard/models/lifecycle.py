@@ -87,6 +87,12 @@ class MemoryStateChange(models.Model):
     reason = models.CharField(max_length=255, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
+    @property
+    def reason_label(self) -> str:
+        from memoryboard.labels import reason_label
+
+        return reason_label(self.reason)
+
     class Meta:
         db_table = "memoryboard_memory_state_change"
         ordering = ["-created_at", "-id"]

@@ -24,6 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 from memoryboard.audit import audit_record
 from memoryboard.ltm import services
 from memoryboard.ltm.selectors import filter_memories, own_memories
+from memoryboard.ltm.user_data import memory_export_payload
 from memoryboard.models import (
     ArchivedReason,
     AuditLog,
@@ -186,30 +187,7 @@ def memory_delete_all(request):
 @require_GET
 def memory_export(request):
     """All of the user's items (archived ones flagged) as a JSON download."""
-    items = [
-        {
-            "id": m.pk,
-            "type": m.memory_type,
-            "content": m.content,
-            "source": m.source,
-            "agent": m.agent_id,
-            "namespace": m.namespace,
-            "created_at": m.created_at.isoformat(),
-            "updated_at": m.updated_at.isoformat(),
-            "archived": m.archived,
-            "archived_reason": m.archived_reason,
-            "archived_at": m.archived_at.isoformat() if m.archived_at else None,
-            "access_count": m.access_count,
-            "last_accessed_at": m.last_accessed_at.isoformat() if m.last_accessed_at else None,
-            "relevance_score": m.relevance_score,
-        }
-        for m in _own(request).order_by("created_at", "id").iterator()
-    ]
-    body = json.dumps(
-        {"user_id": platform_user_id(request.user), "exported_at": timezone.now().isoformat(), "memories": items},
-        ensure_ascii=False,
-        indent=2,
-    )
+    body = json.dumps(memory_export_payload(user_id=platform_user_id(request.user)), ensure_ascii=False, indent=2)
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="my-memories.json"'
     return response

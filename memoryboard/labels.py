@@ -1,0 +1,42 @@
+"""Translated names of the codes the tables store (types, sources, reasons), for every page that shows them.
+
+Stored codes (``FACT``, ``agent_tool``, ``user_deleted``, ``restore``) are data: a page shows their
+label, never the code itself.
+"""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext, gettext_lazy as _
+
+from memoryboard.models import ArchivedReason, MemoryType, Source
+
+# Reasons written by the services next to the archive reasons (audit log and state history).
+OTHER_REASONS = {
+    "restore": _("Restored"),
+    "pause": _("Paused"),
+    "resume": _("Resumed"),
+    "purged by a superuser": _("Purged by a superuser"),
+    "retention period over": _("Retention period over"),
+    "privacy request": _("Privacy request"),
+}
+
+
+def type_label(code: str) -> str:
+    code = str(code or "").upper()
+    return str(MemoryType(code).label) if code in MemoryType.values else code
+
+
+def source_label(code: str) -> str:
+    return str(Source(code).label) if code in Source.values else str(code or "")
+
+
+def reason_label(reason: str | None) -> str:
+    """The translated reason of an audit entry or a state change (free text is shown as it is)."""
+    reason = str(reason or "")
+    if reason in ArchivedReason.values:
+        return str(ArchivedReason(reason).label)
+    if reason in OTHER_REASONS:
+        return str(OTHER_REASONS[reason])
+    if reason.startswith("memory strategy "):
+        return gettext("Memory strategy %(name)s") % {"name": reason[len("memory strategy "):]}
+    return reason
