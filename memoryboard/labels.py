@@ -26,6 +26,13 @@ def type_label(code: str) -> str:
     return str(MemoryType(code).label) if code in MemoryType.values else code
 
 
+def role_label(role: str) -> str:
+    from memoryboard.models.chat import Role
+
+    code = str(role or "").upper()
+    return str(Role(code).label) if code in Role.values else str(role or "")
+
+
 def source_label(code: str) -> str:
     return str(Source(code).label) if code in Source.values else str(code or "")
 

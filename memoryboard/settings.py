@@ -63,7 +63,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_tasks",
-    "django_tasks_db",
+    "memoryboard.apps.TasksDbConfig",  # django_tasks_db, named in the admin's languages
     "memoryboard.apps.MemoryboardConfig",
 ]
 

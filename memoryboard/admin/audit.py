@@ -13,6 +13,7 @@ from memoryboard.admin.filters import SubjectAgentFilter, SubjectUserFilter
 from memoryboard.admin.paginator import CappedChangeList, CappedCountAdminMixin
 from memoryboard.ltm.namespaces import parse_namespace
 from memoryboard.models import AuditLog, LongTermMemory
+from memoryboard.models.audit import OBJECT_TYPES
 from memoryboard.users import people
 
 
@@ -35,6 +36,17 @@ def pretty_json(value) -> str:
         return "—"
     return format_html('<pre class="mb-json">{}</pre>', json.dumps(value, indent=2, ensure_ascii=False,
                                                                   sort_keys=True, default=str))
+
+
+class ObjectTypeFilter(admin.SimpleListFilter):
+    title = _("object type")
+    parameter_name = "object_type"
+
+    def lookups(self, request, model_admin):
+        return list(OBJECT_TYPES.items())
+
+    def queryset(self, request, queryset):
+        return queryset.filter(object_type=self.value()) if self.value() else queryset
 
 
 class SubjectChangeList(CappedChangeList):
@@ -63,8 +75,8 @@ class SubjectChangeList(CappedChangeList):
 
 @admin.register(AuditLog)
 class AuditLogAdmin(ReadOnlyAdminMixin, CappedCountAdminMixin, admin.ModelAdmin):
-    list_display = ["created_at", "actor_label", "action", "subject", "object_type", "object_link", "reason_text"]
-    list_filter = [SubjectUserFilter, SubjectAgentFilter, "action", "object_type",
+    list_display = ["created_at", "actor_text", "action", "subject", "object_type_text", "object_link", "reason_text"]
+    list_filter = [SubjectUserFilter, SubjectAgentFilter, "action", ObjectTypeFilter,
                    ("actor", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["=object_id", "actor_label", "reason"]
     search_help_text = _("Searches the exact object id, the actor and the reason.")
@@ -72,7 +84,7 @@ class AuditLogAdmin(ReadOnlyAdminMixin, CappedCountAdminMixin, admin.ModelAdmin)
     ordering = ["-created_at", "-id"]
     list_per_page = 100
     show_facets = admin.ShowFacets.NEVER
-    fields = ["created_at", "actor_label", "action", "object_type", "object_id", "reason_text", "before_json",
+    fields = ["created_at", "actor_text", "action", "object_type_text", "object_id", "reason_text", "before_json",
               "after_json"]
     readonly_fields = fields
 
@@ -84,6 +96,14 @@ class AuditLogAdmin(ReadOnlyAdminMixin, CappedCountAdminMixin, admin.ModelAdmin)
         from memoryboard.admin.memory import person_link
 
         return person_link(getattr(obj, "person", None))
+
+    @admin.display(description=_("actor"), ordering="actor_label")
+    def actor_text(self, obj):
+        return obj.actor_text
+
+    @admin.display(description=_("object type"))
+    def object_type_text(self, obj):
+        return obj.object_type_label
 
     @admin.display(description=_("reason"))
     def reason_text(self, obj):

@@ -18,15 +18,15 @@ from memoryboard.models import ChatMessage
 
 @admin.register(ChatMessage)
 class ChatMessageAdmin(CappedCountAdminMixin, admin.ModelAdmin):
-    list_display = ["id", "conversation", "role", "preview", "agent_id", "user", "created_at"]
-    list_display_links = ["id"]
+    list_display = ["message_id", "conversation", "role", "preview", "agent_id", "user", "created_at"]
+    list_display_links = ["message_id"]
     list_filter = [ChatUserFilter, ConversationFilter, "role", "agent_id"]
     search_fields = ["=conversation_id"]
     search_help_text = _("With a user chosen, searches the content of their messages; otherwise an exact "
                          "conversation id.")
     # The (conversation_id, id) index serves this order: a conversation reads as one block.
     ordering = ["conversation_id", "id"]
-    sortable_by = ["conversation", "id"]
+    sortable_by = ["conversation", "message_id"]
     list_per_page = 50
     show_facets = admin.ShowFacets.NEVER
 
@@ -44,6 +44,10 @@ class ChatMessageAdmin(CappedCountAdminMixin, admin.ModelAdmin):
         if request.GET.get(ChatUserFilter.parameter_name, "").strip():
             return queryset.filter(Q(content__icontains=term) | Q(conversation_id=term)), False
         return queryset.filter(conversation_id=term), False
+
+    @admin.display(description=_("id"), ordering="id")
+    def message_id(self, obj):
+        return obj.pk
 
     @admin.display(description=_("user"))
     def user(self, obj):

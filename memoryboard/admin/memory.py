@@ -188,7 +188,7 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
     change_form_template = "admin/memoryboard/longtermmemory/change_form.html"
     change_list_template = "admin/memoryboard/longtermmemory/change_list.html"
     readonly_fields = [
-        "id", "namespace", "agent", "user", "source", "key_name", "created_at", "updated_at",
+        "id", "namespace_text", "agent", "user", "source", "key_name", "created_at", "updated_at",
         "access_count", "last_accessed_at", "relevance_score", "state", "archived_at", "archived_reason",
     ]
 
@@ -240,6 +240,10 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
     @admin.display(description=_("user"))
     def user(self, obj):
         return person_link(getattr(obj, "person", None) or (person(obj.user_id) if obj.user_id else None))
+
+    @admin.display(description=_("namespace"))
+    def namespace_text(self, obj):
+        return format_html("<code>{}</code>", obj.namespace)
 
     @admin.display(description=_("used"))
     def usage(self, obj):
@@ -300,7 +304,7 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
             return [(None, {"fields": ["user_id", "agent", "memory_type", "content"]})]
         return [
             (None, {"fields": ["memory_type", "content"]}),
-            (_("Identity"), {"fields": ["id", "namespace", "agent", "user", "source", "key_name"]}),
+            (_("Identity"), {"fields": ["id", "namespace_text", "agent", "user", "source", "key_name"]}),
             (_("Statistics and state"), {"fields": [
                 "relevance_score", "access_count", "last_accessed_at", "created_at", "updated_at",
                 "state", "archived_at", "archived_reason",

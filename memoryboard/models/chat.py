@@ -37,4 +37,4 @@ class ChatMessage(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.conversation_id}#{self.pk} {self.role}"
+        return f"{self.conversation_id}#{self.pk} {self.get_role_display()}"

@@ -51,6 +51,14 @@ MAX_BULK_ITEMS = 1000
 BULK_SAMPLE = 5
 
 
+def form_error(form) -> str:
+    """The first error of a form, named by the field's (translated) label."""
+    field, errors = next(iter(form.errors.items()))
+    if field == "__all__":
+        return str(errors[0])
+    return _("%(field)s: %(error)s") % {"field": form.fields[field].label or field, "error": errors[0]}
+
+
 def _own(request) -> QuerySet[LongTermMemory]:
     return own_memories(user_id=platform_user_id(request.user))
 
@@ -256,8 +264,7 @@ def memory_add(request):
         else:
             flash.success(request, _("Memory added."))
     else:
-        field, errors = next(iter(form.errors.items()))
-        flash.error(request, f"{field}: {errors[0]}")
+        flash.error(request, form_error(form))
     return redirect("my-memories")
 
 
@@ -300,8 +307,7 @@ def memory_bulk(request):
     sample, then (``confirm``) one transaction."""
     form = MemoryBulkForm(request.POST)
     if not form.is_valid():
-        field, errors = next(iter(form.errors.items()))
-        flash.error(request, str(errors[0]) if field == "__all__" else f"{field}: {errors[0]}")
+        flash.error(request, form_error(form))
         return redirect("my-memories")
     data = form.cleaned_data
     qs = _bulk_queryset(request, data).order_by("-updated_at", "id")
@@ -362,8 +368,7 @@ def memory_pause_rules(request):
     """Replace the user's pause rules: whole types and whole agents that retrieval skips."""
     form = PauseRulesForm(request.POST)
     if not form.is_valid():
-        field, errors = next(iter(form.errors.items()))
-        flash.error(request, f"{field}: {errors[0]}")
+        flash.error(request, form_error(form))
         return redirect("my-memories")
     user_id = platform_user_id(request.user)
     wanted = [("", t) for t in form.cleaned_data["types"]] + [(a, "") for a in form.cleaned_data["agents"]]
