@@ -68,7 +68,7 @@ from memoryboard.models import (
 from memoryboard.roles import can_change_any_memory, can_purge
 from memoryboard.users import attach_people, person
 
-PREVIEW_CHARS = 80
+PREVIEW_CHARS = 120
 # Above this many rows a content search needs the user filter (a full scan takes seconds).
 SEARCH_SCAN_MAX_ROWS = 200_000
 SAMPLE_SIZE = 10

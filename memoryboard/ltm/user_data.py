@@ -95,7 +95,12 @@ def audit_trail(*, user_id: str, limit: int = RECENT_AUDIT) -> list[AuditLog]:
 
     ids = own_memories(user_id=user_id).values("pk")
     q = Q(object_type="memory", object_id__in=ids) | Q(object_type="user", object_id=user_id)
-    return list(AuditLog.objects.filter(q).order_by("-created_at", "-id")[:limit])
+    entries = list(AuditLog.objects.filter(q).order_by("-created_at", "-id")[:limit])
+    for e in entries:  # the item's content as the entry recorded it, to tell the items apart
+        snapshot = e.after if isinstance(e.after, dict) and "value_json" in e.after else e.before
+        value = snapshot.get("value_json") if isinstance(snapshot, dict) else None
+        e.item_text = str(value.get("content", "")) if isinstance(value, dict) else ""
+    return entries
 
 
 def conversations(*, user_id: str, limit: int = RECENT_CONVERSATIONS) -> list[dict]:
