@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memoryboard.agent.runtime import AgentLLMUnavailable, history_messages, run_turn
+from memoryboard.conversations import conversation_claim
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.models import ChatMessage
 from memoryboard.roles import platform_user_id
@@ -70,9 +71,10 @@ def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str
         raise AgentNotFound(agent_id)
     user_id = platform_user_id(user)
     conversation_id = conversation_id or uuid.uuid4().hex
-    rows = ChatMessage.objects.filter(conversation_id=conversation_id)
-    if rows.exclude(user_id=user_id, agent_id=agent.agent_id).exists():
+    # An atomic claim (one INSERT) decides the owner, whatever the timing; the history is read by owner.
+    if not conversation_claim(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id):
         raise ConversationNotYours(conversation_id)
+    rows = ChatMessage.objects.filter(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id)
     history_rows = list(rows.order_by("-id")[:HISTORY_LIMIT])[::-1]
     # Saved in autocommit before anything can fail: the message is never lost.
     stored = ChatMessage.objects.create(
