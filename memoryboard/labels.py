@@ -18,7 +18,9 @@ OTHER_REASONS = {
     "purged by a superuser": _("Purged by a superuser"),
     "retention period over": _("Retention period over"),
     "privacy request": _("Privacy request"),
+    "delete all": _("Deleted with “delete all”"),
 }
+UNDO_DELETE = "undo delete: back to "
 
 
 def type_label(code: str) -> str:
@@ -44,6 +46,8 @@ def reason_label(reason: str | None) -> str:
         return str(ArchivedReason(reason).label)
     if reason in OTHER_REASONS:
         return str(OTHER_REASONS[reason])
+    if reason.startswith(UNDO_DELETE):
+        return gettext("Undo of a delete: back to “%(state)s”") % {"state": reason_label(reason[len(UNDO_DELETE):])}
     if reason.startswith("memory strategy "):
         return gettext("Memory strategy %(name)s") % {"name": reason[len("memory strategy "):]}
     return reason

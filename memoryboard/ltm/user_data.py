@@ -16,7 +16,7 @@ from django.utils import timezone
 from memoryboard.audit import audit_record
 from memoryboard.ltm.namespaces import parse_namespace
 from memoryboard.ltm.selectors import own_memories
-from memoryboard.ltm.services import memory_delete_for_user
+from memoryboard.ltm.services import memory_delete_all_for_user
 from memoryboard.models import (
     ArchivedReason,
     AuditLog,
@@ -159,20 +159,19 @@ class EraseTooLarge(ValueError):
 def memory_erase_user(*, user_id: str, actor) -> list[str]:
     """Erase everything stored about a user (a privacy request), in one transaction.
 
-    Each item is deleted as the user's own delete (``user_deleted``: restorable during the retention
-    period, then purged by ``purge_deleted``), whatever its state, with its own audit entry and state
-    change; one ``erase`` entry for the user records the count and ids.
+    The user's own "delete all" (``ltm.services.memory_delete_all_for_user``): every item becomes
+    ``user_deleted`` whatever its state (restorable during the retention period, then purged by
+    ``purge_deleted``), each with its audit entry and state change; one ``erase`` entry for the user
+    records the count and ids.
 
     Raises:
         EraseTooLarge: more than ``MAX_ERASE_ITEMS`` items.
     """
     with transaction.atomic():
-        items = list(erasable(user_id=user_id).order_by("pk").select_for_update()[: MAX_ERASE_ITEMS + 1])
-        if len(items) > MAX_ERASE_ITEMS:
+        ids = list(erasable(user_id=user_id).order_by("pk").values_list("pk", flat=True)[: MAX_ERASE_ITEMS + 1])
+        if len(ids) > MAX_ERASE_ITEMS:
             raise EraseTooLarge(f"more than {MAX_ERASE_ITEMS} items")
-        for memory in items:
-            memory_delete_for_user(memory=memory, actor=actor)
-        ids = [m.pk for m in items]
+        memory_delete_all_for_user(user_id=user_id, actor=actor)
         audit_record(
             actor=actor, action=AuditLog.Action.ERASE, object_type="user", object_id=user_id,
             after={"count": len(ids), "ids": ids}, reason="privacy request",
