@@ -15,6 +15,8 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
+from urllib.parse import quote
+
 from django.urls import path, reverse
 from django.utils.formats import date_format
 from django.utils.html import format_html
@@ -127,11 +129,14 @@ class MemoryAddForm(_MemoryForm):
         self.fields["agent"].choices = configured_agent_namespaces()
 
 
+URL_SAFE = "!$&'()*+,;=/~:@"  # what reverse() leaves unquoted
+
+
 def person_link(p) -> str:
     """A user as support knows them: the name linked to their user page, and the platform id."""
     if p is None:
         return "—"
-    url = reverse("person", args=[p.user_id])
+    url = reverse("people") + quote(p.user_id, safe=URL_SAFE) + "/"  # reverse("person"), without a resolver per row
     if p.name == p.user_id:
         return format_html('<a href="{}">{}</a>', url, p.user_id)
     return format_html('<a href="{}">{}</a> <span class="mb-uid">{}</span>', url, p.name, p.user_id)

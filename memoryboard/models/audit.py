@@ -50,7 +50,7 @@ class AuditLog(models.Model):
     class Meta:
         db_table = "memoryboard_audit_log"
         verbose_name = _("audit log entry")
-        verbose_name_plural = _("audit log")
+        verbose_name_plural = _("audit log entries")
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["object_type", "object_id"], name="idx_audit_object")]
 

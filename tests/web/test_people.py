@@ -237,3 +237,18 @@ def test_erase_all_asks_first_then_deletes_everything_in_one_audited_step(login,
     assert erase.object_id == str(bob.pk) and sorted(erase.after["ids"]) == sorted(m.pk for m in items)
     assert AuditLog.objects.filter(action="delete", object_id__in=[m.pk for m in items]).count() == 2
     assert "Nothing left to erase" in client.get(reverse("person-erase", args=[bob.pk])).content.decode()
+
+
+@pytest.mark.parametrize("user_id", ["ext 42", "team/ext-42", "ü-7"])
+def test_user_pages_take_any_platform_id(login, support_user, user_id):
+    from memoryboard.admin.memory import person_link
+    from memoryboard.ltm.namespaces import build_namespace
+    from memoryboard.ltm.services import memory_create
+
+    memory_create(namespace=build_namespace(agent_namespace="chat", user_id=user_id), content="odd id item",
+                  memory_type="FACT", source="agent_tool", agent_id="chat")
+    url = reverse("person", args=[user_id])
+    assert f'href="{url}"' in person_link(people([user_id])[user_id])
+    response = login(support_user).get(url)
+    assert response.status_code == 200 and response.context["total"] == 1
+    assert login(support_user).get(reverse("person-erase", args=[user_id])).context["count"] == 1
