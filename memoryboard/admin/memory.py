@@ -46,7 +46,7 @@ from memoryboard.admin.services import (
     memory_restore_many,
     memory_resume_many,
 )
-from memoryboard.labels import source_label, type_label
+from memoryboard.labels import reason_label, source_label, type_label
 from memoryboard.llm.errors import LLMError
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.ltm.namespaces import build_namespace
@@ -145,6 +145,7 @@ def person_link(p) -> str:
 def _labelled(memories: list[LongTermMemory]) -> list[LongTermMemory]:
     for m in memories:
         m.type_label = type_label(m.memory_type)
+        m.state_label = reason_label(m.archived_reason) if m.archived else MemoryState.ACTIVE.label
     return memories
 
 
