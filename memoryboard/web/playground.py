@@ -149,16 +149,17 @@ def _role(message: Any) -> str:
     return _role_code(message["role"] if isinstance(message, dict) else message.role)
 
 
-def _content(message: Any) -> str:
-    return message["content"] if isinstance(message, dict) else message.content
+def role_codes(messages: Sequence[Message]) -> list[str]:
+    """Each message's role code, read once per page and shared by every column (10k messages × 6 columns)."""
+    return [_role(m) for m in messages]
 
 
-def input_rows(messages: Sequence[Message]) -> list[Row]:
+def input_rows(messages: Sequence[Message], roles: list[str]) -> list[Row]:
     """The shared "Before" column: the input, numbered by position."""
-    return [Row(i, _role(m), _content(m), "input") for i, m in enumerate(messages)]
+    return [Row(i, roles[i], m.content, "input") for i, m in enumerate(messages)]
 
 
-def result_rows(messages: Sequence[Message], result) -> list[Row]:
+def result_rows(messages: Sequence[Message], result, roles: list[str]) -> list[Row]:
     """A strategy's result in input order: each input message with what happened to it (kept, dropped,
     summarized, cleared), and each produced summary where it sits in the output. Read from the result
     object's ``sources`` / ``summarized`` / ``cleared``, nothing recomputed."""
@@ -168,14 +169,14 @@ def result_rows(messages: Sequence[Message], result) -> list[Row]:
 
     def skipped(upto: int) -> None:
         for i in range(nxt, upto):
-            rows.append(Row(i, _role(messages[i]), _content(messages[i]), "summarized" if i in summarized else "dropped"))
+            rows.append(Row(i, roles[i], messages[i].content, "summarized" if i in summarized else "dropped"))
 
     for out, src in zip(result.messages, result.sources):
         if src is None:
             rows.append(Row(None, _role(out), out.content, "summary"))
             continue
         skipped(src)
-        rows.append(Row(src, _role(out), out.content, "cleared" if src in cleared else "kept"))
+        rows.append(Row(src, roles[src], out.content, "cleared" if src in cleared else "kept"))
         nxt = max(nxt, src + 1)
     skipped(len(messages))
     return rows
@@ -221,7 +222,7 @@ def _param_text(params: dict, prefix: str = "") -> str:
 
 
 def column_context(name: str, messages: Sequence[Message], form: StrategyParamsForm, *,
-                   fit: BudgetFit | None = None) -> dict[str, Any]:
+                   fit: BudgetFit | None = None, roles: list[str] | None = None) -> dict[str, Any]:
     """Everything a strategy column shows: the form, the result object, its rows or the error.
 
     With ``fit`` (same-budget mode) the column shows the fitted strategy's result and parameters."""
@@ -243,7 +244,7 @@ def column_context(name: str, messages: Sequence[Message], form: StrategyParamsF
     ctx.update(
         result=data,
         saved_percent=round(data["saved_ratio"] * 100, 1),
-        rows=segments(result_rows(messages, result)),
+        rows=segments(result_rows(messages, result, roles if roles is not None else role_codes(messages))),
         notes=discarded_work(result),
         unchanged=not result.dropped and not result.summarized and not result.cleared,
         kept_count=len(result.kept),
@@ -329,7 +330,7 @@ def _push_url(request) -> str:
     return reverse("playground") + ("?" + query.urlencode() if query else "")
 
 
-def _budget_columns(request, messages, budget: int) -> tuple[list[dict], list[dict]]:
+def _budget_columns(request, messages, budget: int, roles: list[str]) -> tuple[list[dict], list[dict]]:
     """Same-budget mode: every strategy fitted to the budget, its column, and the ranked summary rows."""
     def run(name, params):
         return conversations.context_apply(name, messages, params)
@@ -344,7 +345,7 @@ def _budget_columns(request, messages, budget: int) -> tuple[list[dict], list[di
             columns.append({"name": name, "info": context_strategy_info(name), "form": form, "error": str(exc)})
             continue
         fits.append(fit)
-        columns.append(column_context(name, messages, form, fit=fit))
+        columns.append(column_context(name, messages, form, fit=fit, roles=roles))
     summary = []
     for rank, fit in enumerate(rank_fits(fits), start=1):
         r = fit.result
@@ -370,15 +371,16 @@ def _page(request, *, source: Source | None, input_form: MessagesInputForm | Non
         tokens_before = total_tokens(messages)
         mode = "budget" if request.GET.get("mode") == "budget" else "own"
         budget, budget_error = _budget(request, tokens_before)
+        roles = role_codes(messages)
         if mode == "budget":
-            columns, summary = _budget_columns(request, messages, budget)
+            columns, summary = _budget_columns(request, messages, budget, roles)
         else:
-            columns, summary = [column_context(name, messages, _bound(request, "context", name))
+            columns, summary = [column_context(name, messages, _bound(request, "context", name), roles=roles)
                                 for name in CONTEXT_STRATEGIES], []
         ctx.update(
             mode=mode, budget=budget, budget_error=budget_error, summary=summary, columns=columns,
             tokens_before=tokens_before, message_count=len(messages),
-            before=segments(input_rows(messages)),
+            before=segments(input_rows(messages, roles)),
             push_url=_push_url(request),
         )
         if source.conversation_id:
