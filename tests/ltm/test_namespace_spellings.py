@@ -219,3 +219,12 @@ def test_cleanup_archives_a_spaced_item_and_its_owner_sees_why(alice, client):
     client.force_login(alice)
     page = client.get(reverse("my-memories")).content.decode()
     assert "rarely used spaced fact" in page and 'data-reason="decay"' in page
+
+
+def test_an_unknown_spelling_setting_fails_the_system_check(settings):
+    from memoryboard.checks import check_namespace_spelling
+
+    assert check_namespace_spelling() == []
+    settings.MEMORYBOARD_NAMESPACE_SPELLING = "pretty"
+    errors = check_namespace_spelling()
+    assert [e.id for e in errors] == ["memoryboard.E003"] and "compact" in errors[0].hint
