@@ -238,9 +238,7 @@ def memory_delete_all(request):
     if request.method == "POST":
         user_id = platform_user_id(request.user)
         with transaction.atomic():  # the batch lists exactly what this delete changed: undo restores it whole
-            ids = list(own_memories(user_id=user_id).select_for_update()
-                       .exclude(archived=True, archived_reason=ArchivedReason.USER_DELETED).values_list("pk", flat=True))
-            services.memory_delete_all_for_user(user_id=user_id, actor=request.user)
+            ids = services.memory_delete_all_for_user(user_id=user_id, actor=request.user)
             batch = _record_batch(ids, request.user, user_id)
         if batch:
             return redirect(reverse("my-memories") + "?" + urlencode({"deleted": batch}))

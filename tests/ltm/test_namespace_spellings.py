@@ -206,3 +206,25 @@ def test_staff_views_find_every_spelling(support_user, alice, client):
     assert {row["id"] for row in api.get(f"/api/v1/memories/?user={uid}&limit=50").json()["results"]} == items
     found = api.get(f"/api/v1/memories/search/?q=written&k=10&user={uid}").json()
     assert {row["id"] for row in found} == items
+
+
+@pytest.mark.django_db
+def test_cleanup_archives_a_spaced_item_and_its_owner_sees_why(alice, client):
+    from memoryboard.ltm.lifecycle import memory_cleanup
+
+    uid = str(alice.pk)
+    weak = stored(uid, "chat", "rarely used spaced fact", spaced("chat", uid))
+    LongTermMemory.objects.filter(pk=weak.pk).update(relevance_score=0.01)
+    assert memory_cleanup(dry_run=False) == [weak.pk]
+    client.force_login(alice)
+    page = client.get(reverse("my-memories")).content.decode()
+    assert "rarely used spaced fact" in page and 'data-reason="decay"' in page
+
+
+def test_an_unknown_spelling_setting_fails_the_system_check(settings):
+    from memoryboard.checks import check_namespace_spelling
+
+    assert check_namespace_spelling() == []
+    settings.MEMORYBOARD_NAMESPACE_SPELLING = "pretty"
+    errors = check_namespace_spelling()
+    assert [e.id for e in errors] == ["memoryboard.E003"] and "compact" in errors[0].hint
