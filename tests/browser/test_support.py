@@ -13,11 +13,6 @@ LONG = ("bob prefers detailed answers with code examples in Go and Python, and h
         "explanations short in the morning because he reads them on his phone on the train")
 
 
-@pytest.fixture
-def bob_named(bob):
-    bob.first_name, bob.last_name, bob.email = "Bob", "Builder", "bob@example.com"
-    bob.save()
-    return bob
 
 
 def _click_and_wait(s, locator):
