@@ -349,7 +349,7 @@ def test_every_page_is_chinese_and_shows_no_raw_code(request, world, settings):
                 client = clients[role] = Client()
                 if role:
                     client.force_login(request.getfixturevalue(role))
-            response = client.post(url, post) if method == "post" else client.get(url)
+            response = client.post(url, post, follow=True) if method == "post" else client.get(url)
             if response.status_code == 405:  # a POST-only address: its page is checked where it is shown
                 continue
             assert response.status_code in (200, 403, 404), (url, response.status_code)
