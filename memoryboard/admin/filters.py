@@ -27,6 +27,7 @@ class InputFilter(admin.SimpleListFilter):
     """A free-text filter (a small GET form that keeps the other filters)."""
 
     template = "admin/memoryboard/input_filter.html"
+    placeholder = ""
 
     def lookups(self, request, model_admin):
         return ()
@@ -46,6 +47,7 @@ class InputFilter(admin.SimpleListFilter):
             "value": self.value() or "",
             "hidden": hidden,
             "clear_url": changelist.get_query_string(remove=[self.parameter_name]),
+            "placeholder": self.placeholder,
         }
 
 
@@ -84,6 +86,7 @@ class UserFilter(InputFilter):
 
     title = _("user")
     parameter_name = "user"
+    placeholder = _("Name, e-mail or user id")
 
     def queryset(self, request, queryset):
         user = (self.value() or "").strip()
@@ -149,6 +152,7 @@ class SubjectUserFilter(InputFilter):
 
     title = _("subject user")
     parameter_name = "subject_user"
+    placeholder = _("Name, e-mail or user id")
 
     def queryset(self, request, queryset):
         from memoryboard.users import user_ids_matching
@@ -181,6 +185,7 @@ class ChatUserFilter(InputFilter):
 
     title = _("user")
     parameter_name = "user"
+    placeholder = _("Name, e-mail or user id")
 
     def queryset(self, request, queryset):
         from memoryboard.users import user_ids_matching

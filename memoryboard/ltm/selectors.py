@@ -142,8 +142,9 @@ def user_term_q(term: str, *, agents: list[str] | None = None) -> Q:
     see ``users.user_ids_matching``), each matched exactly by :func:`user_namespaces_q`."""
     from memoryboard.users import user_ids_matching
 
-    q = Q(pk__in=[])
-    for user_id in user_ids_matching(term):
+    ids = user_ids_matching(term) or [str(term)]
+    q = user_namespaces_q(ids[0], agents=agents)
+    for user_id in ids[1:]:
         q |= user_namespaces_q(user_id, agents=agents)
     return q
 

@@ -1,4 +1,6 @@
-"""Template filters that show stored codes by their translated names (see ``memoryboard.labels``)."""
+"""Template filters that show stored codes by their translated names (see ``memoryboard.labels``):
+``{{ row.role|role_label }}``, ``{{ m.memory_type|type_label }}``, ``{{ m.source|source_label }}``,
+``{{ entry.reason|reason_label }}``."""
 
 from __future__ import annotations
 
@@ -7,24 +9,5 @@ from django import template
 from memoryboard import labels
 
 register = template.Library()
-
-
-@register.filter
-def role_label(role) -> str:
-    """``user`` / ``ASSISTANT`` → the translated name of the message role."""
-    return labels.role_label(role)
-
-
-@register.filter
-def type_label(code) -> str:
-    return labels.type_label(code)
-
-
-@register.filter
-def source_label(code) -> str:
-    return labels.source_label(code)
-
-
-@register.filter
-def reason_label(reason) -> str:
-    return labels.reason_label(reason)
+for _name in ("role_label", "type_label", "source_label", "reason_label"):
+    register.filter(_name, getattr(labels, _name))

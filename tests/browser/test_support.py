@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryboard.models import AuditLog, LongTermMemory
+from memoryboard.models import AuditLog, ChatMessage, LongTermMemory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -13,11 +13,6 @@ LONG = ("bob prefers detailed answers with code examples in Go and Python, and h
         "explanations short in the morning because he reads them on his phone on the train")
 
 
-@pytest.fixture
-def bob_named(bob):
-    bob.first_name, bob.last_name, bob.email = "Bob", "Builder", "bob@example.com"
-    bob.save()
-    return bob
 
 
 def _click_and_wait(s, locator):
@@ -29,6 +24,10 @@ def test_support_finds_bob_archives_and_restores_and_audits(session, support_use
     item = make_memory(bob_named, "bob rides a bike to work", memory_type="PREFERENCE")
     make_memory(bob_named, "bob writes Go", agent="coder")
     make_memory(alice, "alice drives")
+    ChatMessage.objects.create(conversation_id="c-bob", agent_id="chat", user_id=str(bob_named.pk), role="USER",
+                               content="where is my parcel")
+    ChatMessage.objects.create(conversation_id="c-alice", agent_id="chat", user_id=str(alice.pk), role="USER",
+                               content="alice's parcel is late")
     s = session().login(support_user)
 
     # Find bob by name from the navigation.
@@ -77,6 +76,14 @@ def test_support_finds_bob_archives_and_restores_and_audits(session, support_use
     assert all("Bob Builder" in t for t in texts)
     assert AuditLog.objects.filter(object_id=item.pk, action__in=["archive", "restore"]).count() == 2
     s.shot("admin_audit_log_bob")
+
+    # His conversations: chat messages of bob, searched by content.
+    s.goto(f"/support/users/{bob_named.pk}/")
+    _click_and_wait(s, s.page.locator("#person-conversations h2 a"))
+    s.page.fill("#searchbar", "parcel")
+    _click_and_wait(s, s.page.locator("#changelist-search input[type=submit]"))
+    assert "where is my parcel" in s.text() and "alice's parcel" not in s.text()
+    s.shot("admin_chat_bob_search")
     assert s.csp_violations == [], s.csp_violations
 
 

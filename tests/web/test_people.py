@@ -13,11 +13,6 @@ from memoryboard.users import Person, find_people, people, user_ids_matching
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def bob_named(bob):
-    bob.first_name, bob.last_name, bob.email = "Bob", "Builder", "bob@example.com"
-    bob.save()
-    return bob
 
 
 # --- the directory -----------------------------------------------------------------------------------
