@@ -44,6 +44,8 @@ __all__ = [
     "clear_tool_results",
     "composite",
     "apply_context",
+    "behind_system_prompt",
+    "system_prompt_length",
     "cut_conversation_text",
     "call_summarizer",
 ]
@@ -493,7 +495,7 @@ def system_prompt_length(msgs: tuple[Message, ...]) -> int:
     return head
 
 
-def _behind_system_prompt(result: ContextResult, head: tuple[Message, ...]) -> ContextResult:
+def behind_system_prompt(result: ContextResult, head: tuple[Message, ...]) -> ContextResult:
     """``result`` (of the messages after the system prompt ``head``) as a result of the whole list."""
     h = len(head)
     if not h:
@@ -572,5 +574,5 @@ def apply_context(
     conversation = read_conversation(messages, format=format, system=system)
     msgs = conversation.messages
     head = system_prompt_length(msgs) if keep_system else 0
-    result = _behind_system_prompt(_run(canonical, msgs[head:], config, summarizer), msgs[:head])
+    result = behind_system_prompt(_run(canonical, msgs[head:], config, summarizer), msgs[:head])
     return replace(result, format=conversation.format, system=conversation.system)

@@ -80,6 +80,8 @@ def _openai_parts(parts: list, prefix: str) -> tuple[str, int]:
             texts.append(text)
         elif kind == "image_url":
             extra += IMAGE_CHARS
+        elif kind in _ANTHROPIC_BLOCKS:
+            raise StrategyInputError(f"{where}.type", f"{kind!r} is an Anthropic block, not an OpenAI content part")
         else:
             extra += BLOCK_CHARS
     return "\n".join(texts), extra
