@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import StrategyInputError
-from .messages import Message, Role, ToolCall
+from .messages import Message, Role, ToolCall, checked_message
 from .tokens import BLOCK_CHARS, IMAGE_CHARS
 
 __all__ = [
@@ -142,7 +142,7 @@ def _stored_calls(calls: object) -> tuple[tuple[ToolCall, ...], int]:
     return tuple(out), extra
 
 
-def _read_openai(obj: Any, prefix: str) -> Message:
+def _read_openai(obj: Any, where: int | str) -> Message:
     if type(obj) is dict:
         get = obj.get
         size = len(obj)
@@ -151,13 +151,16 @@ def _read_openai(obj: Any, prefix: str) -> Message:
             role = _OPENAI_ROLES.get(get("role"))
             content = get("content")
             if role is not None and type(content) is str:
-                return Message(role, content, None, None, (), (), 0, obj)
+                return checked_message(role, content, (), (), 0, obj)
         elif size == 3 and get("role") == "tool":
             # A tool result {"role": "tool", "tool_call_id": "...", "content": "..."}.
             call_id = get("tool_call_id")
             content = get("content")
             if type(call_id) is str and call_id and type(content) is str:
-                return Message(Role.TOOL, content, None, None, (), (call_id,), 0, obj)
+                return checked_message(Role.TOOL, content, (), (call_id,), 0, obj)
+    prefix = f"messages[{where}]" if type(where) is int else where
+    if type(obj) is dict:
+        pass
     elif isinstance(obj, Mapping):
         get = obj.get
     elif hasattr(obj, "role") or hasattr(obj, "content"):
@@ -214,6 +217,8 @@ def _read_openai(obj: Any, prefix: str) -> Message:
     msg_id = get("id", None)
     if msg_id is not None and (isinstance(msg_id, bool) or not isinstance(msg_id, int)):
         raise StrategyInputError(f"{prefix}.id", f"must be an integer, got {type(msg_id).__name__}")
+    if msg_id is None and metadata is None:
+        return checked_message(role, text, calls, result_ids, extra, obj)
     return Message(role, text, msg_id, metadata, calls, result_ids, extra, obj)
 
 
@@ -272,7 +277,8 @@ def _anthropic_result_text(value: object, where: str) -> tuple[str, int]:
     raise StrategyInputError(where, f"must be a string or a list of blocks, got {type(value).__name__}")
 
 
-def _read_anthropic(obj: Any, prefix: str) -> Message:
+def _read_anthropic(obj: Any, where: int | str) -> Message:
+    prefix = f"messages[{where}]" if type(where) is int else where
     if not isinstance(obj, Mapping):
         raise StrategyInputError(prefix, f"expected an object with role and content, got {type(obj).__name__}")
     raw_role = obj.get("role")
@@ -283,7 +289,7 @@ def _read_anthropic(obj: Any, prefix: str) -> Message:
         raise StrategyInputError(f"{prefix}.role", f"unknown role {raw_role!r} (expected user, assistant or system)")
     content = obj.get("content", _MISSING)
     if type(content) is str:
-        return Message(role, content, None, None, (), (), 0, obj)
+        return checked_message(role, content, (), (), 0, obj)
     if content is _MISSING or content is None:
         raise StrategyInputError(f"{prefix}.content", "is required")
     if not isinstance(content, list):
@@ -452,7 +458,7 @@ def read_conversation(items: Any, *, format: str | None = None, system: Any = No
             _anthropic_result_text(system, "system")
     read = _READERS[fmt]
     return Conversation(
-        fmt, tuple(m if type(m) is Message else read(m, f"messages[{i}]") for i, m in enumerate(items)), system
+        fmt, tuple([m if type(m) is Message else read(m, i) for i, m in enumerate(items)]), system
     )
 
 
@@ -509,7 +515,7 @@ def to_message(obj: object, index: int | None = None) -> Message:
     """
     if type(obj) is Message:
         return obj
-    return _read_openai(obj, "message" if index is None else f"messages[{index}]")
+    return _read_openai(obj, "message" if index is None else index)
 
 
 def to_messages(messages: Iterable[object]) -> tuple[Message, ...]:
