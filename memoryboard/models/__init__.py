@@ -13,6 +13,7 @@ from .lifecycle import (
 )
 from .memory import ArchivedReason, LongTermMemory, MemoryType, Source
 from .playground import PlaygroundTrace
+from .summary import SummaryCacheEntry
 
 __all__ = [
     "ArchivedReason",
@@ -28,6 +29,7 @@ __all__ = [
     "PauseRule",
     "PlaygroundTrace",
     "Source",
+    "SummaryCacheEntry",
     "UserMemorySettings",
     "VectorGeneration",
     "vector_checksum",

@@ -228,11 +228,13 @@ def keep_system_prompt(request) -> bool:
 
 
 def column_context(name: str, messages: Sequence[Message], form: StrategyParamsForm, *,
-                   fit: BudgetFit | None = None, keep_system: bool = True) -> dict[str, Any]:
+                   fit: BudgetFit | None = None, keep_system: bool = True,
+                   cache_conversation: str | None = None) -> dict[str, Any]:
     """Everything a strategy column shows: the form, the result object, its rows or the error.
 
     With ``fit`` (same-budget mode) the column shows the fitted strategy's result and parameters.
-    ``keep_system``: the leading system messages are kept aside, as the agent runtime does."""
+    ``keep_system``: the leading system messages are kept aside, as the agent runtime does.
+    ``cache_conversation``: a stored conversation's id: SUMMARIZE reuses its cached summaries (and says so)."""
     ctx: dict[str, Any] = {"name": name, "info": context_strategy_info(name), "form": form, "fit": fit}
     if fit is None and form.is_bound and not form.is_valid():
         ctx["error"] = form.first_error()
@@ -243,7 +245,8 @@ def column_context(name: str, messages: Sequence[Message], form: StrategyParamsF
         ctx["fit_params_json"] = json.dumps(fit.params, ensure_ascii=False)
     else:
         try:
-            result = conversations.context_apply(name, messages, form.params(), keep_system=keep_system)
+            result = conversations.context_apply(name, messages, form.params(), keep_system=keep_system,
+                                                 cache_conversation=cache_conversation)
         except StrategyError as exc:
             ctx["error"] = str(exc)
             return ctx
@@ -390,7 +393,8 @@ def _page(request, *, source: Source | None, input_form: MessagesInputForm | Non
             columns, summary = _budget_columns(request, messages, budget)
         else:
             columns, summary = [column_context(name, messages, _bound(request, "context", name),
-                                               keep_system=keep_system_prompt(request))
+                                               keep_system=keep_system_prompt(request),
+                                               cache_conversation=source.conversation_id or None)
                                 for name in CONTEXT_STRATEGIES], []
         ctx.update(
             keep_system=keep_system_prompt(request),
@@ -470,7 +474,8 @@ def context_column(request, name: str):
         return HttpResponseBadRequest(_("conversation or trace: name the messages to run on."),
                                       content_type="text/plain; charset=utf-8")
     form = StrategyParamsForm(request.GET, kind="context", strategy=name)
-    ctx = column_context(name, source.messages, form, keep_system=keep_system_prompt(request))
+    ctx = column_context(name, source.messages, form, keep_system=keep_system_prompt(request),
+                         cache_conversation=source.conversation_id or None)
     response = render(request, "web/_context_column.html", {"col": ctx, "mode": "own"},
                       status=400 if "error" in ctx else 200)
     return _with_push_url(request, response)
