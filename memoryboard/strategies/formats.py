@@ -60,6 +60,23 @@ def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _kind(block: object, where: str) -> str:
+    """The ``type`` of a content part or block, checking that it is an object with one."""
+    if not isinstance(block, Mapping):
+        raise StrategyInputError(where, f"must be an object, got {type(block).__name__}")
+    kind = block.get("type")
+    if not isinstance(kind, str):
+        raise StrategyInputError(f"{where}.type", "is required")
+    return kind
+
+
+def _text(block: Mapping, key: str, where: str) -> str:
+    text = block.get(key)
+    if not isinstance(text, str):
+        raise StrategyInputError(f"{where}.{key}", "must be a string")
+    return text
+
+
 # --- OpenAI (and stored rows) ----------------------------------------------------------------------
 
 
@@ -68,16 +85,9 @@ def _openai_parts(parts: list, prefix: str) -> tuple[str, int]:
     extra = 0
     for j, part in enumerate(parts):
         where = f"{prefix}.content[{j}]"
-        if not isinstance(part, Mapping):
-            raise StrategyInputError(where, f"must be an object, got {type(part).__name__}")
-        kind = part.get("type")
-        if not isinstance(kind, str):
-            raise StrategyInputError(f"{where}.type", "is required")
+        kind = _kind(part, where)
         if kind == "text" or kind == "refusal":
-            text = part.get(kind)
-            if not isinstance(text, str):
-                raise StrategyInputError(f"{where}.{kind}", "must be a string")
-            texts.append(text)
+            texts.append(_text(part, kind, where))
         elif kind == "image_url":
             extra += IMAGE_CHARS
         elif kind in _ANTHROPIC_BLOCKS:
@@ -262,14 +272,10 @@ def _anthropic_result_text(value: object, where: str) -> tuple[str, int]:
         texts: list[str] = []
         extra = 0
         for j, block in enumerate(value):
-            if not isinstance(block, Mapping):
-                raise StrategyInputError(f"{where}[{j}]", f"must be an object, got {type(block).__name__}")
-            if block.get("type") == "text":
-                text = block.get("text")
-                if not isinstance(text, str):
-                    raise StrategyInputError(f"{where}[{j}].text", "must be a string")
-                texts.append(text)
-            elif block.get("type") == "image":
+            kind = _kind(block, f"{where}[{j}]")
+            if kind == "text":
+                texts.append(_text(block, "text", f"{where}[{j}]"))
+            elif kind == "image":
                 extra += IMAGE_CHARS
             else:
                 extra += BLOCK_CHARS
@@ -302,16 +308,9 @@ def _read_anthropic(obj: Any, where: int | str) -> Message:
     extra = 0
     for j, block in enumerate(content):
         where = f"{prefix}.content[{j}]"
-        if not isinstance(block, Mapping):
-            raise StrategyInputError(where, f"must be an object, got {type(block).__name__}")
-        kind = block.get("type")
-        if not isinstance(kind, str):
-            raise StrategyInputError(f"{where}.type", "is required")
+        kind = _kind(block, where)
         if kind == "text":
-            text = block.get("text")
-            if not isinstance(text, str):
-                raise StrategyInputError(f"{where}.text", "must be a string")
-            texts.append(text)
+            texts.append(_text(block, "text", where))
         elif kind == "tool_use":
             if role is not Role.ASSISTANT:
                 raise StrategyInputError(f"{where}.type", "a tool_use block belongs to an assistant turn")
