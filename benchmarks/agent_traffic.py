@@ -24,7 +24,6 @@ import pathlib
 import random
 import statistics
 import sys
-import timeit
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -75,18 +74,15 @@ def lc_token_counter(messages) -> float:
     return chars / 2.5 + 4 * len(messages)
 
 
-def measure(contenders: dict, target_seconds: float) -> dict[str, float]:
-    numbers = {}
-    for name, fn in contenders.items():
-        once = timeit.Timer(fn).timeit(number=1)
-        numbers[name] = max(1, int(0.02 / once)) if once < 0.02 else 1
-    per_round = sum(timeit.Timer(fn).timeit(number=numbers[name]) for name, fn in contenders.items())
-    rounds = max(5, min(21, int(target_seconds / max(per_round, 1e-9))))
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(rounds):
-        for name, fn in contenders.items():
-            samples[name].append(timeit.Timer(fn).timeit(number=numbers[name]) / numbers[name])
-    return {name: (statistics.median(v) * 1000, (max(v) - min(v)) / statistics.median(v)) for name, v in samples.items()}
+def measure(contenders: dict, target_seconds: float) -> dict[str, tuple[float, float]]:
+    """Per contender: the median ms per call and the spread of the rounds ((max - min) / median)."""
+    from benchmarks.strategies import samples
+
+    out = {}
+    for name, values in samples(contenders, target_seconds).items():
+        median = statistics.median(values)
+        out[name] = (median * 1000, (max(values) - min(values)) / median)
+    return out
 
 
 def setup_django() -> None:

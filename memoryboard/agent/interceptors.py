@@ -23,11 +23,13 @@ class ChainContext:
 
     Attributes:
         agent: the agent's :class:`~memoryboard.ltm.config.AgentConfig`.
+        conversation_id: the stored conversation, whose cached summaries SUMMARIZE reuses (None: no cache).
         notes: one line per step that changed something, e.g. ``"context: COMPOSITE 12 -> 5 messages"``.
     """
 
     agent: Any
     notes: list[str] = field(default_factory=list)
+    conversation_id: str | None = None
 
 
 @runtime_checkable
@@ -75,7 +77,10 @@ class ContextEditingInterceptor:
         params = self.params if self.params is not None else dict(getattr(agent, "context_params", {}) or {})
         if not messages:
             return messages
-        result = context_apply(strategy, messages, params, format="openai", keep_system=True)
+        result = context_apply(strategy, messages, params, format="openai", keep_system=True,
+                               cache_conversation=context.conversation_id)
+        if result.summary_cache in ("reused", "extended"):
+            context.notes.append(f"context: cached summary {result.summary_cache}")
         if result.fallback:
             context.notes.append(f"context: {result.strategy} fallback ({result.fallback})")
         head = 0

@@ -84,14 +84,21 @@ def history_messages(rows: list[ChatMessage]) -> list[dict]:
     a tool row whose call is not in the history (cut off by the history limit, or stored without an id)
     is left out, and so are the calls of an assistant row whose results are missing (its text stays).
     """
+    return history_with_positions(rows)[0]
+
+
+def history_with_positions(rows: list) -> tuple[list[dict], list[int]]:
+    """:func:`history_messages` and, for each message, the position of the row it came from."""
     msgs = [to_message(row) for row in rows]
     answered = {rid for m in msgs for rid in m.result_ids}
     called: set[str] = set()
     out: list[dict] = []
-    for m in msgs:
+    positions: list[int] = []
+    for position, m in enumerate(msgs):
         if m.role is Role.TOOL:
             if m.result_ids and m.result_ids[0] in called:
                 out.append(openai_message(m))
+                positions.append(position)
             continue
         if m.tool_calls:
             if all(c.id in answered for c in m.tool_calls):
@@ -99,7 +106,8 @@ def history_messages(rows: list[ChatMessage]) -> list[dict]:
             else:
                 m = replace(m, tool_calls=())
         out.append(openai_message(m))
-    return out
+        positions.append(position)
+    return out, positions
 
 
 def _enqueue_extraction(agent: AgentConfig, user_id: str, conversation_id: str, turn: list[dict], history: list[dict]) -> str:
@@ -148,7 +156,7 @@ def run_turn(
     ltm = agent.long_term_memory
     namespace = agent_namespace(agent, user_id)
     memories: list[ScoredMemory] = []
-    context = ChainContext(agent=agent)
+    context = ChainContext(agent=agent, conversation_id=conversation_id)
     if ltm.enabled and ltm.auto_load:
         try:
             memories = memory_retrieve(

@@ -13,6 +13,7 @@ from .lifecycle import (
 )
 from .memory import ArchivedReason, LongTermMemory, MemoryType, Source
 from .playground import PlaygroundTrace
+from .summary import SummaryCacheEntry
 
 __all__ = [
     "ArchivedReason",
@@ -29,6 +30,7 @@ __all__ = [
     "PauseRule",
     "PlaygroundTrace",
     "Source",
+    "SummaryCacheEntry",
     "UserMemorySettings",
     "VectorGeneration",
     "vector_checksum",

@@ -34,6 +34,7 @@ from .summarizer import (
     transcript_line,
 )
 from .tokens import CHARS_PER_TOKEN, MESSAGE_OVERHEAD, tokens_of_chars
+from .summary_cache import SummaryCache, prefix_hashes
 from .units import Units
 
 __all__ = [
@@ -44,6 +45,8 @@ __all__ = [
     "clear_tool_results",
     "composite",
     "apply_context",
+    "behind_system_prompt",
+    "system_prompt_length",
     "cut_conversation_text",
     "call_summarizer",
 ]
@@ -236,6 +239,7 @@ def summarize(
     threshold: int = 20,
     keep_last: int = 6,
     summarizer: Summarizer,
+    cache: SummaryCache | None = None,
 ) -> ContextResult:
     """SUMMARIZE: above ``threshold`` messages, replace all but the last ``keep_last`` by one summary.
 
@@ -250,9 +254,12 @@ def summarize(
         threshold: At or below this many messages nothing happens (no LLM call).
         keep_last: Newest messages kept verbatim.
         summarizer: The summarizer to call.
+        cache: Summaries of this conversation already made (:mod:`.summary_cache`): reused while fewer than
+            ``threshold`` messages follow one, else extended with only the new messages. ``None``: none.
 
     Returns:
-        The result. If the summarizer fails (any exception), the output degrades to the first 3 messages,
+        The result (``summary_cache`` says whether a cached summary was ``"reused"`` or ``"extended"``, or
+        a ``"new"`` one stored). If the summarizer fails (any exception), the output degrades to the first 3 messages,
         ``fallback`` says why and ``llm_calls`` still counts the attempt.
 
     Raises:
@@ -274,8 +281,12 @@ def summarize(
     cut = units.start_of(n - keep_last)
     if cut <= 0:
         return _unchanged("SUMMARIZE", msgs)
-    text = cut_conversation_text(msgs[:cut])
-    summary, failure = call_summarizer(summarizer, text, CONTEXT_SUMMARY_INSTRUCTION)
+    cache_state = None
+    if cache is None:
+        text = cut_conversation_text(msgs[:cut])
+        summary, failure = call_summarizer(summarizer, text, CONTEXT_SUMMARY_INSTRUCTION)
+    else:
+        cut, summary, failure, cache_state = _cached_summary(msgs, cut, threshold, units, summarizer, cache)
     tokens_before = _tokens(msgs)
     if failure is not None:
         keep = units.end_of(min(FALLBACK_KEEP_FIRST, n) - 1)
@@ -290,8 +301,36 @@ def summarize(
     kept = tuple(range(cut, n))
     return ContextResult(
         "SUMMARIZE", out, (None,) + kept, kept, (), tuple(range(cut)), tokens_before, _tokens(out),
-        llm_calls=1,
+        llm_calls=0 if cache_state == "reused" else 1, summary_cache=cache_state,
     )
+
+
+def _cached_summary(
+    msgs: tuple[Message, ...], cut: int, threshold: int, units: Units, summarizer: Summarizer, cache: SummaryCache
+) -> tuple[int, str | None, str | None, str]:
+    """The summary of ``msgs[:cut]`` through the cache: ``(cut, summary, failure, state)``; the cut moves
+    back to the cached prefix when that one is reused."""
+    model = getattr(summarizer, "name", type(summarizer).__name__)
+    hashes = prefix_hashes(msgs, cut)
+    entries = cache.entries(model=model, prompt=CONTEXT_SUMMARY_INSTRUCTION)
+    best = 0
+    if entries:
+        # The longest cached prefix that still ends on a unit boundary (a call answered since is not cut).
+        best = next((k for k in range(cut, 0, -1) if hashes[k] in entries and units.start_of(k) == k), 0)
+    if best and cut - best < threshold:
+        return best, entries[hashes[best]][1], None, "reused"
+    if best:
+        earlier = entries[hashes[best]][1]
+        text = f"SUMMARY: {earlier}\n" + cut_conversation_text(msgs[best:cut])
+        state = "extended"
+    else:
+        text = cut_conversation_text(msgs[:cut])
+        state = "new"
+    summary, failure = call_summarizer(summarizer, text[:MAX_CONVERSATION_CHARS], CONTEXT_SUMMARY_INSTRUCTION)
+    if failure is None:
+        cache.store(model=model, prompt=CONTEXT_SUMMARY_INSTRUCTION, prefix_hash=hashes[cut], count=cut,
+                    summary=summary)
+    return cut, summary, failure, state
 
 
 def clear_tool_results(
@@ -369,14 +408,15 @@ def clear_tool_results(
 
 
 def _run_step(
-    name: str, msgs: tuple[Message, ...], config: CompositeConfig, summarizer: Summarizer
+    name: str, msgs: tuple[Message, ...], config: CompositeConfig, summarizer: Summarizer,
+    cache: SummaryCache | None = None,
 ) -> ContextResult:
     if name == "TRIM":
         return trim(msgs, keep_first=config.trim.keep_first, keep_last=config.trim.keep_last)
     if name == "SUMMARIZE":
         return summarize(
             msgs, threshold=config.summarize.threshold, keep_last=config.summarize.keep_last,
-            summarizer=summarizer,
+            summarizer=summarizer, cache=cache,
         )
     if name == "CLEAR_TOOL_RESULTS":
         c = config.clear_tool_results
@@ -384,7 +424,9 @@ def _run_step(
     return sliding_window(msgs, max_tokens=config.sliding_window.max_tokens)
 
 
-def _composite(msgs: tuple[Message, ...], config: CompositeConfig, summarizer: Summarizer) -> ContextResult:
+def _composite(
+    msgs: tuple[Message, ...], config: CompositeConfig, summarizer: Summarizer, cache: SummaryCache | None = None
+) -> ContextResult:
     n = len(msgs)
     # For each current message: the original indexes it stands for, and its state: "k" an original
     # message as it came, "s" a summary, "c" an original message whose tool result was cleared.
@@ -393,7 +435,10 @@ def _composite(msgs: tuple[Message, ...], config: CompositeConfig, summarizer: S
     current = msgs
     step_results: list[ContextResult] = []
     for name in config.steps:
-        result = _run_step(name, current, config, summarizer)
+        # Only a step on the conversation as it is stored may use its cache (a summary of a trimmed
+        # copy covers other messages): the first step, or steps after ones that changed nothing.
+        unchanged = all(not (r.dropped or r.summarized or r.cleared) for r in step_results)
+        result = _run_step(name, current, config, summarizer, cache if unchanged else None)
         step_results.append(result)
         new_origins: list[tuple[int, ...]] = []
         new_states: list[str] = []
@@ -438,6 +483,7 @@ def _composite(msgs: tuple[Message, ...], config: CompositeConfig, summarizer: S
         fallback=next((r.fallback for r in step_results if r.fallback), None),
         steps=tuple(step_results),
         cleared=tuple(cleared),
+        summary_cache=next((r.summary_cache for r in step_results if r.summary_cache), None),
     )
 
 
@@ -493,7 +539,7 @@ def system_prompt_length(msgs: tuple[Message, ...]) -> int:
     return head
 
 
-def _behind_system_prompt(result: ContextResult, head: tuple[Message, ...]) -> ContextResult:
+def behind_system_prompt(result: ContextResult, head: tuple[Message, ...]) -> ContextResult:
     """``result`` (of the messages after the system prompt ``head``) as a result of the whole list."""
     h = len(head)
     if not h:
@@ -513,7 +559,10 @@ def _behind_system_prompt(result: ContextResult, head: tuple[Message, ...]) -> C
     )
 
 
-def _run(canonical: str, msgs: tuple[Message, ...], config: Any, summarizer: Summarizer | None) -> ContextResult:
+def _run(
+    canonical: str, msgs: tuple[Message, ...], config: Any, summarizer: Summarizer | None,
+    cache: SummaryCache | None = None,
+) -> ContextResult:
     if canonical == "TRIM":
         return trim(msgs, keep_first=config.keep_first, keep_last=config.keep_last)
     if canonical == "SLIDING_WINDOW":
@@ -524,8 +573,10 @@ def _run(canonical: str, msgs: tuple[Message, ...], config: Any, summarizer: Sum
         )
     summarizer = summarizer or OfflineSummarizer()
     if canonical == "SUMMARIZE":
-        return summarize(msgs, threshold=config.threshold, keep_last=config.keep_last, summarizer=summarizer)
-    return _composite(msgs, config, summarizer)
+        return summarize(
+            msgs, threshold=config.threshold, keep_last=config.keep_last, summarizer=summarizer, cache=cache
+        )
+    return _composite(msgs, config, summarizer, cache)
 
 
 def apply_context(
@@ -538,6 +589,7 @@ def apply_context(
     format: str | None = None,
     system: Any = None,
     keep_system: bool = False,
+    summary_cache: SummaryCache | None = None,
 ) -> ContextResult:
     """Run a context strategy by name, with parameters from JSON (the API, playground and runtime entry point).
 
@@ -550,6 +602,7 @@ def apply_context(
         system: Anthropic's top-level system prompt; never given to the strategy, answered unchanged.
         keep_system: Keep the leading system messages (the system prompt) as they are and run the
             strategy on the messages after them; the agent runtime always does, the playground by default.
+        summary_cache: The conversation's cached summaries, for SUMMARIZE (alone or in COMPOSITE).
 
     Returns:
         The strategy's :class:`ContextResult`, in the input's format (``result.to_dict()``).
@@ -572,5 +625,5 @@ def apply_context(
     conversation = read_conversation(messages, format=format, system=system)
     msgs = conversation.messages
     head = system_prompt_length(msgs) if keep_system else 0
-    result = _behind_system_prompt(_run(canonical, msgs[head:], config, summarizer), msgs[:head])
+    result = behind_system_prompt(_run(canonical, msgs[head:], config, summarizer, summary_cache), msgs[:head])
     return replace(result, format=conversation.format, system=conversation.system)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import StrategyInputError
-from .messages import Message, Role, ToolCall
+from .messages import Message, Role, ToolCall, checked_message
 from .tokens import BLOCK_CHARS, IMAGE_CHARS
 
 __all__ = [
@@ -60,6 +60,23 @@ def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _kind(block: object, where: str) -> str:
+    """The ``type`` of a content part or block, checking that it is an object with one."""
+    if not isinstance(block, Mapping):
+        raise StrategyInputError(where, f"must be an object, got {type(block).__name__}")
+    kind = block.get("type")
+    if not isinstance(kind, str):
+        raise StrategyInputError(f"{where}.type", "is required")
+    return kind
+
+
+def _text(block: Mapping, key: str, where: str) -> str:
+    text = block.get(key)
+    if not isinstance(text, str):
+        raise StrategyInputError(f"{where}.{key}", "must be a string")
+    return text
+
+
 # --- OpenAI (and stored rows) ----------------------------------------------------------------------
 
 
@@ -68,18 +85,13 @@ def _openai_parts(parts: list, prefix: str) -> tuple[str, int]:
     extra = 0
     for j, part in enumerate(parts):
         where = f"{prefix}.content[{j}]"
-        if not isinstance(part, Mapping):
-            raise StrategyInputError(where, f"must be an object, got {type(part).__name__}")
-        kind = part.get("type")
-        if not isinstance(kind, str):
-            raise StrategyInputError(f"{where}.type", "is required")
+        kind = _kind(part, where)
         if kind == "text" or kind == "refusal":
-            text = part.get(kind)
-            if not isinstance(text, str):
-                raise StrategyInputError(f"{where}.{kind}", "must be a string")
-            texts.append(text)
+            texts.append(_text(part, kind, where))
         elif kind == "image_url":
             extra += IMAGE_CHARS
+        elif kind in _ANTHROPIC_BLOCKS:
+            raise StrategyInputError(f"{where}.type", f"{kind!r} is an Anthropic block, not an OpenAI content part")
         else:
             extra += BLOCK_CHARS
     return "\n".join(texts), extra
@@ -140,7 +152,7 @@ def _stored_calls(calls: object) -> tuple[tuple[ToolCall, ...], int]:
     return tuple(out), extra
 
 
-def _read_openai(obj: Any, prefix: str) -> Message:
+def _read_openai(obj: Any, where: int | str) -> Message:
     if type(obj) is dict:
         get = obj.get
         size = len(obj)
@@ -149,13 +161,16 @@ def _read_openai(obj: Any, prefix: str) -> Message:
             role = _OPENAI_ROLES.get(get("role"))
             content = get("content")
             if role is not None and type(content) is str:
-                return Message(role, content, None, None, (), (), 0, obj)
+                return checked_message(role, content, (), (), 0, obj)
         elif size == 3 and get("role") == "tool":
             # A tool result {"role": "tool", "tool_call_id": "...", "content": "..."}.
             call_id = get("tool_call_id")
             content = get("content")
             if type(call_id) is str and call_id and type(content) is str:
-                return Message(Role.TOOL, content, None, None, (), (call_id,), 0, obj)
+                return checked_message(Role.TOOL, content, (), (call_id,), 0, obj)
+    prefix = f"messages[{where}]" if type(where) is int else where
+    if type(obj) is dict:
+        pass
     elif isinstance(obj, Mapping):
         get = obj.get
     elif hasattr(obj, "role") or hasattr(obj, "content"):
@@ -212,6 +227,8 @@ def _read_openai(obj: Any, prefix: str) -> Message:
     msg_id = get("id", None)
     if msg_id is not None and (isinstance(msg_id, bool) or not isinstance(msg_id, int)):
         raise StrategyInputError(f"{prefix}.id", f"must be an integer, got {type(msg_id).__name__}")
+    if msg_id is None and metadata is None:
+        return checked_message(role, text, calls, result_ids, extra, obj)
     return Message(role, text, msg_id, metadata, calls, result_ids, extra, obj)
 
 
@@ -255,14 +272,10 @@ def _anthropic_result_text(value: object, where: str) -> tuple[str, int]:
         texts: list[str] = []
         extra = 0
         for j, block in enumerate(value):
-            if not isinstance(block, Mapping):
-                raise StrategyInputError(f"{where}[{j}]", f"must be an object, got {type(block).__name__}")
-            if block.get("type") == "text":
-                text = block.get("text")
-                if not isinstance(text, str):
-                    raise StrategyInputError(f"{where}[{j}].text", "must be a string")
-                texts.append(text)
-            elif block.get("type") == "image":
+            kind = _kind(block, f"{where}[{j}]")
+            if kind == "text":
+                texts.append(_text(block, "text", f"{where}[{j}]"))
+            elif kind == "image":
                 extra += IMAGE_CHARS
             else:
                 extra += BLOCK_CHARS
@@ -270,7 +283,8 @@ def _anthropic_result_text(value: object, where: str) -> tuple[str, int]:
     raise StrategyInputError(where, f"must be a string or a list of blocks, got {type(value).__name__}")
 
 
-def _read_anthropic(obj: Any, prefix: str) -> Message:
+def _read_anthropic(obj: Any, where: int | str) -> Message:
+    prefix = f"messages[{where}]" if type(where) is int else where
     if not isinstance(obj, Mapping):
         raise StrategyInputError(prefix, f"expected an object with role and content, got {type(obj).__name__}")
     raw_role = obj.get("role")
@@ -281,7 +295,7 @@ def _read_anthropic(obj: Any, prefix: str) -> Message:
         raise StrategyInputError(f"{prefix}.role", f"unknown role {raw_role!r} (expected user, assistant or system)")
     content = obj.get("content", _MISSING)
     if type(content) is str:
-        return Message(role, content, None, None, (), (), 0, obj)
+        return checked_message(role, content, (), (), 0, obj)
     if content is _MISSING or content is None:
         raise StrategyInputError(f"{prefix}.content", "is required")
     if not isinstance(content, list):
@@ -294,16 +308,9 @@ def _read_anthropic(obj: Any, prefix: str) -> Message:
     extra = 0
     for j, block in enumerate(content):
         where = f"{prefix}.content[{j}]"
-        if not isinstance(block, Mapping):
-            raise StrategyInputError(where, f"must be an object, got {type(block).__name__}")
-        kind = block.get("type")
-        if not isinstance(kind, str):
-            raise StrategyInputError(f"{where}.type", "is required")
+        kind = _kind(block, where)
         if kind == "text":
-            text = block.get("text")
-            if not isinstance(text, str):
-                raise StrategyInputError(f"{where}.text", "must be a string")
-            texts.append(text)
+            texts.append(_text(block, "text", where))
         elif kind == "tool_use":
             if role is not Role.ASSISTANT:
                 raise StrategyInputError(f"{where}.type", "a tool_use block belongs to an assistant turn")
@@ -450,7 +457,7 @@ def read_conversation(items: Any, *, format: str | None = None, system: Any = No
             _anthropic_result_text(system, "system")
     read = _READERS[fmt]
     return Conversation(
-        fmt, tuple(m if type(m) is Message else read(m, f"messages[{i}]") for i, m in enumerate(items)), system
+        fmt, tuple([m if type(m) is Message else read(m, i) for i, m in enumerate(items)]), system
     )
 
 
@@ -507,7 +514,7 @@ def to_message(obj: object, index: int | None = None) -> Message:
     """
     if type(obj) is Message:
         return obj
-    return _read_openai(obj, "message" if index is None else f"messages[{index}]")
+    return _read_openai(obj, "message" if index is None else index)
 
 
 def to_messages(messages: Iterable[object]) -> tuple[Message, ...]:

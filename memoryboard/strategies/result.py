@@ -57,6 +57,8 @@ class ContextResult:
         steps: For COMPOSITE, each step's own result (indexes relative to that step's input).
         format: The input's format (``"openai"`` or ``"anthropic"``); :meth:`to_dict` answers in it.
         system: Anthropic's top-level system prompt, given back as it came (``None`` if absent).
+        summary_cache: ``"reused"`` (a cached summary, no LLM call), ``"extended"`` (a cached summary plus
+            the new messages summarized), ``"new"`` (summarized and stored), or ``None`` (no cache).
     """
 
     strategy: str
@@ -73,6 +75,7 @@ class ContextResult:
     cleared: tuple[int, ...] = ()
     format: str = "openai"
     system: Any = None
+    summary_cache: str | None = None
 
     @property
     def saved_ratio(self) -> float:
@@ -107,6 +110,8 @@ class ContextResult:
             fallback=self.fallback,
             saved_ratio=self.saved_ratio,
         )
+        if self.summary_cache is not None:
+            data["summary_cache"] = self.summary_cache
         return data
 
 

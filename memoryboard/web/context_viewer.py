@@ -116,7 +116,7 @@ def context_window(*, agent, user_id: str, conversation_id: str, rows: list, cha
     """
     from memoryboard.agent.hooks import EMERGENCY_TOKEN_THRESHOLD, SummarizationHook
     from memoryboard.agent.interceptors import ChainContext, ContextEditingInterceptor, run_before_model_chain
-    from memoryboard.agent.runtime import agent_namespace, build_system_prompt, history_messages
+    from memoryboard.agent.runtime import agent_namespace, build_system_prompt, history_with_positions
     from memoryboard.ltm.retrieval import memory_retrieve
     from memoryboard.ltm.tools import MEMORY_TOOLS
     from memoryboard.models import MemoryAccess
@@ -126,11 +126,8 @@ def context_window(*, agent, user_id: str, conversation_id: str, rows: list, cha
 
         chat_model = get_chat_model()
     ltm = agent.long_term_memory
-    history, positions = [], []
-    for position, row in enumerate(rows):  # the input position of each message (rows are left out, e.g. tools)
-        for message in history_messages([row]):
-            history.append(message)
-            positions.append(position)
+    # The input position of each message (rows may be left out, e.g. a tool row whose call is not there).
+    history, positions = history_with_positions(rows)
     query = next((m["content"] for m in reversed(history) if m["role"] == "user"), "")
     memories = []
     if ltm.enabled and ltm.auto_load:
@@ -140,7 +137,7 @@ def context_window(*, agent, user_id: str, conversation_id: str, rows: list, cha
             log_access=False,
         )
     before_messages = [{"role": "system", "content": build_system_prompt(agent, memories)}, *history]
-    context = ChainContext(agent=agent)
+    context = ChainContext(agent=agent, conversation_id=conversation_id)
     after_messages = run_before_model_chain(
         [ContextEditingInterceptor(), SummarizationHook(chat_model)], before_messages, context
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
@@ -47,6 +47,7 @@ from memoryboard.strategies import (
     total_tokens,
 )
 from memoryboard.strategies.budget import BudgetFit, fit_to_budget, rank_fits
+from memoryboard.strategies.context import behind_system_prompt, system_prompt_length
 from memoryboard.web.forms import MessagesInputError, MessagesInputForm, StrategyParamsForm, parse_messages_json
 
 PREVIEW_CHARS = 280  # longer content is cut, the full text sits behind a <details> toggle
@@ -80,6 +81,8 @@ class Row:
     content: str
     status: str  # input, kept, dropped, summarized, summary, cleared
     row_id: int | None = None  # the stored row's id (memory plans)
+    calls: tuple = ()  # the tool calls of an assistant message (ToolCall: id, name, arguments)
+    answers: str = ""  # for a tool result: "name (call id)" of the call it answers
 
     @property
     def long(self) -> bool:
@@ -149,34 +152,47 @@ def _role(message: Any) -> str:
     return _role_code(message["role"] if isinstance(message, dict) else message.role)
 
 
-def role_codes(messages: Sequence[Message]) -> list[str]:
-    """Each message's role code, read once per page and shared by every column (10k messages × 6 columns)."""
-    return [_role(m) for m in messages]
+def _content(message: Any) -> str:
+    return message["content"] if isinstance(message, dict) else message.content
 
 
-def input_rows(messages: Sequence[Message], roles: list[str]) -> list[Row]:
+def _tool_names(messages: Sequence[Message]) -> dict[str, str]:
+    return {c.id: c.name for m in messages if getattr(m, "tool_calls", ()) for c in m.tool_calls}
+
+
+def _row(index: int | None, message: Any, status: str, names: dict[str, str]) -> Row:
+    """A message as a row: its tool calls listed (collapsed in the page), a result naming its call."""
+    calls = getattr(message, "tool_calls", ())
+    answered = getattr(message, "result_ids", ())
+    answers = ", ".join(f"{names.get(rid, '?')} ({rid})" for rid in answered)
+    return Row(index, _role(message), _content(message), status, calls=calls, answers=answers)
+
+
+def input_rows(messages: Sequence[Message]) -> list[Row]:
     """The shared "Before" column: the input, numbered by position."""
-    return [Row(i, roles[i], m.content, "input") for i, m in enumerate(messages)]
+    names = _tool_names(messages)
+    return [_row(i, m, "input", names) for i, m in enumerate(messages)]
 
 
-def result_rows(messages: Sequence[Message], result, roles: list[str]) -> list[Row]:
+def result_rows(messages: Sequence[Message], result) -> list[Row]:
     """A strategy's result in input order: each input message with what happened to it (kept, dropped,
     summarized, cleared), and each produced summary where it sits in the output. Read from the result
     object's ``sources`` / ``summarized`` / ``cleared``, nothing recomputed."""
     summarized, cleared = set(result.summarized), set(result.cleared)
+    names = _tool_names(messages)
     rows: list[Row] = []
     nxt = 0  # next input position not yet shown
 
     def skipped(upto: int) -> None:
         for i in range(nxt, upto):
-            rows.append(Row(i, roles[i], messages[i].content, "summarized" if i in summarized else "dropped"))
+            rows.append(_row(i, messages[i], "summarized" if i in summarized else "dropped", names))
 
     for out, src in zip(result.messages, result.sources):
         if src is None:
-            rows.append(Row(None, _role(out), out.content, "summary"))
+            rows.append(_row(None, out, "summary", names))
             continue
         skipped(src)
-        rows.append(Row(src, roles[src], out.content, "cleared" if src in cleared else "kept"))
+        rows.append(_row(src, out, "cleared" if src in cleared else "kept", names))
         nxt = max(nxt, src + 1)
     skipped(len(messages))
     return rows
@@ -221,11 +237,22 @@ def _param_text(params: dict, prefix: str = "") -> str:
     return " · ".join(p for p in parts if p)
 
 
+def keep_system_prompt(request) -> bool:
+    """The visible "keep the system prompt" choice (``?keep_system=``), on by default as in the agent runtime.
+
+    The page sends a hidden ``0`` before the checkbox's ``1``, so the last value is the choice."""
+    values = request.GET.getlist("keep_system")
+    return not values or values[-1] == "1"
+
+
 def column_context(name: str, messages: Sequence[Message], form: StrategyParamsForm, *,
-                   fit: BudgetFit | None = None, roles: list[str] | None = None) -> dict[str, Any]:
+                   fit: BudgetFit | None = None, keep_system: bool = True,
+                   cache_conversation: str | None = None) -> dict[str, Any]:
     """Everything a strategy column shows: the form, the result object, its rows or the error.
 
-    With ``fit`` (same-budget mode) the column shows the fitted strategy's result and parameters."""
+    With ``fit`` (same-budget mode) the column shows the fitted strategy's result and parameters.
+    ``keep_system``: the leading system messages are kept aside, as the agent runtime does.
+    ``cache_conversation``: a stored conversation's id: SUMMARIZE reuses its cached summaries (and says so)."""
     ctx: dict[str, Any] = {"name": name, "info": context_strategy_info(name), "form": form, "fit": fit}
     if fit is None and form.is_bound and not form.is_valid():
         ctx["error"] = form.first_error()
@@ -236,7 +263,8 @@ def column_context(name: str, messages: Sequence[Message], form: StrategyParamsF
         ctx["fit_params_json"] = json.dumps(fit.params, ensure_ascii=False)
     else:
         try:
-            result = conversations.context_apply(name, messages, form.params())
+            result = conversations.context_apply(name, messages, form.params(), keep_system=keep_system,
+                                                 cache_conversation=cache_conversation)
         except StrategyError as exc:
             ctx["error"] = str(exc)
             return ctx
@@ -244,7 +272,7 @@ def column_context(name: str, messages: Sequence[Message], form: StrategyParamsF
     ctx.update(
         result=data,
         saved_percent=round(data["saved_ratio"] * 100, 1),
-        rows=segments(result_rows(messages, result, roles if roles is not None else role_codes(messages))),
+        rows=segments(result_rows(messages, result)),
         notes=discarded_work(result),
         unchanged=not result.dropped and not result.summarized and not result.cleared,
         kept_count=len(result.kept),
@@ -330,22 +358,30 @@ def _push_url(request) -> str:
     return reverse("playground") + ("?" + query.urlencode() if query else "")
 
 
-def _budget_columns(request, messages, budget: int, roles: list[str]) -> tuple[list[dict], list[dict]]:
-    """Same-budget mode: every strategy fitted to the budget, its column, and the ranked summary rows."""
+def _budget_columns(request, messages, budget: int) -> tuple[list[dict], list[dict]]:
+    """Same-budget mode: every strategy fitted to the budget, its column, and the ranked summary rows.
+
+    With the system prompt kept aside, the strategies are fitted on the messages after it, to the budget
+    less the prompt's tokens; each result is then given back over the whole input (the prompt kept)."""
+    head = system_prompt_length(tuple(messages)) if keep_system_prompt(request) else 0
+    prompt, body = tuple(messages[:head]), tuple(messages[head:])
+    reserved = total_tokens(prompt)
+
     def run(name, params):
-        return conversations.context_apply(name, messages, params)
+        return conversations.context_apply(name, body, params)
 
     fits, columns = [], []
     for name in CONTEXT_STRATEGIES:
         form = _bound(request, "context", name)
         base = form.params() if not form.is_bound or form.is_valid() else None
         try:
-            fit = fit_to_budget(name, len(messages), budget, run=run, params=base)
+            fit = fit_to_budget(name, len(body), max(1, int(budget - reserved)), run=run, params=base)
         except StrategyError as exc:
             columns.append({"name": name, "info": context_strategy_info(name), "form": form, "error": str(exc)})
             continue
+        fit = replace(fit, budget=budget, result=behind_system_prompt(fit.result, prompt))
         fits.append(fit)
-        columns.append(column_context(name, messages, form, fit=fit, roles=roles))
+        columns.append(column_context(name, messages, form, fit=fit))
     summary = []
     for rank, fit in enumerate(rank_fits(fits), start=1):
         r = fit.result
@@ -371,16 +407,18 @@ def _page(request, *, source: Source | None, input_form: MessagesInputForm | Non
         tokens_before = total_tokens(messages)
         mode = "budget" if request.GET.get("mode") == "budget" else "own"
         budget, budget_error = _budget(request, tokens_before)
-        roles = role_codes(messages)
         if mode == "budget":
-            columns, summary = _budget_columns(request, messages, budget, roles)
+            columns, summary = _budget_columns(request, messages, budget)
         else:
-            columns, summary = [column_context(name, messages, _bound(request, "context", name), roles=roles)
+            columns, summary = [column_context(name, messages, _bound(request, "context", name),
+                                               keep_system=keep_system_prompt(request),
+                                               cache_conversation=source.conversation_id or None)
                                 for name in CONTEXT_STRATEGIES], []
         ctx.update(
+            keep_system=keep_system_prompt(request),
             mode=mode, budget=budget, budget_error=budget_error, summary=summary, columns=columns,
             tokens_before=tokens_before, message_count=len(messages),
-            before=segments(input_rows(messages, roles)),
+            before=segments(input_rows(messages)),
             push_url=_push_url(request),
         )
         if source.conversation_id:
@@ -454,7 +492,8 @@ def context_column(request, name: str):
         return HttpResponseBadRequest(_("conversation or trace: name the messages to run on."),
                                       content_type="text/plain; charset=utf-8")
     form = StrategyParamsForm(request.GET, kind="context", strategy=name)
-    ctx = column_context(name, source.messages, form)
+    ctx = column_context(name, source.messages, form, keep_system=keep_system_prompt(request),
+                         cache_conversation=source.conversation_id or None)
     response = render(request, "web/_context_column.html", {"col": ctx, "mode": "own"},
                       status=400 if "error" in ctx else 200)
     return _with_push_url(request, response)

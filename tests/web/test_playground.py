@@ -82,7 +82,8 @@ def test_pasted_messages_render_every_column_with_the_results_numbers(login, dev
     html = response.content.decode()
     for name in CONTEXT_STRATEGIES:
         data = _column(html, name)
-        assert_column_matches(data, conversations.context_apply(name, MESSAGES, None).to_dict())
+        # The playground keeps the system prompt aside by default, as the agent runtime does.
+        assert_column_matches(data, conversations.context_apply(name, MESSAGES, None, keep_system=True).to_dict())
     # the trace is named in the configuration form, the input shown once in the shared Before column
     assert f'name="trace" value="{trace}"' in html and html.count("turn 29") >= 1
     assert html.count('id="col-before"') == 1
@@ -114,9 +115,10 @@ def test_column_numbers_equal_the_apis(login, developer, name, form, params):
     try:
         resolve(url)
     except Resolver404:  # the API is not wired in this checkout: compare with the object it renders
-        expected = conversations.context_apply(name, MESSAGES, params).to_dict()
+        expected = conversations.context_apply(name, MESSAGES, params, keep_system=True).to_dict()
     else:
-        api = client.post(url, {"messages": MESSAGES, "params": params}, content_type="application/json")
+        api = client.post(url, {"messages": MESSAGES, "params": params, "keep_system": True},
+                          content_type="application/json")
         assert api.status_code == 200, api.content
         expected = api.json()
     assert_column_matches(data, expected)
@@ -128,8 +130,8 @@ def test_column_is_marked_with_classes_and_text_labels(login, developer):
                           {"trace": _paste(client, MESSAGES), "c-trim-keep_first": "1", "c-trim-keep_last": "2"})
     html = response.content.decode()
     assert 'class="msg msg-kept"' in html and 'class="tag tag-kept">kept<' in html
-    # 27 dropped messages in one run: collapsed with a count
-    assert 'class="msg-run msg-dropped"' in html and "27 messages" in html
+    # 26 dropped messages in one run (the system prompt is kept aside, then 1 first + 2 last): collapsed
+    assert 'class="msg-run msg-dropped"' in html and "26 messages" in html
 
 
 @pytest.mark.parametrize(

@@ -47,7 +47,7 @@ def test_same_budget_fits_every_strategy_and_ranks_them(login, developer):
         data = columns[name]
         assert float(data["tokens-after"]) <= 600 and data["meets-budget"] == "true", name
         # the column shows the strategy's own result for the parameters it was set to
-        expected = conversations.context_apply(name, MESSAGES, json.loads(data["fit-params"])).to_dict()
+        expected = conversations.context_apply(name, MESSAGES, json.loads(data["fit-params"]), keep_system=True).to_dict()
         assert parse_ids(data["kept"]) == expected["kept"] and float(data["tokens-after"]) == expected["tokens_after"]
     table = page[page.index('id="pg-summary"'):page.index('class="pg-columns"')]
     ranked = re.findall(r'<tr data-strategy="([A-Z_]+)" data-meets="(true|false)"', table)
@@ -70,7 +70,7 @@ def test_the_configuration_is_the_url(login, developer, support_user):
     assert pushed.startswith(reverse("playground") + "?")
     assert parse_qs(urlparse(pushed).query) == {k: [v] for k, v in query.items()}
     first = client.get(pushed).content.decode()  # a reload
-    assert _columns(first)["TRIM"]["kept"] == "0,56-59"
+    assert _columns(first)["TRIM"]["kept"] == "0-1,56-59"  # the system prompt kept aside, then 1 + 4
     assert _columns(first)["SLIDING_WINDOW"]["tokens-after"] == _columns(
         client.get(pushed).content.decode())["SLIDING_WINDOW"]["tokens-after"]
     # the same link, another person's session: the same view
@@ -111,7 +111,7 @@ def test_tokens_are_marked_estimated(login, developer):
 def test_one_numbering_in_columns_plans_and_context_window(login, support_user, alice, make_conversation):
     rows = make_conversation(alice, 30)
     client = login(support_user)
-    page = client.get(reverse("playground"), {"conversation": "c1", "c-trim-keep_first": "2",
+    page = client.get(reverse("playground"), {"conversation": "c1", "c-trim-keep_first": "2", "keep_system": "0",
                                               "c-trim-keep_last": "3", "m-delete-keep_latest": "25"}).content.decode()
     trim = page[page.index('id="col-trim"'):page.index('id="col-summarize"')]
     shown = [int(i) for i in re.findall(r'<li class="msg msg-kept" data-index="(\d+)"', trim)]
