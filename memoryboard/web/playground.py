@@ -28,6 +28,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST, require_http_methods
 
@@ -616,6 +617,16 @@ def parse_ids(text: str) -> list[int] | None:
     return out
 
 
+def _back_to(request, conversation_id: str) -> str:
+    """Where applying returns: the playground view the plan was confirmed from (``back``, a playground URL
+    of this site only), else the conversation's playground."""
+    back = request.POST.get("back", "")
+    if back.startswith(reverse("playground") + "?") and url_has_allowed_host_and_scheme(
+            back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return back
+    return reverse("playground") + "?" + urlencode({"conversation": conversation_id}) + "#memory"
+
+
 @playground_access
 @require_POST
 def memory_apply_view(request, name: str):
@@ -632,7 +643,7 @@ def memory_apply_view(request, name: str):
         return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
     if expected is None or not isinstance(params, dict):
         return HttpResponseBadRequest(_("expected_delete_ids and params must be a list of ids and a JSON object."))
-    target = reverse("playground") + "?" + urlencode({"conversation": conversation_id}) + "#memory"
+    target = _back_to(request, conversation_id)
     try:
         plan = conversations.memory_apply(
             name, conversation_id=conversation_id, params=params, actor=request.user, expected_delete_ids=expected

@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 
 from memoryboard import conversations
-from memoryboard.models import PlaygroundTrace
+from memoryboard.models import ChatMessage, PlaygroundTrace
 from memoryboard.strategies import CONTEXT_STRATEGIES
 from memoryboard.web.playground import parse_ids
 
@@ -140,3 +140,25 @@ def test_discarded_summary_is_said(login, developer):
     query["c-composite-sliding_window.max_tokens"] = "100000"
     column = client.get(reverse("playground-context", args=["composite"]), query).content.decode()
     assert "then dropped" not in column
+
+
+def test_applying_returns_to_the_view_it_was_confirmed_from(login, support_user, alice, make_conversation):
+    rows = make_conversation(alice, 10)
+    client = login(support_user)
+    confirm = client.get(reverse("playground-memory-confirm", args=["delete"]),
+                         {"conversation": "c1", "m-delete-keep_latest": "4", "mode": "budget"}).content.decode()
+    back = htmllib.unescape(re.search(r'name="back" value="([^"]+)"', confirm).group(1))
+    assert "m-delete-keep_latest=4" in back and "mode=budget" in back
+    ids = re.search(r'name="expected_delete_ids" value="([^"]*)"', confirm).group(1)
+    response = client.post(reverse("playground-memory-apply", args=["delete"]),
+                           {"conversation": "c1", "params": json.dumps({"keep_latest": 4}),
+                            "expected_delete_ids": ids, "back": back})
+    assert response.status_code == 302 and response["Location"] == back
+    assert ChatMessage.objects.filter(conversation_id="c1").count() == 4
+    # a "back" elsewhere is ignored
+    rows = make_conversation(alice, 10, conversation_id="c2")
+    response = client.post(reverse("playground-memory-apply", args=["delete"]),
+                           {"conversation": "c2", "params": json.dumps({"keep_latest": 4}),
+                            "expected_delete_ids": ",".join(str(r.pk) for r in rows[:6]),
+                            "back": "https://evil.example/playground/?x=1"})
+    assert response["Location"].startswith("/playground/?conversation=c2")
