@@ -123,7 +123,8 @@ def test_end_user_edits_a_memory_deletes_all_and_undoes_it_in_one_step(session, 
     assert s.page.locator(".mem-group li.mem").count() == 3
     assert AuditLog.objects.filter(object_type="memory_delete_batch", action="restore").count() == 1
     s.shot("i15_undone")
-    s.page.select_option("select[name=language]", "zh-hans")  # the same page in Chinese
+    with s.page.expect_navigation():  # the language switch submits itself: the same page in Chinese
+        s.page.select_option("select[name=language]", "zh-hans")
     s.page.wait_for_load_state("load")
     assert "我的记忆" in s.text() and "Auto-extracted" not in s.text()
     s.shot("i15_undone_zh")
