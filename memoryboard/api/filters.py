@@ -25,7 +25,7 @@ class MemoryFilterSet(django_filters.FilterSet):
     """
 
     agent = django_filters.CharFilter(method="_noop", max_length=255, help_text=_("Agent namespace, e.g. chat."))
-    user = django_filters.CharFilter(method="_noop", max_length=255, help_text=_("Platform user id."))
+    user = django_filters.CharFilter(method="_noop", max_length=255, help_text=_("A user: name, e-mail or platform user id."))
     type = django_filters.ChoiceFilter(
         method="_noop", choices=[(v, v) for v in MemoryType.values] + [(v.lower(), v) for v in MemoryType.values]
     )
@@ -109,6 +109,16 @@ class CheapLimitOffsetPagination(LimitOffsetPagination):
         return Response(
             OrderedDict([("next", self.get_next_link()), ("previous", self.get_previous_link()), ("results", data)])
         )
+
+    def get_schema_operation_parameters(self, view):
+        """``limit`` and ``offset`` with the bounds :meth:`paginate_queryset` enforces (a 400 outside them)."""
+        bounds = {self.limit_query_param: (1, self.max_limit), self.offset_query_param: (0, MAX_OFFSET)}
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            low, high = bounds.get(parameter["name"], (None, None))
+            if low is not None:
+                parameter["schema"] = {**parameter["schema"], "minimum": low, "maximum": high}
+        return parameters
 
     def get_paginated_response_schema(self, schema):
         return {

@@ -6,6 +6,7 @@ import json
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 
 class PlaygroundTrace(models.Model):
@@ -21,6 +22,8 @@ class PlaygroundTrace(models.Model):
 
     class Meta:
         db_table = "memoryboard_playground_trace"
+        verbose_name = _("playground trace")
+        verbose_name_plural = _("playground traces")
 
     @staticmethod
     def digest(messages) -> str:

@@ -7,12 +7,12 @@ parameters; the values are validated again by the strategy itself (``parse_param
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from memoryboard.jsonguard import JSONGuardError, parse_json
 from memoryboard.strategies import (
     ParamSpec,
     StrategyInputError,
@@ -20,6 +20,7 @@ from memoryboard.strategies import (
     memory_param_spec,
     read_conversation,
 )
+from memoryboard.labels import role_label
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 MAX_MESSAGES = 20_000
@@ -29,12 +30,22 @@ class MessagesInputError(ValueError):
     """Pasted or uploaded messages that cannot be used; the message names the place at fault."""
 
 
+def _guard_error(exc: JSONGuardError, prefix: str = "") -> MessagesInputError:
+    """What the one JSON guard refused (nesting, Infinity/NaN/1e400, lone surrogates), naming the field."""
+    field = prefix + exc.field
+    field = f"messages{field}" if field.startswith("[") else field  # a pasted bare list
+    return MessagesInputError(f"{field}: {exc.message}" if field else exc.message)
+
+
 def _load_json_or_lines(text: str) -> Any:
-    """JSON, or JSON Lines (one message object per non-blank line) when the text is not one JSON value."""
+    """JSON, or JSON Lines (one message object per non-blank line) when the text is not one JSON value;
+    either way through the one JSON guard."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        first_error = exc
+        return parse_json(text)
+    except JSONGuardError as exc:
+        if exc.syntax is None:
+            raise _guard_error(exc) from None
+        first_error = exc.syntax
     lines = [line for line in text.splitlines() if line.strip()]
     if len(lines) > 1:
         items = []
@@ -42,11 +53,13 @@ def _load_json_or_lines(text: str) -> Any:
             if not line.strip():
                 continue
             try:
-                items.append(json.loads(line))
-            except json.JSONDecodeError as exc:
+                items.append(parse_json(line))
+            except JSONGuardError as exc:
+                if exc.syntax is None:
+                    raise _guard_error(exc, f"[{len(items)}]") from None
                 raise MessagesInputError(
                     _("JSON Lines: line %(line)s, column %(col)s: %(msg)s")
-                    % {"line": number, "col": exc.colno, "msg": exc.msg}
+                    % {"line": number, "col": exc.syntax.colno, "msg": exc.syntax.msg}
                 ) from None
         return items
     raise MessagesInputError(
@@ -152,7 +165,8 @@ PARAM_LABELS = {
 def _label(name: str):
     *parents, leaf = name.split(".")
     label = PARAM_LABELS.get(leaf, leaf.replace("_", " "))
-    return f"{parents[0].replace('_', ' ')} · {label}" if parents else label
+    # A composite step's parameter: the step's strategy by its API name (TRIM), as the columns are titled.
+    return f"{parents[0].upper()} · {label}" if parents else label
 
 
 def _form_field(spec: ParamSpec) -> forms.Field:
@@ -168,7 +182,7 @@ def _form_field(spec: ParamSpec) -> forms.Field:
     if spec.type == "roles":
         return forms.MultipleChoiceField(
             label=label, initial=list(spec.default), required=False, help_text=spec.description,
-            choices=[(c, c.lower()) for c in spec.choices], widget=forms.CheckboxSelectMultiple,
+            choices=[(c, role_label(c)) for c in spec.choices], widget=forms.CheckboxSelectMultiple,
         )
     # "strings" and "steps": comma-separated text (steps are ordered, so not a checkbox set).
     return forms.CharField(

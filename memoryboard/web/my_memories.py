@@ -23,11 +23,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memoryboard.audit import audit_record
 from memoryboard.ltm import services
 from memoryboard.ltm.selectors import filter_memories, own_memories
+from memoryboard.ltm.user_data import memory_export_payload
 from memoryboard.models import (
     ArchivedReason,
     AuditLog,
@@ -61,6 +62,14 @@ RELATED_MATCH = 0.3
 DELETE_BATCH = "memory_delete_batch"
 
 
+def form_error(form) -> str:
+    """The first error of a form, named by the field's (translated) label."""
+    field, errors = next(iter(form.errors.items()))
+    if field == "__all__":
+        return str(errors[0])
+    return _("%(field)s: %(error)s") % {"field": form.fields[field].label or field, "error": errors[0]}
+
+
 def _own(request) -> QuerySet[LongTermMemory]:
     return own_memories(user_id=platform_user_id(request.user))
 
@@ -70,9 +79,24 @@ def _retention_cutoff():
 
 
 def _recently_deleted(request) -> QuerySet[LongTermMemory]:
-    return _own(request).filter(
-        archived=True, archived_reason=ArchivedReason.USER_DELETED, archived_at__gte=_retention_cutoff()
-    )
+    """The user's deletes that can still be undone (within the retention period)."""
+    return _deleted(request).filter(archived_at__gte=_retention_cutoff())
+
+
+def _deleted(request) -> QuerySet[LongTermMemory]:
+    """Everything the user deleted and that is not purged yet (past the retention period: purged soon)."""
+    return _own(request).filter(archived=True, archived_reason=ArchivedReason.USER_DELETED)
+
+
+def _archived_by_others(request) -> QuerySet[LongTermMemory]:
+    """The user's items that staff, decay or the item limit archived: shown with the reason, deletable,
+    not restorable or editable by the user."""
+    return _own(request).filter(archived=True).exclude(archived_reason=ArchivedReason.USER_DELETED)
+
+
+def _not_deleted(request) -> QuerySet[LongTermMemory]:
+    """What "delete" and "delete all" act on: every item of the user in every state but deleted."""
+    return _own(request).exclude(archived=True, archived_reason=ArchivedReason.USER_DELETED)
 
 
 def _semantic(queryset, query: str) -> list[tuple[LongTermMemory, float]]:
@@ -150,10 +174,16 @@ def memory_list(request):
         if others:
             groups.append({"type": "OTHER", "label": _("Other"), "items": others})
     switch = _switch(user_id)
-    deleted = list(_recently_deleted(request).order_by("-archived_at")[:200])
+    deleted = list(_deleted(request).order_by("-archived_at")[:200])
     retention = settings.MEMORYBOARD_DELETED_RETENTION_DAYS
+    cutoff = _retention_cutoff()
     for memory in _with_labels(deleted):
         memory.purge_at = memory.archived_at + timedelta(days=retention)
+        memory.can_undo = memory.archived_at >= cutoff
+    reasons = dict(ArchivedReason.choices)
+    archived = _with_labels(list(_archived_by_others(request).order_by("-archived_at")[:200]))
+    for memory in archived:
+        memory.reason_label = reasons.get(memory.archived_reason, memory.archived_reason or _("Archived"))
     batches = deleted_batches(user_id=user_id)
     just_deleted = next((b for b in batches if b["id"] == request.GET.get("deleted")), None)
     context = {
@@ -166,6 +196,7 @@ def memory_list(request):
         "deleted": deleted,
         "batches": batches,
         "just_deleted": just_deleted,
+        "archived": archived,
         "retention_days": retention,
         "add_form": MemoryAddForm(),
         "pause_form": PauseRulesForm(initial={"types": sorted(paused_types), "agents": sorted(paused_agents)}),
@@ -180,8 +211,9 @@ def memory_list(request):
 @login_required
 @require_POST
 def memory_delete(request, memory_id: str):
-    """Delete one of the user's items (kept for the retention period, with undo)."""
-    memory = get_object_or_404(_own(request).filter(archived=False), pk=memory_id)
+    """Delete one of the user's items, active, paused or archived by staff, decay or the limit (kept for the
+    retention period, with undo), then purged."""
+    memory = get_object_or_404(_not_deleted(request), pk=memory_id)
     services.memory_delete_for_user(memory=memory, actor=request.user)
     flash.success(request, _("Memory deleted. You can undo this under \"Recently deleted\"."))
     return redirect("my-memories")
@@ -192,47 +224,35 @@ def memory_delete(request, memory_id: str):
 def memory_restore(request, memory_id: str):
     """Undo a delete within the retention period."""
     memory = get_object_or_404(_recently_deleted(request), pk=memory_id)
-    services.memory_restore(memory=memory, actor=request.user)
+    services.memory_restore_for_user(memory=memory, actor=request.user)
     flash.success(request, _("Memory restored."))
     return redirect("my-memories")
 
 
 @login_required
-@require_GET
+@require_http_methods(["GET", "POST"])
 def memory_delete_all(request):
-    """The confirmation page of "delete all": the count and a sample; confirming posts a bulk delete."""
+    """"Delete all": GET is the confirmation page (the count and a sample of everything stored about the
+    user, in every state); the confirmation POSTs here and deletes all of it in one transaction
+    (restorable during the retention period, then purged): with the earlier deletes, exactly the export."""
+    if request.method == "POST":
+        user_id = platform_user_id(request.user)
+        with transaction.atomic():  # the batch lists exactly what this delete changed: undo restores it whole
+            ids = services.memory_delete_all_for_user(user_id=user_id, actor=request.user)
+            batch = _record_batch(ids, request.user, user_id)
+        if batch:
+            return redirect(reverse("my-memories") + "?" + urlencode({"deleted": batch}))
+        flash.success(request, _("Nothing to delete."))
+        return redirect("my-memories")
     data = {"action": "delete", "scope": "filter", "ids": [], "memory_type": "", "agent": "", "q": ""}
-    return _bulk_confirmation(request, data, _own(request).filter(archived=False))
+    return _bulk_confirmation(request, data, _not_deleted(request), post_url=reverse("my-memories-delete-all"))
 
 
 @login_required
 @require_GET
 def memory_export(request):
     """All of the user's items (archived ones flagged) as a JSON download."""
-    items = [
-        {
-            "id": m.pk,
-            "type": m.memory_type,
-            "content": m.content,
-            "source": m.source,
-            "agent": m.agent_id,
-            "namespace": m.namespace,
-            "created_at": m.created_at.isoformat(),
-            "updated_at": m.updated_at.isoformat(),
-            "archived": m.archived,
-            "archived_reason": m.archived_reason,
-            "archived_at": m.archived_at.isoformat() if m.archived_at else None,
-            "access_count": m.access_count,
-            "last_accessed_at": m.last_accessed_at.isoformat() if m.last_accessed_at else None,
-            "relevance_score": m.relevance_score,
-        }
-        for m in _own(request).order_by("created_at", "id").iterator()
-    ]
-    body = json.dumps(
-        {"user_id": platform_user_id(request.user), "exported_at": timezone.now().isoformat(), "memories": items},
-        ensure_ascii=False,
-        indent=2,
-    )
+    body = json.dumps(memory_export_payload(user_id=platform_user_id(request.user)), ensure_ascii=False, indent=2)
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="my-memories.json"'
     return response
@@ -301,8 +321,7 @@ def memory_add(request):
         else:
             flash.success(request, _("Memory added."))
     else:
-        field, errors = next(iter(form.errors.items()))
-        flash.error(request, f"{field}: {errors[0]}")
+        flash.error(request, form_error(form))
     return redirect("my-memories")
 
 
@@ -321,9 +340,10 @@ def _bulk_queryset(request, data: dict) -> QuerySet[LongTermMemory]:
     )
 
 
-def _bulk_confirmation(request, data: dict, qs: QuerySet[LongTermMemory]):
+def _bulk_confirmation(request, data: dict, qs: QuerySet[LongTermMemory], *, post_url: str | None = None):
     qs = qs.order_by("-updated_at", "id")
     return render(request, "web/my_memories_bulk.html", {
+        "post_url": post_url or reverse("my-memories-bulk"),
         "data": data, "count": qs.count(), "sample": _with_labels(list(qs[:BULK_SAMPLE])),
         "action_label": dict(MemoryBulkForm.ACTIONS)[data["action"]],
         "retention_days": settings.MEMORYBOARD_DELETED_RETENTION_DAYS,
@@ -337,12 +357,19 @@ def _bulk_apply(action: str, memories: list[LongTermMemory], actor, user_id: str
             services.memory_delete_for_user(memory=memory, actor=actor)
         else:
             services.memory_set_paused(memory=memory, actor=actor, paused=action == "pause")
-    if action != "delete" or not memories:
+    if action != "delete":
+        return None
+    return _record_batch([m.pk for m in memories], actor, user_id)
+
+
+def _record_batch(ids: list[str], actor, user_id: str) -> str | None:
+    """One audit entry naming the items a bulk delete (or "delete all") deleted: the batch "undo" restores."""
+    if not ids:
         return None
     batch = uuid.uuid4().hex
     audit_record(
         actor=actor, action=AuditLog.Action.BULK, object_type=DELETE_BATCH, object_id=batch,
-        after={"user_id": user_id, "ids": [m.pk for m in memories]}, reason=ArchivedReason.USER_DELETED,
+        after={"user_id": user_id, "ids": ids}, reason=ArchivedReason.USER_DELETED,
     )
     return batch
 
@@ -387,8 +414,8 @@ def memory_undo_batch(request, batch_id: str):
         memories = list(
             _recently_deleted(request).filter(pk__in=entry.after.get("ids", [])).select_for_update()
         )
-        for memory in memories:
-            services.memory_restore(memory=memory, actor=request.user)
+        for memory in memories:  # each back to its state before: active, paused, or archived by others
+            services.memory_restore_for_user(memory=memory, actor=request.user)
         audit_record(
             actor=request.user, action=AuditLog.Action.RESTORE, object_type=DELETE_BATCH, object_id=batch_id,
             after={"user_id": user_id, "ids": [m.pk for m in memories]},
@@ -405,8 +432,7 @@ def memory_bulk(request):
     sample, then (``confirm``) one transaction."""
     form = MemoryBulkForm(request.POST)
     if not form.is_valid():
-        field, errors = next(iter(form.errors.items()))
-        flash.error(request, str(errors[0]) if field == "__all__" else f"{field}: {errors[0]}")
+        flash.error(request, form_error(form))
         return redirect("my-memories")
     data = form.cleaned_data
     qs = _bulk_queryset(request, data).order_by("-updated_at", "id")
@@ -425,9 +451,9 @@ def memory_bulk(request):
         "pause": _("%(n)s memories paused."),
         "resume": _("%(n)s memories resumed."),
     }[data["action"]]
-    flash.success(request, done % {"n": len(memories)})
-    if batch:  # the page then offers to undo this whole delete in one click
+    if batch:  # the page says what was deleted and offers to undo it whole, in one click
         return redirect(reverse("my-memories") + "?" + urlencode({"deleted": batch}))
+    flash.success(request, done % {"n": len(memories)})
     return redirect("my-memories")
 
 
@@ -571,8 +597,7 @@ def memory_pause_rules(request):
     """Replace the user's pause rules: whole types and whole agents that retrieval skips."""
     form = PauseRulesForm(request.POST)
     if not form.is_valid():
-        field, errors = next(iter(form.errors.items()))
-        flash.error(request, f"{field}: {errors[0]}")
+        flash.error(request, form_error(form))
         return redirect("my-memories")
     user_id = platform_user_id(request.user)
     wanted = [("", t) for t in form.cleaned_data["types"]] + [(a, "") for a in form.cleaned_data["agents"]]

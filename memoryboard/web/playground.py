@@ -14,6 +14,7 @@ as in the API's ``kept``/``dropped`` lists) in every column, plan and the contex
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import wraps
@@ -21,6 +22,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages as flash
+from django.db import InterfaceError, OperationalError
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
@@ -30,6 +32,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST, require_http_methods
 
 from memoryboard import conversations
+from memoryboard.jsonguard import JSONGuardError, parse_json
 from memoryboard.models import ChatMessage, PlaygroundTrace
 from memoryboard.roles import can_apply_memory_strategy, is_developer, is_support
 from memoryboard.strategies import (
@@ -135,9 +138,18 @@ def segments(rows: list[Row]) -> list[Segment]:
     return out
 
 
+_ROLE_CODES: dict[Any, str] = {}  # Enum.value is slow (a descriptor call): a 10k-message page reads it 60k times
+
+
+def _role_code(role: Any) -> str:
+    code = _ROLE_CODES.get(role)
+    if code is None:
+        code = _ROLE_CODES.setdefault(role, str(getattr(role, "value", role)).upper())
+    return code
+
+
 def _role(message: Any) -> str:
-    role = message["role"] if isinstance(message, dict) else message.role
-    return str(getattr(role, "value", role)).upper()
+    return _role_code(message["role"] if isinstance(message, dict) else message.role)
 
 
 def _content(message: Any) -> str:
@@ -210,10 +222,16 @@ def discarded_work(result) -> list[str]:
 
 
 def _param_text(params: dict, prefix: str = "") -> str:
+    """``keep_first=2 · keep_last=37``; for COMPOSITE only its steps' parameters."""
+    steps = {str(step).lower() for step in params.get("steps") or ()} if not prefix else set()
     parts = []
     for key, value in params.items():
+        if steps and isinstance(value, dict) and key not in steps:
+            continue
         if isinstance(value, dict):
             parts.append(_param_text(value, f"{prefix}{key}."))
+        elif value in ([], (), "", None):
+            continue
         else:
             parts.append(f"{prefix}{key}={', '.join(map(str, value)) if isinstance(value, list) else value}")
     return " · ".join(p for p in parts if p)
@@ -511,19 +529,16 @@ def plan_context(
     position = {m.id: i for i, m in enumerate(messages)}
     by_id = {m.id: m for m in messages}
     shown = [by_id[i] for i in delete_ids[:PLAN_ROWS_SHOWN] if i in by_id]
-    roles: dict[str, int] = {}
+    roles = Counter(by_id[i].role for i in delete_ids if i in by_id)
     role_labels = dict(ChatMessage.Role.choices)
-    for i in delete_ids:
-        if i in by_id:
-            role = str(role_labels.get(_role(by_id[i]), _role(by_id[i]))).lower()
-            roles[role] = roles.get(role, 0) + 1
     data = plan.to_dict()
     ctx.update(
         plan=data,
         saved_percent=round(data["saved_ratio"] * 100, 1),
         deleted_rows=[Row(position.get(m.id), _role(m), m.content, "dropped", row_id=m.id) for m in shown],
         deleted_hidden=max(0, len(delete_ids) - PLAN_ROWS_SHOWN),
-        deleted_by_role=sorted(roles.items()),
+        deleted_by_role=sorted((str(role_labels.get(_role_code(r), _role_code(r))).lower(), n)
+                               for r, n in roles.items()),
         deleted_positions=compact_ids(sorted(position[i] for i in delete_ids if i in position)),
         inserted_rows=[Row(None, _role(m), m.content, "summary") for m in plan.inserts],
         params_json=json.dumps(params, ensure_ascii=False),
@@ -582,14 +597,18 @@ def compact_ids(ids: Sequence[int]) -> str:
     return ",".join(parts)
 
 
+MAX_PARSED_IDS = 200_000  # a plan's deletions; more is not a conversation the playground shows
+
+
 def parse_ids(text: str) -> list[int] | None:
-    """The inverse of :func:`compact_ids`; ``None`` if the text is not a list of ids and ranges."""
+    """The inverse of :func:`compact_ids`; ``None`` if the text is not a list of ids and ranges, or if
+    it lists more than :data:`MAX_PARSED_IDS` ids in total (``1-9999999,1-9999999,…`` in a few bytes)."""
     out: list[int] = []
     try:
         for part in filter(None, (p.strip() for p in text.split(","))):
             low, _, high = part.partition("-")
             first, last = int(low), int(high or low)
-            if last < first or last - first > 10_000_000:
+            if last < first or len(out) + (last - first + 1) > MAX_PARSED_IDS:
                 return None
             out.extend(range(first, last + 1))
     except ValueError:
@@ -608,9 +627,9 @@ def memory_apply_view(request, name: str):
     _conversation_rows(request, conversation_id)
     expected = parse_ids(request.POST.get("expected_delete_ids", ""))
     try:
-        params = json.loads(request.POST.get("params", "{}") or "{}")
-    except json.JSONDecodeError:
-        params = None
+        params = parse_json(request.POST.get("params", "{}") or "{}", field_prefix="params")
+    except JSONGuardError as exc:  # names a key of the posted JSON: plain text, never HTML
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
     if expected is None or not isinstance(params, dict):
         return HttpResponseBadRequest(_("expected_delete_ids and params must be a list of ids and a JSON object."))
     target = reverse("playground") + "?" + urlencode({"conversation": conversation_id}) + "#memory"
@@ -618,6 +637,9 @@ def memory_apply_view(request, name: str):
         plan = conversations.memory_apply(
             name, conversation_id=conversation_id, params=params, actor=request.user, expected_delete_ids=expected
         )
+    except (OperationalError, InterfaceError):
+        # Like the API's 503: the apply is one transaction, rolled back; say so instead of a 500.
+        return render(request, "web/unavailable.html", {"back": target}, status=503)
     except conversations.StalePlanError:
         flash.error(request, _("The conversation changed since the plan was shown; nothing was changed. "
                                "Review the new plan."))
