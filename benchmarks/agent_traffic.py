@@ -185,7 +185,9 @@ the repeats over their median).
   / 2.5 + 4 per message), `convert_to_openai_messages`, `json.dumps`. Its pairing option (`start_on`)
   keeps fewer messages: it must restart at a user turn, where memoryboard restarts at any unit boundary.
 - In process: SLIDING_WINDOW on already-read messages against the floor (one loop summing what the token
-  estimate reads).
+  estimate reads: content length plus `extra`). memoryboard reads `Message.size`, computed once when the
+  message is read (paid inside the end-to-end column), so it can come in under this floor; it also finds
+  the window's unit boundary (every result's call inside the window), which the floor does not.
 - Targets: end to end ≥ 3× faster than LangChain; in process within 2× of the floor.
 
 {table(rows)}

@@ -198,6 +198,8 @@ grow, the ratios are what to compare).
   the floor here; (b) the same token counter as above, with budgets equal to the tokens of the first 2 and
   the last 10 messages — the like-for-like comparison. All variants produce the same messages.
 - floor: a bare `for` loop summing `len(content)`: every strategy reporting `tokens_before` must do this.
+  memoryboard reads `Message.size`, computed once when a message is read (the convert row pays for it),
+  which is why a strategy can come in under this floor.
 - Targets: ≥ 3× faster than `trim_messages`, within 3× of the floor.
 
 {table(rows)}

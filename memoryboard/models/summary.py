@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 
 class SummaryCacheEntry(models.Model):
@@ -21,6 +22,8 @@ class SummaryCacheEntry(models.Model):
 
     class Meta:
         db_table = "memoryboard_summary_cache"
+        verbose_name = _("cached summary")
+        verbose_name_plural = _("cached summaries")
         constraints = [
             models.UniqueConstraint(
                 fields=["conversation_id", "model", "prompt_hash", "prefix_hash"], name="summary_cache_key"

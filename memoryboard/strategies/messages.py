@@ -149,12 +149,16 @@ class Message:
     result_ids: tuple[str, ...] = ()
     extra: int = 0
     raw: Any = field(default=None, compare=False, repr=False)
+    size: int = field(init=False, compare=False, repr=False)
+    """Length in characters for the token estimate: the text plus :attr:`extra` (computed once, here: the
+    strategies read it for every message of every call)."""
 
     def __post_init__(self) -> None:
         if type(self.role) is not Role:
             object.__setattr__(self, "role", Role.parse(self.role))
         if not isinstance(self.content, str):
             raise StrategyInputError("content", f"must be a string, got {type(self.content).__name__}")
+        object.__setattr__(self, "size", len(self.content) + self.extra)
         if self.metadata is not None and type(self.metadata) is not FrozenMapping:
             if not isinstance(self.metadata, Mapping):
                 raise StrategyInputError("metadata", f"must be an object, got {type(self.metadata).__name__}")
@@ -164,11 +168,6 @@ class Message:
     def is_summary(self) -> bool:
         """Whether this message is a summary produced by a strategy."""
         return bool(self.metadata and self.metadata.get("summary"))
-
-    @property
-    def size(self) -> int:
-        """Length in characters for the token estimate: the text plus :attr:`extra`."""
-        return len(self.content) + self.extra
 
     def to_dict(self, *, include_id: bool = False) -> dict[str, Any]:
         """The JSON shape: ``{"role": "user", "content": ...}`` plus ``metadata`` when set."""
@@ -183,7 +182,7 @@ class Message:
 _new = object.__new__
 _SETTERS = tuple(
     Message.__dict__[name].__set__
-    for name in ("role", "content", "id", "metadata", "tool_calls", "result_ids", "extra", "raw")
+    for name in ("role", "content", "id", "metadata", "tool_calls", "result_ids", "extra", "raw", "size")
 )
 
 
@@ -196,7 +195,7 @@ def checked_message(
     this 1.0 µs (measured on the shared 2-CPU machine; ``benchmarks/agent_traffic.py`` reads 10k-100k).
     """
     m = _new(Message)
-    s0, s1, s2, s3, s4, s5, s6, s7 = _SETTERS
+    s0, s1, s2, s3, s4, s5, s6, s7, s8 = _SETTERS
     s0(m, role)
     s1(m, content)
     s2(m, None)
@@ -205,6 +204,7 @@ def checked_message(
     s5(m, result_ids)
     s6(m, extra)
     s7(m, raw)
+    s8(m, len(content) + extra)
     return m
 
 

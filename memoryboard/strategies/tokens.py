@@ -46,7 +46,7 @@ def estimated_tokens(message: Message | str) -> float:
         >>> estimated_tokens("x" * 25)
         14.0
     """
-    size = len(message) if isinstance(message, str) else len(message.content) + message.extra
+    size = len(message) if isinstance(message, str) else message.size
     return size / CHARS_PER_TOKEN + MESSAGE_OVERHEAD
 
 
@@ -71,6 +71,6 @@ def total_tokens(messages: Iterable[Message | str]) -> float:
     chars = 0
     count = 0
     for message in messages:
-        chars += len(message) if isinstance(message, str) else len(message.content) + message.extra
+        chars += len(message) if isinstance(message, str) else message.size
         count += 1
     return tokens_of_chars(chars, count)

@@ -121,7 +121,7 @@ class MessagesInputForm(forms.Form):
     format = forms.ChoiceField(
         label=_("Format"),
         required=False,
-        choices=[("", _("detect")), ("openai", "OpenAI Chat Completions"), ("anthropic", "Anthropic Messages")],
+        choices=[("", _("detect")), ("openai", _("OpenAI Chat Completions")), ("anthropic", _("Anthropic Messages"))],
     )
 
     def clean(self):
@@ -159,6 +159,9 @@ PARAM_LABELS = {
     "assistant_keywords": _("assistant keywords"),
     "keep_tool": _("keep tool messages"),
     "min_length": _("min length"),
+    "trigger_tokens": _("trigger tokens"),
+    "keep": _("keep newest results"),
+    "exclude_tools": _("never clear these tools"),
 }
 
 
