@@ -27,6 +27,18 @@ class ConversationNotYours(LookupError):
     """The conversation id belongs to another user or agent (reported like a missing one)."""
 
 
+def conversation_rows_of(*, conversation_id: str, user_id: str, agent_id: str):
+    """The stored rows of a conversation of this user and agent (none for a new id).
+
+    Raises:
+        ConversationNotYours: the id is used by another user or agent.
+    """
+    rows = ChatMessage.objects.filter(conversation_id=conversation_id)
+    if rows.exclude(user_id=user_id, agent_id=agent_id).exists():
+        raise ConversationNotYours(conversation_id)
+    return rows
+
+
 @dataclass
 class AgentChatResult:
     conversation_id: str
@@ -70,9 +82,7 @@ def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str
         raise AgentNotFound(agent_id)
     user_id = platform_user_id(user)
     conversation_id = conversation_id or uuid.uuid4().hex
-    rows = ChatMessage.objects.filter(conversation_id=conversation_id)
-    if rows.exclude(user_id=user_id, agent_id=agent.agent_id).exists():
-        raise ConversationNotYours(conversation_id)
+    rows = conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id)
     history_rows = list(rows.order_by("-id")[:HISTORY_LIMIT])[::-1]
     # Saved in autocommit before anything can fail: the message is never lost.
     stored = ChatMessage.objects.create(
