@@ -233,3 +233,6 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("MEMORYBOARD_LOG_LEVEL", "WARNING")},
 }
+
+# The agent whose namespace the MCP server reads and writes (`manage.py mcp --agent` overrides it for stdio).
+MEMORYBOARD_MCP_AGENT = os.environ.get("MEMORYBOARD_MCP_AGENT", "chat")
