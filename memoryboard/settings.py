@@ -234,5 +234,5 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("MEMORYBOARD_LOG_LEVEL", "WARNING")},
 }
 
-# The agent whose namespace the MCP server reads and writes (`manage.py mcp --agent` overrides it for stdio).
-MEMORYBOARD_MCP_AGENT = os.environ.get("MEMORYBOARD_MCP_AGENT", "chat")
+# The agent whose namespace MCP clients and imports use when none is named (`manage.py mcp --agent`, import's `agent`).
+MEMORYBOARD_DEFAULT_AGENT = os.environ.get("MEMORYBOARD_DEFAULT_AGENT", "chat")

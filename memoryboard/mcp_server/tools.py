@@ -50,7 +50,7 @@ class McpIdentity:
 
 
 def default_agent() -> str:
-    return settings.MEMORYBOARD_MCP_AGENT
+    return settings.MEMORYBOARD_DEFAULT_AGENT
 
 
 def identity_for_token(*, key: str, agent_id: str | None = None) -> McpIdentity:
@@ -73,7 +73,7 @@ def identity_for_token(*, key: str, agent_id: str | None = None) -> McpIdentity:
     agent_id = agent_id or default_agent()
     agent = get_agents_config().get(agent_id)
     if agent is None:
-        raise McpError(f"unknown agent {agent_id!r} (MEMORYBOARD_MCP_AGENT)")
+        raise McpError(f"unknown agent {agent_id!r} (MEMORYBOARD_DEFAULT_AGENT)")
     if not agent.long_term_memory.enabled:
         raise McpError(f"agent {agent_id!r} keeps no long-term memory")
     return McpIdentity(user_pk=user.pk, user_id=platform_user_id(user), agent_id=agent.agent_id,

@@ -1,7 +1,7 @@
 """``manage.py mcp --transport stdio --token TOKEN``: the MCP server for an MCP host (Claude Desktop, Cursor, …).
 
 The token (or ``MEMORYBOARD_TOKEN``) is one of the project's API tokens; every tool call acts for its
-user, in the namespace of ``--agent`` (default ``MEMORYBOARD_MCP_AGENT``). Streamable HTTP is served
+user, in the namespace of ``--agent`` (default ``MEMORYBOARD_DEFAULT_AGENT``). Streamable HTTP is served
 by the dashboard itself at ``/mcp/``.
 """
 
@@ -20,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--transport", choices=["stdio"], default="stdio",
                             help="stdio (streamable HTTP is served by the dashboard at /mcp/).")
         parser.add_argument("--token", default=None, help="An API token; default: the MEMORYBOARD_TOKEN variable.")
-        parser.add_argument("--agent", default=None, help="The agent whose memories to use (default MEMORYBOARD_MCP_AGENT).")
+        parser.add_argument("--agent", default=None, help="The agent whose memories to use (default MEMORYBOARD_DEFAULT_AGENT).")
 
     def handle(self, *args, transport: str, token: str | None, agent: str | None, **options):
         from memoryboard.mcp_server.server import build_server
