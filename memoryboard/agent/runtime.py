@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memoryboard.agent.hooks import SummarizationHook
@@ -20,6 +20,8 @@ from memoryboard.ltm.namespaces import Namespace, build_namespace
 from memoryboard.ltm.retrieval import ScoredMemory, format_memory_block, memory_retrieve
 from memoryboard.ltm.tools import MEMORY_TOOLS, run_memory_tool
 from memoryboard.models import ChatMessage, MemoryAccess
+from memoryboard.strategies import Role, to_message
+from memoryboard.strategies.formats import openai_message
 
 logger = logging.getLogger(__name__)
 
@@ -84,12 +86,29 @@ def build_system_prompt(agent: AgentConfig, memories: list[ScoredMemory]) -> str
 
 
 def history_messages(rows: list[ChatMessage]) -> list[dict]:
-    """Stored rows as OpenAI messages; tool rows are left out (their calls are not replayed)."""
-    return [
-        {"role": row.role.lower(), "content": row.content}
-        for row in rows
-        if row.role in (ChatMessage.Role.USER, ChatMessage.Role.ASSISTANT, ChatMessage.Role.SYSTEM)
-    ]
+    """Stored rows as OpenAI messages, through the strategy package's one reader of stored rows.
+
+    An assistant row whose ``metadata.tool_calls`` carry ids is replayed with its ``tool_calls``, and a TOOL
+    row with ``metadata.tool_call_id`` as the ``tool`` message answering it. Only whole units are replayed:
+    a tool row whose call is not in the history (cut off by the history limit, or stored without an id)
+    is left out, and so are the calls of an assistant row whose results are missing (its text stays).
+    """
+    msgs = [to_message(row) for row in rows]
+    answered = {rid for m in msgs for rid in m.result_ids}
+    called: set[str] = set()
+    out: list[dict] = []
+    for m in msgs:
+        if m.role is Role.TOOL:
+            if m.result_ids and m.result_ids[0] in called:
+                out.append(openai_message(m))
+            continue
+        if m.tool_calls:
+            if all(c.id in answered for c in m.tool_calls):
+                called.update(c.id for c in m.tool_calls)
+            else:
+                m = replace(m, tool_calls=())
+        out.append(openai_message(m))
+    return out
 
 
 def _enqueue_extraction(agent: AgentConfig, user_id: str, conversation_id: str, turn: list[dict], history: list[dict]) -> str:

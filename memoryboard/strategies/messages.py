@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from .errors import StrategyInputError
 
-__all__ = ["Role", "Message", "FrozenMapping", "to_message", "to_messages", "thaw"]
+__all__ = ["Role", "Message", "ToolCall", "FrozenMapping", "to_message", "to_messages", "thaw"]
 
 
 class Role(StrEnum):
@@ -113,20 +113,40 @@ def thaw(value: Any) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call of an assistant message: its id, the tool's name and the arguments as JSON text."""
+
+    id: str
+    name: str
+    arguments: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     """One chat message.
 
     Attributes:
         role: The message role.
-        content: The text.
+        content: The text (the text parts joined, for content given as parts or blocks).
         id: The stored row id (``chat_message.id``), ``None`` for messages that are not stored.
         metadata: Read-only metadata (tool calls, the summary marker, ...), or ``None``.
+        tool_calls: The tool calls this (assistant) message makes, parallel calls included.
+        result_ids: The ids of the tool calls this message answers (an OpenAI ``tool`` message answers
+            one; an Anthropic user turn may carry several ``tool_result`` blocks).
+        extra: What the non-text content costs, in characters of the token estimate (tool calls by
+            name and arguments, images and other blocks by a fixed cost; see :mod:`.tokens`).
+        raw: The object the message was read from (an OpenAI or Anthropic dict, a row), returned as is
+            when the message is kept; never compared.
     """
 
     role: Role
     content: str
     id: int | None = None
     metadata: Mapping[str, Any] | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    result_ids: tuple[str, ...] = ()
+    extra: int = 0
+    raw: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if type(self.role) is not Role:
@@ -143,6 +163,11 @@ class Message:
         """Whether this message is a summary produced by a strategy."""
         return bool(self.metadata and self.metadata.get("summary"))
 
+    @property
+    def size(self) -> int:
+        """Length in characters for the token estimate: the text plus :attr:`extra`."""
+        return len(self.content) + self.extra
+
     def to_dict(self, *, include_id: bool = False) -> dict[str, Any]:
         """The JSON shape: ``{"role": "user", "content": ...}`` plus ``metadata`` when set."""
         data: dict[str, Any] = {"role": self.role.value.lower(), "content": self.content}
@@ -153,92 +178,5 @@ class Message:
         return data
 
 
-_MISSING = object()
-
-
-def to_message(obj: object, index: int | None = None) -> Message:
-    """Convert one accepted input shape into a :class:`Message`.
-
-    Accepted: a :class:`Message` (returned as is), a mapping from JSON
-    (``{"role": "user", "content": "...", "id": 1, "metadata": {...}}``, ``id`` and ``metadata`` optional),
-    or any object with ``role`` / ``content`` / optional ``id`` / ``metadata`` attributes (e.g. a Django row).
-
-    Args:
-        obj: The object to convert.
-        index: Position in the input list, used to name the field in errors (``messages[3].role``).
-
-    Returns:
-        The message.
-
-    Raises:
-        StrategyInputError: If role or content is missing or has the wrong type.
-
-    Example:
-        >>> to_message({"role": "user", "content": "hi"})
-        Message(role=<Role.USER: 'USER'>, content='hi', id=None, metadata=None)
-    """
-    if type(obj) is Message:
-        return obj
-    if type(obj) is dict and len(obj) == 2:
-        # Fast path for the common JSON shape {"role": "user", "content": "..."}; anything unusual
-        # falls through to the checks below, which produce the error messages.
-        raw_role = obj.get("role")
-        role = _ROLE_BY_NAME.get(raw_role) if type(raw_role) is str else None
-        content = obj.get("content")
-        if role is not None and type(content) is str:
-            return Message(role, content)
-    prefix = "message" if index is None else f"messages[{index}]"
-    if isinstance(obj, Mapping):
-        get = obj.get
-    elif hasattr(obj, "role") or hasattr(obj, "content"):
-        def get(key: str, default: object = None) -> object:
-            return getattr(obj, key, default)
-    else:
-        raise StrategyInputError(prefix, f"expected an object with role and content, got {type(obj).__name__}")
-
-    role = get("role", _MISSING)
-    if role is _MISSING or role is None:
-        raise StrategyInputError(f"{prefix}.role", "is required")
-    role = Role.parse(role, field=f"{prefix}.role")
-    content = get("content", _MISSING)
-    if content is _MISSING or content is None:
-        raise StrategyInputError(f"{prefix}.content", "is required")
-    if not isinstance(content, str):
-        raise StrategyInputError(f"{prefix}.content", f"must be a string, got {type(content).__name__}")
-    msg_id = get("id", None)
-    if msg_id is not None and (isinstance(msg_id, bool) or not isinstance(msg_id, int)):
-        raise StrategyInputError(f"{prefix}.id", f"must be an integer, got {type(msg_id).__name__}")
-    metadata = get("metadata", None)
-    if metadata is not None and not isinstance(metadata, Mapping):
-        raise StrategyInputError(f"{prefix}.metadata", f"must be an object, got {type(metadata).__name__}")
-    return Message(role, content, msg_id, metadata)
-
-
-def to_messages(messages: Iterable[object]) -> tuple[Message, ...]:
-    """Convert every element with :func:`to_message`; Message elements are passed through without copying.
-
-    Args:
-        messages: Messages, JSON mappings or row-like objects, possibly mixed.
-
-    Returns:
-        A tuple of messages (the input is never modified).
-
-    Raises:
-        StrategyInputError: Naming the element at fault, e.g. ``messages[3].content``.
-
-    Example:
-        >>> to_messages([{"role": "system", "content": "be brief"}])[0].role
-        <Role.SYSTEM: 'SYSTEM'>
-    """
-    if isinstance(messages, (str, bytes, Mapping)):
-        raise StrategyInputError("messages", "must be a list of messages")
-    try:
-        items = tuple(messages)
-    except TypeError:
-        raise StrategyInputError("messages", "must be a list of messages") from None
-    if _MESSAGE_ONLY >= set(map(type, items)):
-        return items
-    return tuple(m if type(m) is Message else to_message(m, i) for i, m in enumerate(items))
-
-
-_MESSAGE_ONLY = frozenset({Message})
+# The converters live with the formats they read (formats.py); re-exported here for existing callers.
+from .formats import to_message, to_messages  # noqa: E402

@@ -157,9 +157,9 @@ def column_context(name: str, messages: list, form: StrategyParamsForm) -> dict[
         before=segments(before),
         after=segments(after),
         unchanged=not result.dropped and not result.summarized,
-        kept_csv=compact_ids(data["kept"]),
-        dropped_csv=compact_ids(data["dropped"]),
-        summarized_csv=compact_ids(data["summarized"]),
+        kept_csv=compact_ids(result.kept),
+        dropped_csv=compact_ids(result.dropped),
+        summarized_csv=compact_ids(result.summarized),
     )
     return ctx
 

@@ -127,7 +127,7 @@ def test_apply_context_accepts_config_objects():
 
 
 def test_normalize_name_and_registry():
-    assert CONTEXT_STRATEGIES == ("TRIM", "SUMMARIZE", "SLIDING_WINDOW", "COMPOSITE")
+    assert CONTEXT_STRATEGIES == ("TRIM", "SUMMARIZE", "SLIDING_WINDOW", "CLEAR_TOOL_RESULTS", "COMPOSITE")
     assert MEMORY_STRATEGIES == ("TRIM", "SUMMARIZE", "DELETE", "FILTER")
     assert normalize_name("sliding-window", "context") == "SLIDING_WINDOW"
     assert normalize_name("filter", "memory") == "FILTER"
