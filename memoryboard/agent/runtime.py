@@ -227,9 +227,10 @@ def run_turn(
         role=ChatMessage.Role.ASSISTANT,
         content=reply_text,
         metadata={
-            "tool_calls": tool_calls,
+            # Memory calls are records (no id: answered inside the turn); the caller's calls keep their
+            # OpenAI shape and id, so the TOOL rows that answer them later pair with them as one unit.
+            "tool_calls": tool_calls + client_calls,
             "memories_used": [item.memory.pk for item in memories],
-            **({"client_tool_calls": client_calls} if client_calls else {}),
         } if (tool_calls or memories or client_calls) else None,
     )
     return TurnResult(

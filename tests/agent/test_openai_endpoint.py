@@ -189,14 +189,14 @@ def test_client_tools_are_passed_through_and_their_calls_returned_untouched(open
     )
     assert second.choices[0].message.content == "It is sunny in Paris."
     upstream = openai_settings.chat_requests()[1]["messages"]
-    assert upstream[-1]["role"] == "tool" and upstream[-1]["content"] == "sunny, 21 C"
+    assert upstream[-1] == {"role": "tool", "tool_call_id": "call_w1", "content": "sunny, 21 C"}
+    assert upstream[-2]["tool_calls"][0]["id"] == "call_w1"
     rows = list(ChatMessage.objects.filter(conversation_id=conversation).order_by("id"))
     assert [r.role for r in rows] == ["USER", "ASSISTANT", "TOOL", "ASSISTANT"]
-    assert rows[1].metadata["client_tool_calls"][0]["function"]["arguments"] == raw_arguments
+    assert rows[1].metadata["tool_calls"][0]["function"]["arguments"] == raw_arguments
     assert rows[2].metadata == {"tool_call_id": "call_w1"}
 
 
-@pytest.mark.xfail(strict=True, reason="the runtime's context chain drops tool_calls/tool_call_id until issue 11")
 def test_client_tool_exchange_reaches_the_upstream_intact(openai_settings, client_for, alice):
     call = {"id": "call_w1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}
     exchange = [
