@@ -14,5 +14,6 @@ class MemoryboardConfig(AppConfig):
         from memoryboard import signals
 
         checks.register(memoryboard_checks.check_agents_config)
+        checks.register(memoryboard_checks.check_namespace_spelling)
         checks.register(memoryboard_checks.check_database_backend, checks.Tags.database)
         signals.connect()

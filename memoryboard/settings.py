@@ -218,6 +218,10 @@ MEMORYBOARD_AGENTS_FILE = os.environ.get("MEMORYBOARD_AGENTS_FILE", str(BASE_DIR
 # Maps a signed-in Django user to the platform's user id; default str(user.pk).
 MEMORYBOARD_USER_ID_FUNCTION = "memoryboard.ltm.namespaces.default_user_id"
 
+# The spelling memoryboard writes namespaces in: compact (Jackson's), spaced, compact-ascii, spaced-ascii.
+# Reads find every spelling real writers produce (ltm.namespaces.namespace_spellings), whatever this is.
+MEMORYBOARD_NAMESPACE_SPELLING = os.environ.get("MEMORYBOARD_NAMESPACE_SPELLING", "compact")
+
 # Long-term memory lifecycle.
 MEMORYBOARD_DECAY_FACTOR = float(os.environ.get("MEMORYBOARD_DECAY_FACTOR", "0.98"))
 MEMORYBOARD_CLEANUP_SCORE_THRESHOLD = float(os.environ.get("MEMORYBOARD_CLEANUP_SCORE_THRESHOLD", "0.1"))

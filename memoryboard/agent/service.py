@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memoryboard.agent.runtime import AgentLLMUnavailable, history_messages, run_turn
+from memoryboard.conversations import conversation_claim
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.models import ChatMessage
 from memoryboard.roles import platform_user_id
@@ -28,15 +29,15 @@ class ConversationNotYours(LookupError):
 
 
 def conversation_rows_of(*, conversation_id: str, user_id: str, agent_id: str):
-    """The stored rows of a conversation of this user and agent (none for a new id).
+    """Claim the conversation for this user and agent (or find it theirs) and return its stored rows.
 
     Raises:
         ConversationNotYours: the id is used by another user or agent.
     """
-    rows = ChatMessage.objects.filter(conversation_id=conversation_id)
-    if rows.exclude(user_id=user_id, agent_id=agent_id).exists():
+    # An atomic claim (one INSERT) decides the owner, whatever the timing; the history is read by owner.
+    if not conversation_claim(conversation_id=conversation_id, user_id=user_id, agent_id=agent_id):
         raise ConversationNotYours(conversation_id)
-    return rows
+    return ChatMessage.objects.filter(conversation_id=conversation_id, user_id=user_id, agent_id=agent_id)
 
 
 @dataclass

@@ -164,7 +164,11 @@ class MemoryViewSet(
     )
     @action(detail=True, methods=["post"])
     def restore(self, request, pk=None):
-        memory = services.memory_restore(memory=self.get_object(), actor=request.user)
+        memory = self.get_object()
+        if can_change_any_memory(request.user):
+            memory = services.memory_restore(memory=memory, actor=request.user)
+        elif memory.archived:  # the permission let through only the caller's own deletes
+            memory = services.memory_restore_for_user(memory=memory, actor=request.user)
         return Response(s.MemorySerializer(memory).data)
 
     @extend_schema(

@@ -23,8 +23,8 @@ from django.db.models import Exists, FilteredRelation, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from memoryboard.ltm.embeddings import memory_embed_many
-from memoryboard.ltm.namespaces import Namespace, agent_prefix, user_suffix
-from memoryboard.ltm.selectors import own_memories, user_namespaces
+from memoryboard.ltm.namespaces import Namespace
+from memoryboard.ltm.selectors import namespace_q, own_memories, user_namespaces, user_namespaces_q
 from memoryboard.ltm.vector_cache import Scope, scope_vectors, vectors_for
 from memoryboard.models import (
     LongTermMemory,
@@ -86,9 +86,7 @@ def _pause_rule_q(rules: Iterable[tuple[str, str, str]]) -> Q | None:
     """A Q matching items covered by pause rules ``(user_id, agent_namespace, memory_type)``."""
     combined: Q | None = None
     for user_id, agent_namespace, memory_type in rules:
-        q = Q(namespace__endswith=user_suffix(user_id))
-        if agent_namespace:
-            q &= Q(namespace__startswith=agent_prefix(agent_namespace))
+        q = user_namespaces_q(user_id, agents=[agent_namespace] if agent_namespace else None)
         if memory_type:
             q &= Q(value_json__type=memory_type.upper())
         combined = q if combined is None else combined | q
@@ -562,10 +560,10 @@ def memory_retrieve(
         return []  # the whole agent (or every agent) is paused for this user
     embedder = _embedder(embedder)
     if rules:
-        qs = LongTermMemory.objects.filter(namespace=namespace.as_text())
+        qs = LongTermMemory.objects.filter(namespace_q(namespace))
         ranked = _ranked(_not_paused_by_rules(qs.filter(archived=False), namespace.user_id), query, k, embedder)
     else:
-        rows, _rules, _generation = _namespace_rows([namespace.as_text()], embedder)
+        rows, _rules, _generation = _namespace_rows(namespace.spellings(), embedder)
         ranked = _score(_chunks(rows, CHUNK_ROWS), query, embedder, keep=None, remember=len(rows) <= CHUNK_ROWS)
     items = _load_unpaused(*ranked, k)
     if log_access:

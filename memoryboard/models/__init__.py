@@ -1,7 +1,7 @@
 """Models: the two shared tables of the agent platform and the dashboard's own tables."""
 
 from .audit import AuditLog
-from .chat import ChatMessage
+from .chat import ChatMessage, ConversationOwner
 from .embedding import MemoryEmbedding, VectorGeneration, vector_checksum
 from .lifecycle import (
     MemoryAccess,
@@ -17,6 +17,7 @@ __all__ = [
     "ArchivedReason",
     "AuditLog",
     "ChatMessage",
+    "ConversationOwner",
     "LongTermMemory",
     "MemoryAccess",
     "MemoryEmbedding",
