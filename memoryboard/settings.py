@@ -120,7 +120,10 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL: readers never wait for the background writers (tasks, the access log); NORMAL sync is
     # durable across application crashes and skips an fsync per commit.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+         # A transaction that reads, then writes after another thread committed (the access log's
+         # writer) fails at once with "database is locked" in WAL mode; IMMEDIATE waits for the lock.
+         "transaction_mode": "IMMEDIATE"}
     )
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 
