@@ -29,7 +29,8 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     error: str | None = None
-    raw_arguments: str | None = None  # the arguments exactly as the model wrote them, when known
+    # The arguments exactly as the model wrote them, when known (an encoding detail: not compared).
+    raw_arguments: str | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self, *, raw: bool = False) -> dict[str, Any]:
         """The call in the OpenAI message format (arguments as a JSON string; ``raw``: as the model wrote them)."""

@@ -9,7 +9,9 @@ and one for the import.
 
 from __future__ import annotations
 
+import functools
 import json
+import operator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,7 +27,8 @@ from memoryboard.audit import audit_record, audit_record_many
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.locks import namespace_lock
-from memoryboard.ltm.namespaces import Namespace, build_namespace
+from memoryboard.ltm.namespaces import Namespace, build_namespace, parse_namespace
+from memoryboard.ltm.selectors import namespace_q
 from memoryboard.ltm.services import MAX_CONTENT_CHARS, memory_build, memory_snapshot, memory_update
 from memoryboard.ltm.store import memory_upsert_many
 from memoryboard.ltm.tools import normalize_content
@@ -183,7 +186,7 @@ def memory_import(
         summary.invalid += errors
         if row is not None:
             rows.append(row)
-    namespaces = sorted({row.namespace for row in rows}, key=Namespace.as_text)
+    namespaces = sorted({row.namespace for row in rows}, key=lambda ns: (ns.agent, ns.user_id))
     with ExitStack() as locks:
         if not dry_run:
             for namespace in namespaces:
@@ -201,14 +204,16 @@ def memory_import(
 
 def _classify(rows: list[_Row], summary: ImportSummary, namespaces: list[Namespace]):
     """Split valid rows into new ones and duplicates (of an active item, or of an earlier row)."""
-    existing: dict[tuple[str, str], LongTermMemory] = {}
-    for memory in LongTermMemory.objects.filter(namespace__in=[ns.as_text() for ns in namespaces], archived=False):
-        existing.setdefault((memory.namespace, normalize_content(memory.content)), memory)
-    seen: set[tuple[str, str]] = set()
+    existing: dict[tuple[Namespace | None, str], LongTermMemory] = {}
+    if namespaces:
+        where = functools.reduce(operator.or_, (namespace_q(ns) for ns in namespaces))
+        for memory in LongTermMemory.objects.filter(where, archived=False):
+            existing.setdefault((parse_namespace(memory.namespace), normalize_content(memory.content)), memory)
+    seen: set[tuple[Namespace | None, str]] = set()
     new_rows: list[_Row] = []
     overwrites: list[tuple[_Row, LongTermMemory]] = []
     for row in rows:
-        key = (row.namespace.as_text(), normalize_content(row.content))
+        key = (row.namespace, normalize_content(row.content))
         if key in seen or key in existing:
             summary.duplicate += 1
             if key not in seen:
@@ -227,7 +232,7 @@ def _check_limits(new_rows: list[_Row], summary: ImportSummary) -> None:
         by_namespace.setdefault(row.namespace, []).append(row)
     for namespace, group in by_namespace.items():
         limit = get_agents_config().get(group[0].agent_id).long_term_memory.max_items
-        active = LongTermMemory.objects.filter(namespace=namespace.as_text(), archived=False).count()
+        active = LongTermMemory.objects.filter(namespace_q(namespace), archived=False).count()
         for row in group[max(limit - active, 0):]:
             summary.new -= 1
             summary.invalid.append({"index": row.index, "field": "agent",

@@ -145,3 +145,15 @@ def test_only_staff_import_for_another_user(alice, bob, support_user, developer)
 
 def test_anonymous_is_refused():
     assert APIClient().post(URL, {"items": [{"content": "x"}]}, format="json").status_code == 401
+
+
+def test_duplicates_are_found_whatever_the_namespace_spelling(alice):
+    from memoryboard.ltm.services import memory_build
+    from memoryboard.ltm.store import memory_upsert_many
+
+    spaced = memory_build(namespace=build_namespace(agent_namespace="chat", user_id=str(alice.pk)),
+                          content="Writes Go at work", memory_type="FACT", source="auto_extract", agent_id="chat")
+    spaced.namespace = f'["agent:chat", "user:{alice.pk}", "memories"]'  # as the seed prints it
+    memory_upsert_many([spaced])
+    summary = api_for(alice).post(URL, {"items": [{"content": "writes go at work"}]}, format="json").json()
+    assert (summary["new"], summary["duplicate"]) == (0, 1)
