@@ -45,8 +45,10 @@ QUESTIONS = ["What is a good way to learn Rust?", "Explain database indexes brie
 FAKE_SERVER = """
 import sys, time
 sys.path.insert(0, {root!r})
-from tests.fakes.openai_server import FakeOpenAI
-server = FakeOpenAI().start()
+from tests.fakes import openai_server
+# Headers and body are two writes: without TCP_NODELAY each call waits for a 40 ms delayed ACK.
+openai_server._Handler.disable_nagle_algorithm = True
+server = openai_server.FakeOpenAI().start()
 print(server.port, flush=True)
 while True:
     time.sleep(5)
@@ -147,7 +149,7 @@ def main() -> int:
 `.venv/bin/python benchmarks/proxy.py` — `POST /v1/chat/completions` (issue 14) under gunicorn ({args.workers}
 sync workers, DEBUG off) with MariaDB ({args.users} users × {args.memories} items, seeded as the load benchmark does, in its own
 database `mb_proxy`), its upstream the fake OpenAI server (`tests/fakes/openai_server.py`, its own process, answering at
-once), the offline embedder. {args.seconds:g} s per endpoint and client count, in {args.rounds} interleaved
+once, with TCP_NODELAY), the offline embedder. {args.seconds:g} s per endpoint and client count, in {args.rounds} interleaved
 slices; load generator, gunicorn, the fake and MariaDB share the machine's {os.cpu_count()} CPUs with other
 work (load average {os.getloadavg()[0]:.1f} at the end), so compare within the run.
 

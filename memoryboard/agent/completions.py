@@ -13,6 +13,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import transaction
+
 from memoryboard.agent.runtime import AgentLLMUnavailable, TurnResult, run_turn
 from memoryboard.agent.service import AgentNotFound, conversation_rows_of
 from memoryboard.ltm.config import get_agents_config
@@ -82,19 +84,20 @@ def chat_completion(
         raise AgentNotFound(agent_id)
     user_id = platform_user_id(user)
     conversation_id = conversation_id or uuid.uuid4().hex
-    conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id)
     start = new_messages(messages)
     history, turn_messages = messages[:start], messages[start:]
-    # Saved in autocommit before anything can fail: the client's message is never lost.
-    ChatMessage.objects.bulk_create([
-        ChatMessage(
-            conversation_id=conversation_id, agent_id=agent.agent_id, user_id=user_id,
-            role=_STORED_ROLES[message["role"]], content=content_text(message.get("content")),
-            metadata={"tool_call_id": message["tool_call_id"]} if message["role"] == "tool" else None,
-        )
-        for message in turn_messages
-        if message["role"] in _STORED_ROLES
-    ])
+    # Claimed and saved (one commit) before anything can fail: the client's message is never lost.
+    with transaction.atomic():
+        conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id)
+        ChatMessage.objects.bulk_create([
+            ChatMessage(
+                conversation_id=conversation_id, agent_id=agent.agent_id, user_id=user_id,
+                role=_STORED_ROLES[message["role"]], content=content_text(message.get("content")),
+                metadata={"tool_call_id": message["tool_call_id"]} if message["role"] == "tool" else None,
+            )
+            for message in turn_messages
+            if message["role"] in _STORED_ROLES
+        ])
     query = next((content_text(m.get("content")) for m in reversed(messages) if m["role"] == "user"), "")
     if chat_model is None:
         from memoryboard.llm.factory import get_chat_model
