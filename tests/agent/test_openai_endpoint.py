@@ -285,3 +285,19 @@ def test_langchain_chat_openai_works_against_it(openai_settings, live_server, al
     assert "prefers answers in French" in system_prompt(openai_settings.chat_requests()[0])
     openai_settings.push_reply(content="Salut, ça va ?")
     assert "".join(chunk.content for chunk in model.stream("Say hello again")) == "Salut, ça va ?"
+
+
+def test_streaming_request_with_an_upstream_timeout_is_an_error_not_a_broken_stream(openai_settings, client_for, alice):
+    openai_settings.set_fault("timeout")
+    with pytest.raises(openai.InternalServerError) as caught:
+        client_for(alice).chat.completions.create(
+            model="chat", stream=True, messages=[{"role": "user", "content": "still there?"}])
+    assert caught.value.status_code == 502 and "timeout" in caught.value.message
+    assert list(ChatMessage.objects.values_list("role", "content")) == [("USER", "still there?")]
+
+
+def test_content_parts_reach_the_upstream_and_are_stored_as_text(openai_settings, client_for, alice):
+    parts = [{"type": "text", "text": "Describe"}, {"type": "text", "text": "this diagram"}]
+    client_for(alice).chat.completions.create(model="chat", messages=[{"role": "user", "content": parts}])
+    assert openai_settings.chat_requests()[0]["messages"][-1] == {"role": "user", "content": parts}
+    assert ChatMessage.objects.get(role="USER").content == "Describe\nthis diagram"
