@@ -153,6 +153,8 @@ LOGOUT_REDIRECT_URL = "login"
 
 # Request size limit: bodies above it get a 413 from the API.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORYBOARD_MAX_BODY_BYTES", 5 * 1024 * 1024)
+# The strategy endpoints take whole agent traces (100k messages with tool calls are ~30 MB of JSON).
+MEMORYBOARD_STRATEGY_MAX_BODY_BYTES = env_int("MEMORYBOARD_STRATEGY_MAX_BODY_BYTES", 64 * 1024 * 1024)
 
 # Security: computed by one function (memoryboard.security) so the production values are testable.
 from memoryboard.security import security_settings  # noqa: E402

@@ -146,16 +146,16 @@ def sliding_window(messages: Iterable[Any], *, max_tokens: int = 4000) -> Contex
     # that would exceed the budget.
     limit = (5 * max_tokens) // 2
     lengths = _lengths(msgs)
-    units = Units(msgs)
-    if units.starts is None:
-        window = list(takewhile(limit.__ge__, accumulate(map(add, reversed(lengths), repeat(_UNITS_PER_MESSAGE)))))
-        count = len(window)
-        start = n - count
-    else:
-        sizes = units.sizes(list(map(add, lengths, repeat(_UNITS_PER_MESSAGE))))
-        window = list(takewhile(limit.__ge__, accumulate(reversed(sizes))))
-        start = units.starts[len(sizes) - len(window)] if window else n
-        count = n - start
+    window = list(takewhile(limit.__ge__, accumulate(map(add, reversed(lengths), repeat(_UNITS_PER_MESSAGE)))))
+    count = len(window)
+    start = n - count
+    if count:
+        # Everything from ``start`` fits; the window begins at the first unit boundary in it.
+        skip = _first_unit_boundary(msgs[start:])
+        if skip:
+            start += skip
+            count -= skip
+            window = window[:count]
     kept = tuple(range(start, n))
     chars_after = window[-1] - _UNITS_PER_MESSAGE * count if count else 0
     return ContextResult(
@@ -168,6 +168,33 @@ def sliding_window(messages: Iterable[Any], *, max_tokens: int = 4000) -> Contex
         tokens_of_chars(sum(lengths), n),
         tokens_of_chars(chars_after, count),
     )
+
+
+def _first_unit_boundary(tail: tuple[Message, ...]) -> int:
+    """The first position of ``tail`` (a suffix of the input) that starts a unit: no result at or after it
+    answers a call before it. ``len(tail)`` if there is none.
+
+    Only messages with tool calls or results can move a boundary, so only they are walked (newest first):
+    ``pending`` holds the result ids whose call has not been reached yet; a position with nothing pending
+    after it is a boundary. A result whose call is not in ``tail`` keeps every position before it from
+    being one, so the window then ends after it.
+    """
+    flagged = [k for k, m in enumerate(tail) if m.result_ids or m.tool_calls]
+    if not flagged:
+        return 0
+    pending: set[str] = set()
+    best = len(tail)
+    for k in reversed(flagged):
+        if not pending:
+            best = k + 1
+        m = tail[k]
+        if m.result_ids:
+            pending.update(m.result_ids)
+        if m.tool_calls and pending:
+            pending.difference_update([c.id for c in m.tool_calls])
+        if not pending:
+            best = k
+    return 0 if not pending else best
 
 
 def cut_conversation_text(messages: Iterable[Message], limit: int = MAX_CONVERSATION_CHARS) -> str:

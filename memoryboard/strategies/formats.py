@@ -92,24 +92,26 @@ def _openai_calls(calls: object, prefix: str) -> tuple[tuple[ToolCall, ...], int
     out: list[ToolCall] = []
     extra = 0
     for k, call in enumerate(calls):
-        at = f"{where}[{k}]"
-        if not isinstance(call, Mapping):
-            raise StrategyInputError(at, f"must be an object, got {type(call).__name__}")
+        # ``type(x) is dict`` first: JSON gives dicts, and the ABC check of Mapping is slow.
+        if type(call) is not dict and not isinstance(call, Mapping):
+            raise StrategyInputError(f"{where}[{k}]", f"must be an object, got {type(call).__name__}")
         call_id = call.get("id")
-        if not isinstance(call_id, str) or not call_id:
-            raise StrategyInputError(f"{at}.id", "must be a non-empty string")
+        if type(call_id) is not str or not call_id:
+            raise StrategyInputError(f"{where}[{k}].id", "must be a non-empty string")
         kind = call.get("type", "function")
-        if not isinstance(kind, str):
-            raise StrategyInputError(f"{at}.type", "must be a string")
+        if type(kind) is not str:
+            raise StrategyInputError(f"{where}[{k}].type", "must be a string")
         function = call.get(kind)
-        if not isinstance(function, Mapping):
-            raise StrategyInputError(f"{at}.{kind}", "must be an object")
+        if type(function) is not dict and not isinstance(function, Mapping):
+            raise StrategyInputError(f"{where}[{k}].{kind}", "must be an object")
         name = function.get("name")
-        if not isinstance(name, str) or not name:
-            raise StrategyInputError(f"{at}.{kind}.name", "must be a non-empty string")
-        arguments = function.get("arguments", function.get("input", ""))
-        if not isinstance(arguments, str):
-            raise StrategyInputError(f"{at}.{kind}.arguments", "must be a string (JSON text)")
+        if type(name) is not str or not name:
+            raise StrategyInputError(f"{where}[{k}].{kind}.name", "must be a non-empty string")
+        arguments = function.get("arguments")
+        if arguments is None:
+            arguments = function.get("input", "")
+        if type(arguments) is not str:
+            raise StrategyInputError(f"{where}[{k}].{kind}.arguments", "must be a string (JSON text)")
         out.append(ToolCall(call_id, name, arguments))
         extra += len(name) + len(arguments)
     return tuple(out), extra
@@ -141,12 +143,19 @@ def _stored_calls(calls: object) -> tuple[tuple[ToolCall, ...], int]:
 def _read_openai(obj: Any, prefix: str) -> Message:
     if type(obj) is dict:
         get = obj.get
-        if len(obj) == 2:
+        size = len(obj)
+        if size == 2:
             # The common shape {"role": "user", "content": "..."}: nothing else to check.
             role = _OPENAI_ROLES.get(get("role"))
             content = get("content")
             if role is not None and type(content) is str:
                 return Message(role, content, None, None, (), (), 0, obj)
+        elif size == 3 and get("role") == "tool":
+            # A tool result {"role": "tool", "tool_call_id": "...", "content": "..."}.
+            call_id = get("tool_call_id")
+            content = get("content")
+            if type(call_id) is str and call_id and type(content) is str:
+                return Message(Role.TOOL, content, None, None, (), (call_id,), 0, obj)
     elif isinstance(obj, Mapping):
         get = obj.get
     elif hasattr(obj, "role") or hasattr(obj, "content"):
