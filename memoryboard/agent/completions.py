@@ -15,8 +15,8 @@ from typing import Any
 
 from django.db import transaction
 
-from memoryboard.agent.runtime import AgentLLMUnavailable, TurnResult, run_turn
-from memoryboard.agent.service import AgentNotFound, conversation_rows_of
+from memoryboard.agent.runtime import TurnResult
+from memoryboard.agent.service import AgentNotFound, conversation_rows_of, run_turn_atomic
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.models import ChatMessage
 from memoryboard.roles import platform_user_id
@@ -78,6 +78,7 @@ def chat_completion(
         AgentNotFound: unknown agent.
         ConversationNotYours: the conversation id belongs to another user or agent.
         AgentLLMUnavailable: the upstream model failed; the new messages stay stored.
+        AgentStoreUnavailable: the database failed during the turn; the new messages stay stored.
     """
     agent = get_agents_config().get(agent_id)
     if agent is None:
@@ -103,12 +104,8 @@ def chat_completion(
         from memoryboard.llm.factory import get_chat_model
 
         chat_model = get_chat_model()
-    try:
-        turn = run_turn(
-            agent=agent, user_id=user_id, conversation_id=conversation_id, history=history,
-            user_message=query, turn_messages=turn_messages, client_tools=tools or None, chat_model=chat_model,
-        )
-    except AgentLLMUnavailable as exc:
-        exc.conversation_id = conversation_id
-        raise
+    turn = run_turn_atomic(
+        agent=agent, user_id=user_id, conversation_id=conversation_id, history=history,
+        user_message=query, turn_messages=turn_messages, client_tools=tools or None, chat_model=chat_model,
+    )
     return CompletionResult(conversation_id=conversation_id, agent_id=agent.agent_id, turn=turn)

@@ -6,7 +6,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from memoryboard.agent.runtime import AgentLLMUnavailable, history_messages, run_turn
+from django.db import InterfaceError, OperationalError, transaction
+
+from memoryboard.agent.runtime import AgentLLMUnavailable, TurnResult, history_messages, run_turn
 from memoryboard.conversations import conversation_claim
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.models import ChatMessage
@@ -15,7 +17,10 @@ from memoryboard.roles import platform_user_id
 # Earlier messages read into a turn; the context strategy trims them further.
 HISTORY_LIMIT = 500
 
-__all__ = ["AgentChatResult", "AgentLLMUnavailable", "AgentNotFound", "ConversationNotYours", "agent_chat"]
+__all__ = [
+    "AgentChatResult", "AgentLLMUnavailable", "AgentNotFound", "AgentStoreUnavailable", "ConversationNotYours",
+    "agent_chat",
+]
 
 
 class AgentNotFound(LookupError):
@@ -38,6 +43,33 @@ def conversation_rows_of(*, conversation_id: str, user_id: str, agent_id: str):
     if not conversation_claim(conversation_id=conversation_id, user_id=user_id, agent_id=agent_id):
         raise ConversationNotYours(conversation_id)
     return ChatMessage.objects.filter(conversation_id=conversation_id, user_id=user_id, agent_id=agent_id)
+
+
+class AgentStoreUnavailable(RuntimeError):
+    """The database failed during the turn, after the user's message was stored: the turn's writes
+    (items saved by tools, the assistant row) were rolled back together; the message is kept."""
+
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__(f"database unavailable during the turn of {conversation_id}")
+        self.conversation_id = conversation_id
+
+
+def run_turn_atomic(*, conversation_id: str, **turn) -> TurnResult:
+    """:func:`run_turn` with the turn's writes (items saved by its tool calls, the assistant row) in one
+    transaction; its errors name the conversation.
+
+    Raises:
+        AgentLLMUnavailable: the model failed (``conversation_id`` set).
+        AgentStoreUnavailable: the database failed; the turn's writes were rolled back.
+    """
+    try:
+        with transaction.atomic():
+            return run_turn(conversation_id=conversation_id, **turn)
+    except AgentLLMUnavailable as exc:
+        exc.conversation_id = conversation_id
+        raise
+    except (OperationalError, InterfaceError) as exc:
+        raise AgentStoreUnavailable(conversation_id) from exc
 
 
 @dataclass
@@ -77,6 +109,7 @@ def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str
         AgentNotFound: the agent is not configured.
         ConversationNotYours: the conversation id is used by another user or agent.
         AgentLLMUnavailable: the model failed; the user's message stays stored.
+        AgentStoreUnavailable: the database failed after the user's message was stored.
     """
     agent = get_agents_config().get(agent_id)
     if agent is None:
@@ -94,14 +127,10 @@ def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str
         from memoryboard.llm.factory import get_chat_model
 
         chat_model = get_chat_model()
-    try:
-        turn = run_turn(
-            agent=agent, user_id=user_id, conversation_id=conversation_id,
-            history=history_messages(history_rows), user_message=message, chat_model=chat_model,
-        )
-    except AgentLLMUnavailable as exc:
-        exc.conversation_id = conversation_id
-        raise
+    turn = run_turn_atomic(
+        agent=agent, user_id=user_id, conversation_id=conversation_id,
+        history=history_messages(history_rows), user_message=message, chat_model=chat_model,
+    )
     return AgentChatResult(
         conversation_id=conversation_id,
         reply=turn.reply,

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from memoryboard.agent.completions import chat_completion
 from memoryboard.agent.runtime import MEMORY_TOOL_NAMES
-from memoryboard.agent.service import AgentLLMUnavailable, AgentNotFound, ConversationNotYours
+from memoryboard.agent.service import AgentLLMUnavailable, AgentNotFound, AgentStoreUnavailable, ConversationNotYours
 from memoryboard.api.authentication import BearerTokenAuthentication, TokenAuthentication
 from memoryboard.api.exceptions import ApplicationError, error_body
 from memoryboard.api.openai_format import (
@@ -29,6 +29,16 @@ from memoryboard.api.openai_format import (
     parse_completion_request,
 )
 from memoryboard.ltm.config import get_agents_config
+
+
+def _turn_failed(code: str, message: str, conversation_id: str, status_code: int) -> Response:
+    """A turn that failed after the client's messages were stored: an OpenAI-shaped error naming the conversation."""
+    response = Response(openai_error({**error_body(code, message), "conversation_id": conversation_id}, status_code),
+                        status=status_code)
+    response[CONVERSATION_HEADER] = conversation_id
+    # The message is stored: the openai client must not repeat the request on its own.
+    response["x-should-retry"] = "false"
+    return response
 
 
 class OpenAICompatibleView(APIView):
@@ -81,12 +91,11 @@ class ChatCompletionsView(OpenAICompatibleView):
         except AgentLLMUnavailable as exc:
             message = _("The language model is unavailable (%(reason)s). Your message was saved; try again later.") % {
                 "reason": exc.reason}
-            response = Response(openai_error({**error_body("llm_unavailable", message),
-                                              "conversation_id": exc.conversation_id}, 502), status=502)
-            response[CONVERSATION_HEADER] = exc.conversation_id
-            # The message is stored: the openai client must not repeat the request on its own.
-            response["x-should-retry"] = "false"
-            return response
+            return _turn_failed("llm_unavailable", message, exc.conversation_id, status.HTTP_502_BAD_GATEWAY)
+        except AgentStoreUnavailable as exc:
+            message = _("The database became unavailable during the reply. Your message was saved; "
+                        "the reply was not. Try again.")
+            return _turn_failed("unavailable", message, exc.conversation_id, status.HTTP_503_SERVICE_UNAVAILABLE)
         if body.stream:
             response = StreamingHttpResponse(
                 completion_chunks(result, messages=body.messages, include_usage=body.include_usage),

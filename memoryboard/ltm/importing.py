@@ -10,7 +10,6 @@ and one for the import.
 from __future__ import annotations
 
 import functools
-import json
 import operator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -95,9 +94,11 @@ def import_items_from_text(text: str) -> list:
     Raises:
         MemoryImportError: not JSON, or not an accepted shape.
     """
+    from memoryboard.jsonguard import JSONGuardError, parse_json
+
     try:
-        document = json.loads(text)
-    except (ValueError, RecursionError) as exc:
+        document = parse_json(text)
+    except JSONGuardError as exc:
         raise MemoryImportError(f"Not valid JSON: {exc}", field="file") from exc
     return import_items_from_document(document)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.ltm.lifecycle import memory_enforce_limit
+from memoryboard.jsonguard import JSONGuardError, check_json_value
 from memoryboard.ltm.locks import NamespaceLockTimeout, namespace_lock
 from memoryboard.ltm.namespaces import Namespace
 from memoryboard.ltm.selectors import namespace_q
@@ -205,6 +206,10 @@ def run_memory_tool(
         A JSON-serializable result for the ``tool`` message; errors are reported in it, not raised.
     """
     arguments = arguments if isinstance(arguments, dict) else {}
+    try:
+        check_json_value(arguments, field="arguments")  # depth, finite numbers, lone surrogates
+    except JSONGuardError as exc:
+        return {"error": exc.message, "field": exc.field}
     if name == "memory_save":
         return memory_tool_save(
             namespace=namespace, agent_id=agent_id,
