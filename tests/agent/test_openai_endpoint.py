@@ -301,3 +301,14 @@ def test_content_parts_reach_the_upstream_and_are_stored_as_text(openai_settings
     client_for(alice).chat.completions.create(model="chat", messages=[{"role": "user", "content": parts}])
     assert openai_settings.chat_requests()[0]["messages"][-1] == {"role": "user", "content": parts}
     assert ChatMessage.objects.get(role="USER").content == "Describe\nthis diagram"
+
+
+def test_hostile_json_is_an_openai_shaped_400(client_for, alice):
+    nested = {"role": "user", "content": "x"}
+    for _ in range(200):
+        nested = {"wrap": nested}
+    with pytest.raises(openai.BadRequestError) as caught:
+        client_for(alice).chat.completions.create(model="chat", messages=[{"role": "user", "content": "x"}],
+                                                  extra_body={"metadata": nested})
+    assert caught.value.body["type"] == "invalid_request_error" and caught.value.body["param"]
+    assert not ChatMessage.objects.exists()

@@ -103,7 +103,8 @@ def test_bad_arguments_are_tool_errors(mcp_url, token_of, alice):
 
 
 def post(url, body, headers):
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={
+    data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method="POST", headers={
         "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers})
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
@@ -128,3 +129,13 @@ def test_a_bad_or_missing_token_is_refused(mcp_url, token_of, alice):
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=10)
     assert refused.value.code == 405
+
+
+def test_a_lone_surrogate_is_refused_not_a_crash(mcp_url, token_of, alice):
+    # The SDK's client cannot even encode it; a hostile client sends the escape as raw JSON. The SDK's
+    # parser refuses it (JSON-RPC parse error); pydantic's ``str`` would too, and the tools' numbers are ``int``.
+    body = ('{"jsonrpc": "2.0", "id": 7, "method": "tools/call", '
+            '"params": {"name": "memory_save", "arguments": {"content": "bad \\ud800 text"}}}')
+    status, _headers, answer = post(mcp_url, body, {"Authorization": f"Bearer {token_of(alice)}"})
+    assert status == 400 and json.loads(answer)["error"]["code"] == -32700
+    assert not LongTermMemory.objects.exists()
