@@ -139,3 +139,14 @@ def test_a_lone_surrogate_is_refused_not_a_crash(mcp_url, token_of, alice):
     status, _headers, answer = post(mcp_url, body, {"Authorization": f"Bearer {token_of(alice)}"})
     assert status == 400 and json.loads(answer)["error"]["code"] == -32700
     assert not LongTermMemory.objects.exists()
+
+
+def test_a_default_agent_without_memory_is_a_check_warning_and_refused(settings, mcp_url, token_of, alice):
+    from memoryboard.checks import check_default_agent
+
+    assert check_default_agent() == []
+    settings.MEMORYBOARD_DEFAULT_AGENT = "plain"  # an agent without long-term memory
+    assert [w.id for w in check_default_agent()] == ["memoryboard.W004"]
+    status, _headers, body = post(mcp_url, {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+                                  {"Authorization": f"Bearer {token_of(alice)}"})
+    assert status == 503 and b"keeps no long-term memory" in body
