@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from memoryboard.api.exceptions import ApplicationError, error_body
 from memoryboard.api.serializers import StrictCharField, StrictSerializer
+from memoryboard.api.views import _errors
 from memoryboard.ltm.importing import MODES, MemoryImportError, memory_import
 from memoryboard.roles import can_change_any_memory, is_developer, platform_user_id
 
@@ -50,7 +51,8 @@ class MemoryImportView(APIView):
     item embedded and audited. Invalid rows are listed by ``index`` and ``field``.
     """
 
-    @extend_schema(request=MemoryImportInputSerializer, responses={200: ImportSummarySerializer})
+    @extend_schema(request=MemoryImportInputSerializer,
+                   responses={200: ImportSummarySerializer, **_errors(400, 401, 403, 413, 503)})
     def post(self, request):
         if is_developer(request.user) and not can_change_any_memory(request.user):
             raise ApplicationError(_("Developers have read-only access."), status_code=403, code="permission_denied")
