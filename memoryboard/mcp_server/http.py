@@ -153,7 +153,10 @@ def mcp_endpoint(request):
         return _unauthorized(_("Invalid token."))
     except McpError as exc:
         return JsonResponse(error_body("misconfigured", str(exc)), status=503)
-    status, headers, body = _host.call(_scope(request, identity), request.body)
+    try:
+        status, headers, body = _host.call(_scope(request, identity), request.body)
+    except concurrent.futures.TimeoutError:
+        return JsonResponse(error_body("timeout", _("The MCP request took too long.")), status=504)
     response = HttpResponse(body, status=status)
     for name, value in headers:
         if name.lower() not in (b"content-length", b"connection", b"transfer-encoding"):
