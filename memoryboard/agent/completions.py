@@ -4,7 +4,7 @@ The client of an OpenAI-compatible endpoint sends the whole conversation on ever
 messages are what the model sees (after the runtime's own system prompt with the long-term memory
 block and the before-model chain); what is new in this request, the messages after the last assistant
 message (the user's message, or the results of the client's own tool calls), is stored in
-``chat_message`` before the model is called, and the reply after it, as ``agent_chat`` does.
+``chat_message`` with the reply, in the turn's transaction; when the turn fails, on its own.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 
 from django.db import transaction
 
-from memoryboard.agent.runtime import TurnResult
-from memoryboard.agent.service import AgentNotFound, conversation_rows_of, run_turn_atomic
+from memoryboard.agent.runtime import AgentLLMUnavailable, TurnResult
+from memoryboard.agent.service import AgentNotFound, AgentStoreUnavailable, conversation_rows_of, run_turn_atomic
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.models import ChatMessage
 from memoryboard.roles import platform_user_id
@@ -87,8 +87,13 @@ def chat_completion(
     conversation_id = conversation_id or uuid.uuid4().hex
     start = new_messages(messages)
     history, turn_messages = messages[:start], messages[start:]
-    # Claimed and saved (one commit) before anything can fail: the client's message is never lost.
-    with transaction.atomic():
+    query = next((content_text(m.get("content")) for m in reversed(messages) if m["role"] == "user"), "")
+    if chat_model is None:
+        from memoryboard.llm.factory import get_chat_model
+
+        chat_model = get_chat_model()
+
+    def store_new_messages() -> None:
         conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id)
         ChatMessage.objects.bulk_create([
             ChatMessage(
@@ -99,13 +104,18 @@ def chat_completion(
             for message in turn_messages
             if message["role"] in _STORED_ROLES
         ])
-    query = next((content_text(m.get("content")) for m in reversed(messages) if m["role"] == "user"), "")
-    if chat_model is None:
-        from memoryboard.llm.factory import get_chat_model
 
-        chat_model = get_chat_model()
-    turn = run_turn_atomic(
-        agent=agent, user_id=user_id, conversation_id=conversation_id, history=history,
-        user_message=query, turn_messages=turn_messages, client_tools=tools or None, chat_model=chat_model,
-    )
+    # The claim, the client's new messages and the turn commit together (one fsync on MariaDB, see
+    # benchmarks/README.md § Proxy); when the turn fails, the messages are stored on their own: never lost.
+    try:
+        with transaction.atomic():
+            store_new_messages()
+            turn = run_turn_atomic(
+                agent=agent, user_id=user_id, conversation_id=conversation_id, history=history,
+                user_message=query, turn_messages=turn_messages, client_tools=tools or None, chat_model=chat_model,
+            )
+    except (AgentLLMUnavailable, AgentStoreUnavailable):
+        with transaction.atomic():
+            store_new_messages()
+        raise
     return CompletionResult(conversation_id=conversation_id, agent_id=agent.agent_id, turn=turn)
