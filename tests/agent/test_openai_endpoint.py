@@ -312,3 +312,12 @@ def test_hostile_json_is_an_openai_shaped_400(client_for, alice):
                                                   extra_body={"metadata": nested})
     assert caught.value.body["type"] == "invalid_request_error" and caught.value.body["param"]
     assert not ChatMessage.objects.exists()
+
+
+def test_offline_extraction_is_queued_and_saves_for_the_tokens_user(client_for, alice):
+    completion = client_for(alice).chat.completions.create(
+        model="chat", messages=[{"role": "user", "content": "I work as a nurse in Oslo and I love hiking."}])
+    assert completion.model_extra["memoryboard"]["extraction"] == "queued"
+    assert "offline" in completion.choices[0].message.content
+    saved = LongTermMemory.objects.filter(namespace=build_namespace(agent_namespace="chat", user_id=str(alice.pk)).as_text())
+    assert saved.exists() and {m.source for m in saved} == {"auto_extract"}
