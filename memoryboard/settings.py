@@ -63,7 +63,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_tasks",
-    "django_tasks_db",
+    "memoryboard.apps.TasksDbConfig",  # django_tasks_db, named in the admin's languages
     "memoryboard.apps.MemoryboardConfig",
 ]
 
@@ -78,6 +78,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "memoryboard.web.middleware.ContentSecurityPolicyMiddleware",
     "memoryboard.api.middleware.BodySizeLimitMiddleware",
+    # With DEBUG on (the demo), the site's 404/500 pages instead of Django's technical ones.
+    "memoryboard.web.errors.ErrorPagesMiddleware",
 ]
 
 ROOT_URLCONF = "memoryboard.urls"
@@ -227,6 +229,11 @@ OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 1)
 MEMORYBOARD_AGENTS_FILE = os.environ.get("MEMORYBOARD_AGENTS_FILE", str(BASE_DIR / "agents.yaml"))
 
 # Maps a signed-in Django user to the platform's user id; default str(user.pk).
+# Django's technical 404/500 pages when DEBUG is on (otherwise the site's own error pages, as in production).
+CSRF_FAILURE_VIEW = "memoryboard.web.errors.csrf_failure"
+MEMORYBOARD_TECHNICAL_ERROR_PAGES = env_bool("MEMORYBOARD_TECHNICAL_ERROR_PAGES", False)
+# Where user names and e-mails come from (see memoryboard/users.py): a class or callable by dotted path.
+MEMORYBOARD_USER_DIRECTORY = os.environ.get("MEMORYBOARD_USER_DIRECTORY", "memoryboard.users.DjangoUserDirectory")
 MEMORYBOARD_USER_ID_FUNCTION = "memoryboard.ltm.namespaces.default_user_id"
 
 # The spelling memoryboard writes namespaces in: compact (Jackson's), spaced, compact-ascii, spaced-ascii.

@@ -17,5 +17,10 @@ urlpatterns = [
     path("", include("memoryboard.web.urls")),
 ]
 
+handler400 = "memoryboard.web.errors.bad_request"
+handler403 = "memoryboard.web.errors.permission_denied"
+handler404 = "memoryboard.web.errors.page_not_found"
+handler500 = "memoryboard.web.errors.server_error"
+
 if settings.DEBUG:
     urlpatterns += static(settings.STATIC_URL, document_root=settings.STATIC_ROOT)

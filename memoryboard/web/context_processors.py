@@ -13,5 +13,6 @@ def navigation(request) -> dict:
 
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
-        return {"nav_playground": False}
-    return {"nav_playground": is_developer(user) or is_support(user)}
+        return {"nav_playground": False, "nav_people": False}
+    staff = is_developer(user) or is_support(user)
+    return {"nav_playground": staff, "nav_people": staff}

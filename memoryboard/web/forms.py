@@ -20,6 +20,7 @@ from memoryboard.strategies import (
     memory_param_spec,
     to_message,
 )
+from memoryboard.labels import role_label
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 MAX_MESSAGES = 20_000
@@ -125,7 +126,8 @@ PARAM_LABELS = {
 def _label(name: str):
     *parents, leaf = name.split(".")
     label = PARAM_LABELS.get(leaf, leaf.replace("_", " "))
-    return f"{parents[0].replace('_', ' ')} · {label}" if parents else label
+    # A composite step's parameter: the step's strategy by its API name (TRIM), as the columns are titled.
+    return f"{parents[0].upper()} · {label}" if parents else label
 
 
 def _form_field(spec: ParamSpec) -> forms.Field:
@@ -141,7 +143,7 @@ def _form_field(spec: ParamSpec) -> forms.Field:
     if spec.type == "roles":
         return forms.MultipleChoiceField(
             label=label, initial=list(spec.default), required=False, help_text=spec.description,
-            choices=[(c, c.lower()) for c in spec.choices], widget=forms.CheckboxSelectMultiple,
+            choices=[(c, role_label(c)) for c in spec.choices], widget=forms.CheckboxSelectMultiple,
         )
     # "strings" and "steps": comma-separated text (steps are ordered, so not a checkbox set).
     return forms.CharField(

@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from memoryboard.audit import audit_record
 from memoryboard.ltm import services
 from memoryboard.ltm.selectors import filter_memories, own_memories
+from memoryboard.ltm.user_data import memory_export_payload
 from memoryboard.models import (
     ArchivedReason,
     AuditLog,
@@ -49,6 +50,14 @@ from memoryboard.web.forms import (
 
 MAX_BULK_ITEMS = 1000
 BULK_SAMPLE = 5
+
+
+def form_error(form) -> str:
+    """The first error of a form, named by the field's (translated) label."""
+    field, errors = next(iter(form.errors.items()))
+    if field == "__all__":
+        return str(errors[0])
+    return _("%(field)s: %(error)s") % {"field": form.fields[field].label or field, "error": errors[0]}
 
 
 def _own(request) -> QuerySet[LongTermMemory]:
@@ -216,30 +225,7 @@ def memory_delete_all(request):
 @require_GET
 def memory_export(request):
     """All of the user's items (archived ones flagged) as a JSON download."""
-    items = [
-        {
-            "id": m.pk,
-            "type": m.memory_type,
-            "content": m.content,
-            "source": m.source,
-            "agent": m.agent_id,
-            "namespace": m.namespace,
-            "created_at": m.created_at.isoformat(),
-            "updated_at": m.updated_at.isoformat(),
-            "archived": m.archived,
-            "archived_reason": m.archived_reason,
-            "archived_at": m.archived_at.isoformat() if m.archived_at else None,
-            "access_count": m.access_count,
-            "last_accessed_at": m.last_accessed_at.isoformat() if m.last_accessed_at else None,
-            "relevance_score": m.relevance_score,
-        }
-        for m in _own(request).order_by("created_at", "id").iterator()
-    ]
-    body = json.dumps(
-        {"user_id": platform_user_id(request.user), "exported_at": timezone.now().isoformat(), "memories": items},
-        ensure_ascii=False,
-        indent=2,
-    )
+    body = json.dumps(memory_export_payload(user_id=platform_user_id(request.user)), ensure_ascii=False, indent=2)
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="my-memories.json"'
     return response
@@ -308,8 +294,7 @@ def memory_add(request):
         else:
             flash.success(request, _("Memory added."))
     else:
-        field, errors = next(iter(form.errors.items()))
-        flash.error(request, f"{field}: {errors[0]}")
+        flash.error(request, form_error(form))
     return redirect("my-memories")
 
 
@@ -353,8 +338,7 @@ def memory_bulk(request):
     sample, then (``confirm``) one transaction."""
     form = MemoryBulkForm(request.POST)
     if not form.is_valid():
-        field, errors = next(iter(form.errors.items()))
-        flash.error(request, str(errors[0]) if field == "__all__" else f"{field}: {errors[0]}")
+        flash.error(request, form_error(form))
         return redirect("my-memories")
     data = form.cleaned_data
     qs = _bulk_queryset(request, data).order_by("-updated_at", "id")
@@ -415,8 +399,7 @@ def memory_pause_rules(request):
     """Replace the user's pause rules: whole types and whole agents that retrieval skips."""
     form = PauseRulesForm(request.POST)
     if not form.is_valid():
-        field, errors = next(iter(form.errors.items()))
-        flash.error(request, f"{field}: {errors[0]}")
+        flash.error(request, form_error(form))
         return redirect("my-memories")
     user_id = platform_user_id(request.user)
     wanted = [("", t) for t in form.cleaned_data["types"]] + [(a, "") for a in form.cleaned_data["agents"]]

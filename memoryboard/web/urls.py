@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import memory_import, my_memories, playground, views
+from . import memory_import, my_memories, people, playground, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -11,6 +11,11 @@ urlpatterns = [
     path("playground/context/<str:name>/", playground.context_column, name="playground-context"),
     path("playground/memory/<str:name>/plan/", playground.memory_plan_view, name="playground-memory-plan"),
     path("playground/memory/<str:name>/apply/", playground.memory_apply_view, name="playground-memory-apply"),
+    path("support/users/", people.people_search, name="people"),
+    # Platform user ids may hold "/": the actions come first.
+    path("support/users/<path:user_id>/export/", people.person_export, name="person-export"),
+    path("support/users/<path:user_id>/erase/", people.person_erase, name="person-erase"),
+    path("support/users/<path:user_id>/", people.person_detail, name="person"),
     path("me/memories/", my_memories.memory_list, name="my-memories"),
     path("me/memories/export/", my_memories.memory_export, name="my-memories-export"),
     path("me/memories/import/", memory_import.memory_import_page, name="my-memories-import"),

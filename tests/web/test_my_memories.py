@@ -221,9 +221,10 @@ def test_manual_add(login, alice):
 @pytest.mark.parametrize(
     "data,needle",
     [
-        ({"agent": "nope", "memory_type": "FACT", "content": "x"}, "agent:"),
-        ({"agent": "chat", "memory_type": "WISH", "content": "x"}, "memory_type:"),
-        ({"agent": "chat", "memory_type": "FACT", "content": ""}, "content:"),
+        # The field is named by its label, as the user sees it (not its code name).
+        ({"agent": "nope", "memory_type": "FACT", "content": "x"}, "Agent: "),
+        ({"agent": "chat", "memory_type": "WISH", "content": "x"}, "Type: "),
+        ({"agent": "chat", "memory_type": "FACT", "content": ""}, "Content: "),
     ],
 )
 def test_manual_add_errors_name_the_field(login, alice, data, needle):
