@@ -26,5 +26,6 @@ class MemoryboardConfig(AppConfig):
 
         checks.register(memoryboard_checks.check_agents_config)
         checks.register(memoryboard_checks.check_namespace_spelling)
+        checks.register(memoryboard_checks.check_default_agent)
         checks.register(memoryboard_checks.check_database_backend, checks.Tags.database)
         signals.connect()

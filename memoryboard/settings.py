@@ -123,7 +123,10 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL: readers never wait for the background writers (tasks, the access log); NORMAL sync is
     # durable across application crashes and skips an fsync per commit.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+         # A transaction that reads, then writes after another thread committed (the access log's
+         # writer) fails at once with "database is locked" in WAL mode; IMMEDIATE waits for the lock.
+         "transaction_mode": "IMMEDIATE"}
     )
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 
@@ -253,3 +256,6 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("MEMORYBOARD_LOG_LEVEL", "WARNING")},
 }
+
+# The agent whose namespace MCP clients and imports use when none is named (`manage.py mcp --agent`, import's `agent`).
+MEMORYBOARD_DEFAULT_AGENT = os.environ.get("MEMORYBOARD_DEFAULT_AGENT", "chat")

@@ -111,9 +111,12 @@ def _max_items(agent_id: str) -> int | None:
 
 
 def memory_tool_save(
-    *, namespace: Namespace, agent_id: str, content: Any, memory_type: Any, conversation_id: str = ""
+    *, namespace: Namespace, agent_id: str, content: Any, memory_type: Any, conversation_id: str = "",
+    source: str = Source.AGENT_TOOL,
 ) -> dict[str, Any]:
     """Synchronous save with substring dedup, under the namespace lock; then the item limit.
+
+    ``source`` is ``agent_tool`` for the agent's own tool, ``mcp`` for the MCP server's ``memory_save``.
 
     Returns:
         ``{"saved": true, "id": ...}``, ``{"saved": false, "duplicate_of": id}``,
@@ -126,13 +129,13 @@ def memory_tool_save(
         return {"saved": False, "reason": "the user turned off saving new memories"}
     try:
         return _save_locked(namespace=namespace, agent_id=agent_id, content=content, memory_type=memory_type,
-                            conversation_id=conversation_id)
+                            conversation_id=conversation_id, source=source)
     except NamespaceLockTimeout:
         return {"saved": False, "error": "memory is busy, try again"}
 
 
 def _save_locked(
-    *, namespace: Namespace, agent_id: str, content: str, memory_type: str, conversation_id: str = ""
+    *, namespace: Namespace, agent_id: str, content: str, memory_type: str, source: str, conversation_id: str = ""
 ) -> dict[str, Any]:
     with namespace_lock(namespace):
         duplicate = find_duplicate(namespace, content)
@@ -144,7 +147,7 @@ def _save_locked(
         try:
             memory = memory_create(
                 namespace=namespace, content=content, memory_type=memory_type,
-                source=Source.AGENT_TOOL, agent_id=agent_id, memory_id=memory_id, conversation_id=conversation_id,
+                source=source, agent_id=agent_id, memory_id=memory_id, conversation_id=conversation_id,
             )
         except MemoryError as exc:
             return {"saved": False, "error": exc.message, "field": exc.field}

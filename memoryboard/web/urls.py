@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import my_memories, people, playground, views
+from . import memory_import, my_memories, people, playground, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -19,6 +19,7 @@ urlpatterns = [
     path("support/users/<path:user_id>/", people.person_detail, name="person"),
     path("me/memories/", my_memories.memory_list, name="my-memories"),
     path("me/memories/export/", my_memories.memory_export, name="my-memories-export"),
+    path("me/memories/import/", memory_import.memory_import_page, name="my-memories-import"),
     path("me/memories/delete-all/", my_memories.memory_delete_all, name="my-memories-delete-all"),
     path("me/memories/switch/", my_memories.memory_switch, name="my-memories-switch"),
     path("me/memories/pause-rules/", my_memories.memory_pause_rules, name="my-memories-pause-rules"),
