@@ -2,7 +2,7 @@
 
 from .audit import AuditLog
 from .chat import ChatMessage
-from .embedding import MemoryEmbedding, VectorGeneration, vector_checksum
+from .embedding import MemoryEmbedding, vector_checksum
 from .lifecycle import (
     MemoryAccess,
     MemoryFlag,
@@ -12,6 +12,7 @@ from .lifecycle import (
     UserMemorySettings,
 )
 from .memory import ArchivedReason, LongTermMemory, MemoryType, Source
+from .retrieval import RetrievalReceipt
 
 __all__ = [
     "ArchivedReason",
@@ -25,8 +26,8 @@ __all__ = [
     "MemoryStateChange",
     "MemoryType",
     "PauseRule",
+    "RetrievalReceipt",
     "Source",
     "UserMemorySettings",
-    "VectorGeneration",
     "vector_checksum",
 ]
