@@ -6,5 +6,6 @@ Importing this package registers the model admins on ``admin.site`` (admin autod
 from memoryboard.admin.audit import AuditLogAdmin
 from memoryboard.admin.chat import ChatMessageAdmin
 from memoryboard.admin.memory import LongTermMemoryAdmin
+from memoryboard.admin.receipts import RetrievalReceiptAdmin
 
-__all__ = ["AuditLogAdmin", "ChatMessageAdmin", "LongTermMemoryAdmin"]
+__all__ = ["AuditLogAdmin", "ChatMessageAdmin", "LongTermMemoryAdmin", "RetrievalReceiptAdmin"]

@@ -354,9 +354,10 @@ def memory_retrieve_ranking(
     kind: str = MemoryAccess.Kind.RETRIEVAL,
     embedder=None,
     log_access: bool = True,
+    receipt: bool = False,
 ) -> Ranking | None:
     """:func:`memory_retrieve` with the whole ranking (the receipt's content); ``None`` when the user
-    turned memories off."""
+    turned memories off. ``receipt`` stores a retrieval receipt (``ltm.receipts``) of it."""
     if kind not in MemoryAccess.Kind.values:
         raise ValueError(f"unknown access kind {kind!r}")
     if not memory_retrieval_enabled(namespace.user_id):
@@ -365,6 +366,11 @@ def memory_retrieve_ranking(
                         user_id=namespace.user_id)
     if log_access:
         memory_log_access(found.results, agent_id=agent_id, conversation_id=conversation_id, kind=kind)
+    if receipt:
+        from memoryboard.ltm.receipts import receipt_record
+
+        receipt_record(ranking=found, agent_id=agent_id, user_id=namespace.user_id,
+                       conversation_id=conversation_id, kind=kind)
     return found
 
 
@@ -378,6 +384,7 @@ def memory_retrieve(
     kind: str = MemoryAccess.Kind.RETRIEVAL,
     embedder=None,
     log_access: bool = True,
+    receipt: bool = False,
 ) -> list[ScoredMemory]:
     """Session-start retrieval (and the ``memory_search`` tool) for one namespace: :func:`memory_rank`
     over the namespace's items with the user's pause rules and "use my memories" switch.
@@ -394,6 +401,7 @@ def memory_retrieve(
         kind: ``retrieval``, ``tool_search`` or ``injection``.
         embedder: the embedder; default the configured one.
         log_access: False skips the access statistics (benchmarks and previews).
+        receipt: store a retrieval receipt (agent turns).
 
     Returns:
         Items best first; ``[]`` when the user turned memories off.
@@ -403,7 +411,7 @@ def memory_retrieve(
     """
     found = memory_retrieve_ranking(namespace=namespace, query=query, k=k, agent_id=agent_id,
                                     conversation_id=conversation_id, kind=kind, embedder=embedder,
-                                    log_access=log_access)
+                                    log_access=log_access, receipt=receipt)
     return [] if found is None else found.results
 
 
