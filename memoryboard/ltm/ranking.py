@@ -168,6 +168,9 @@ class Scores:
     decay: np.ndarray
     final: np.ndarray
 
+    def reordered(self, order: np.ndarray) -> Scores:
+        return Scores(**{name: getattr(self, name)[order] for name in ScoreParts.__dataclass_fields__})
+
     def parts(self, i: int) -> ScoreParts:
         return ScoreParts(*(float(getattr(self, name)[i]) for name in ScoreParts.__dataclass_fields__))
 

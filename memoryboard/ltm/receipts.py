@@ -22,7 +22,7 @@ def receipt_build(*, ranking: Ranking, agent_id: str, user_id: str, conversation
         min_relevance=ranking.min_relevance,
         index=ranking.index,
         counts=ranking.summary(),
-        candidates=[candidate.as_dict() for candidate in ranking.candidates[:RECEIPT_CANDIDATES]],
+        candidates=[candidate.as_dict() for candidate in ranking.top_candidates(RECEIPT_CANDIDATES)],
     )
 
 

@@ -1,10 +1,11 @@
 """What a search builds for a scope, kept in each process while the scope is unchanged.
 
-A search reads its candidates' ids, ``updated_at`` and vector checksums (no content, no vector); the
-vectors, type weights and keyword index (BM25) of those candidates are built once and kept here under
-a fingerprint of exactly that list and the model. An item written, re-embedded, archived or deleted
-changes the list, so the next search has another key: nothing is ever invalidated or stale, and
-gunicorn processes need not tell each other anything.
+A search reads its candidates' ids and ``updated_at`` (no content, no vector); the vectors, type
+weights and keyword index (BM25) of those candidates are built once and kept here under a fingerprint
+of exactly that list and the model. An item written (its content and so its vector), archived or
+deleted changes the list, so the next search has another key: nothing is ever invalidated, and
+gunicorn processes need not tell each other anything. A scope is kept only once every candidate has
+its vector, so an item embedded later (``reembed``) is not missed.
 
 It pays for itself (``benchmarks/retrieval.py``, figures in docs/decisions.md): building a 5,000-item
 scope's BM25 index and reading its vectors costs far more than the search it serves.
@@ -46,9 +47,9 @@ class ScopeData:
 
 
 def fingerprint(model_name: str, rows: Sequence[tuple]) -> bytes:
-    """A digest of the model and the candidates ``(id, updated_at, vector checksum)``, in order."""
+    """A digest of the model and the candidates ``(id, updated_at)``, in order."""
     digest = hashlib.blake2b(model_name.encode(), digest_size=16)
-    digest.update(repr(rows).encode())
+    digest.update("\x1e".join([f"{pk}\x1f{version}" for pk, version in rows]).encode())
     return digest.digest()
 
 
