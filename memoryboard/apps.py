@@ -16,6 +16,7 @@ class MemoryboardConfig(AppConfig):
         from memoryboard import signals
 
         checks.register(memoryboard_checks.check_agents_config)
+        checks.register(memoryboard_checks.check_namespace_spelling)
         checks.register(memoryboard_checks.check_database_backend, checks.Tags.database)
         checks.register(memoryboard_checks.check_embedder)
         signals.connect()

@@ -22,6 +22,21 @@ def check_agents_config(app_configs=None, **kwargs) -> list[checks.CheckMessage]
     return []
 
 
+def check_namespace_spelling(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    from memoryboard.ltm.namespaces import SPELLINGS
+
+    value = getattr(settings, "MEMORYBOARD_NAMESPACE_SPELLING", "compact")
+    if value not in SPELLINGS:
+        return [
+            checks.Error(
+                f"Unknown namespace spelling {value!r}.",
+                hint=f"Set MEMORYBOARD_NAMESPACE_SPELLING to one of {', '.join(SPELLINGS)}.",
+                id="memoryboard.E003",
+            )
+        ]
+    return []
+
+
 def check_database_backend(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
     engine = settings.DATABASES["default"]["ENGINE"]
     supported = {"django.db.backends.sqlite3", "django.db.backends.mysql"}

@@ -10,11 +10,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Min, QuerySet
 
 from memoryboard.audit import audit_record
-from memoryboard.models import AuditLog, ChatMessage
+from memoryboard.models import AuditLog, ChatMessage, ConversationOwner
 from memoryboard.roles import can_read_all_memories, platform_user_id
 from memoryboard.strategies import ContextResult, MemoryPlan, apply_context, plan_memory
 
@@ -31,6 +31,38 @@ def _summarizer():
     from memoryboard.llm.factory import get_summarizer
 
     return get_summarizer()
+
+
+# --- ownership ---------------------------------------------------------------------------------
+
+
+def conversation_claim(*, conversation_id: str, user_id: str, agent_id: str) -> bool:
+    """Claim ``conversation_id`` for this user and agent, or confirm they own it; False when it is
+    someone else's (another user, or the same user with another agent).
+
+    The claim is one INSERT into ``memoryboard_conversation_owner`` (primary key: the conversation id):
+    of two first writers racing, exactly one INSERT succeeds and the other reads the winner's row.
+    A conversation that has messages from before this table (written by the platform) belongs to the
+    author of its first message; that owner is what the INSERT records, whoever asks first.
+    """
+    owner = ConversationOwner.objects.filter(conversation_id=conversation_id).values_list(
+        "user_id", "agent_id").first()
+    if owner is None:
+        first = (
+            ChatMessage.objects.filter(conversation_id=conversation_id).order_by("id")
+            .values_list("user_id", "agent_id").first()
+        )
+        claimed = first or (str(user_id), str(agent_id))
+        try:
+            with transaction.atomic():
+                ConversationOwner.objects.create(
+                    conversation_id=conversation_id, user_id=claimed[0], agent_id=claimed[1]
+                )
+            owner = claimed
+        except IntegrityError:  # another request claimed it first
+            owner = ConversationOwner.objects.filter(conversation_id=conversation_id).values_list(
+                "user_id", "agent_id").get()
+    return tuple(owner) == (str(user_id), str(agent_id))
 
 
 # --- reads -------------------------------------------------------------------------------------

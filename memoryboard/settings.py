@@ -174,6 +174,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Every JSON body through the one guard (depth, finite numbers, lone surrogates): a 400, never a 500.
+    "DEFAULT_PARSER_CLASSES": [
+        "memoryboard.api.parsers.GuardedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
@@ -221,6 +227,10 @@ MEMORYBOARD_AGENTS_FILE = os.environ.get("MEMORYBOARD_AGENTS_FILE", str(BASE_DIR
 
 # Maps a signed-in Django user to the platform's user id; default str(user.pk).
 MEMORYBOARD_USER_ID_FUNCTION = "memoryboard.ltm.namespaces.default_user_id"
+
+# The spelling memoryboard writes namespaces in: compact (Jackson's), spaced, compact-ascii, spaced-ascii.
+# Reads find every spelling real writers produce (ltm.namespaces.namespace_spellings), whatever this is.
+MEMORYBOARD_NAMESPACE_SPELLING = os.environ.get("MEMORYBOARD_NAMESPACE_SPELLING", "compact")
 
 # Long-term memory lifecycle.
 MEMORYBOARD_DECAY_FACTOR = float(os.environ.get("MEMORYBOARD_DECAY_FACTOR", "0.98"))

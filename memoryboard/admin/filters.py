@@ -10,7 +10,6 @@ from django.contrib import admin
 from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext_lazy as _
 
-from memoryboard.ltm.namespaces import agent_prefix
 from memoryboard.ltm.selectors import (
     filter_memories,
     known_agent_namespaces,
@@ -71,9 +70,7 @@ class AgentFilter(admin.SimpleListFilter):
         agent = self.value()
         if not agent:
             return queryset
-        # MySQL's case-sensitive LIKE BINARY cannot use the namespace index; the plain (case-insensitive)
-        # prefix LIKE can, and the exact match then only checks the rows of that range.
-        return filter_memories(queryset.filter(namespace__istartswith=agent_prefix(agent)), agent=agent)
+        return filter_memories(queryset, agent=agent)  # selectors.agent_q: indexed prefix, exact re-check
 
 
 class UserFilter(InputFilter):

@@ -6,7 +6,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import InterfaceError, OperationalError, transaction
+
 from memoryboard.agent.runtime import AgentLLMUnavailable, history_messages, run_turn
+from memoryboard.conversations import conversation_claim
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.models import ChatMessage
 from memoryboard.roles import platform_user_id
@@ -14,7 +17,10 @@ from memoryboard.roles import platform_user_id
 # Earlier messages read into a turn; the context strategy trims them further.
 HISTORY_LIMIT = 500
 
-__all__ = ["AgentChatResult", "AgentLLMUnavailable", "AgentNotFound", "ConversationNotYours", "agent_chat"]
+__all__ = [
+    "AgentChatResult", "AgentLLMUnavailable", "AgentNotFound", "AgentStoreUnavailable", "ConversationNotYours",
+    "agent_chat",
+]
 
 
 class AgentNotFound(LookupError):
@@ -25,6 +31,15 @@ class AgentNotFound(LookupError):
 
 class ConversationNotYours(LookupError):
     """The conversation id belongs to another user or agent (reported like a missing one)."""
+
+
+class AgentStoreUnavailable(RuntimeError):
+    """The database failed during the turn, after the user's message was stored: the turn's writes
+    (items saved by tools, the assistant row) were rolled back together; the message is kept."""
+
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__(f"database unavailable during the turn of {conversation_id}")
+        self.conversation_id = conversation_id
 
 
 @dataclass
@@ -64,15 +79,17 @@ def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str
         AgentNotFound: the agent is not configured.
         ConversationNotYours: the conversation id is used by another user or agent.
         AgentLLMUnavailable: the model failed; the user's message stays stored.
+        AgentStoreUnavailable: the database failed after the user's message was stored.
     """
     agent = get_agents_config().get(agent_id)
     if agent is None:
         raise AgentNotFound(agent_id)
     user_id = platform_user_id(user)
     conversation_id = conversation_id or uuid.uuid4().hex
-    rows = ChatMessage.objects.filter(conversation_id=conversation_id)
-    if rows.exclude(user_id=user_id, agent_id=agent.agent_id).exists():
+    # An atomic claim (one INSERT) decides the owner, whatever the timing; the history is read by owner.
+    if not conversation_claim(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id):
         raise ConversationNotYours(conversation_id)
+    rows = ChatMessage.objects.filter(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id)
     history_rows = list(rows.order_by("-id")[:HISTORY_LIMIT])[::-1]
     # Saved in autocommit before anything can fail: the message is never lost.
     stored = ChatMessage.objects.create(
@@ -84,13 +101,17 @@ def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str
 
         chat_model = get_chat_model()
     try:
-        turn = run_turn(
-            agent=agent, user_id=user_id, conversation_id=conversation_id,
-            history=history_messages(history_rows), user_message=message, chat_model=chat_model,
-        )
+        # The turn's writes (items saved by its tool calls, the assistant row) are one transaction.
+        with transaction.atomic():
+            turn = run_turn(
+                agent=agent, user_id=user_id, conversation_id=conversation_id,
+                history=history_messages(history_rows), user_message=message, chat_model=chat_model,
+            )
     except AgentLLMUnavailable as exc:
         exc.conversation_id = conversation_id
         raise
+    except (OperationalError, InterfaceError) as exc:
+        raise AgentStoreUnavailable(conversation_id) from exc
     return AgentChatResult(
         conversation_id=conversation_id,
         reply=turn.reply,

@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memoryboard.agent.service import AgentLLMUnavailable, AgentNotFound, ConversationNotYours, agent_chat
+from memoryboard.agent.service import (
+    AgentLLMUnavailable,
+    AgentNotFound,
+    AgentStoreUnavailable,
+    ConversationNotYours,
+    agent_chat,
+)
 from memoryboard.api.exceptions import ApplicationError
+from memoryboard.api.serializers import ErrorBodySerializer, StrictCharField
+from memoryboard.api.views import _errors
 
 MAX_MESSAGE_CHARS = 20_000
 
 
 class AgentChatInputSerializer(serializers.Serializer):
-    message = serializers.CharField(min_length=1, max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
-    conversation_id = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=255)
+    message = StrictCharField(min_length=1, max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
+    conversation_id = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=255)
 
     def validate_message(self, value: str) -> str:
         if not value.strip():
@@ -39,6 +47,13 @@ class AgentChatOutputSerializer(serializers.Serializer):
     extraction = serializers.CharField()
 
 
+class AgentChatErrorSerializer(serializers.Serializer):
+    """The error shape, plus the conversation the user's message was stored in (502, 503)."""
+
+    error = ErrorBodySerializer()
+    conversation_id = serializers.CharField(required=False)
+
+
 class AgentChatView(APIView):
     """Send a message to an agent; the reply uses and may update the caller's long-term memory.
 
@@ -46,7 +61,17 @@ class AgentChatView(APIView):
     is a 502 (``llm_unavailable``) carrying the ``conversation_id``, and the message is kept.
     """
 
-    @extend_schema(request=AgentChatInputSerializer, responses={200: AgentChatOutputSerializer})
+    @extend_schema(
+        request=AgentChatInputSerializer,
+        responses={
+            200: AgentChatOutputSerializer,
+            **_errors(400, 401, 404, 413),
+            502: OpenApiResponse(AgentChatErrorSerializer, description=(
+                "The language model failed; the message was stored in `conversation_id`.")),
+            503: OpenApiResponse(AgentChatErrorSerializer, description=(
+                "The database failed; with `conversation_id` when the message was stored, else nothing was.")),
+        },
+    )
     def post(self, request, agent: str):
         data = AgentChatInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -78,5 +103,18 @@ class AgentChatView(APIView):
                     "conversation_id": exc.conversation_id,
                 },
                 status=status.HTTP_502_BAD_GATEWAY,
+            )
+        except AgentStoreUnavailable as exc:
+            return Response(
+                {
+                    "error": {
+                        "code": "unavailable",
+                        "message": _("The database became unavailable during the reply. Your message was saved; "
+                                     "the reply was not. Try again."),
+                        "fields": {},
+                    },
+                    "conversation_id": exc.conversation_id,
+                },
+                status=status.HTTP_503_SERVICE_UNAVAILABLE,
             )
         return Response(AgentChatOutputSerializer(result.to_dict()).data)

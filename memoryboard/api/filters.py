@@ -110,6 +110,16 @@ class CheapLimitOffsetPagination(LimitOffsetPagination):
             OrderedDict([("next", self.get_next_link()), ("previous", self.get_previous_link()), ("results", data)])
         )
 
+    def get_schema_operation_parameters(self, view):
+        """``limit`` and ``offset`` with the bounds :meth:`paginate_queryset` enforces (a 400 outside them)."""
+        bounds = {self.limit_query_param: (1, self.max_limit), self.offset_query_param: (0, MAX_OFFSET)}
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            low, high = bounds.get(parameter["name"], (None, None))
+            if low is not None:
+                parameter["schema"] = {**parameter["schema"], "minimum": low, "maximum": high}
+        return parameters
+
     def get_paginated_response_schema(self, schema):
         return {
             "type": "object",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-from memoryboard.models import ArchivedReason
+from memoryboard.ltm.services import end_user_may_edit, end_user_may_restore
 from memoryboard.roles import (
     can_apply_memory_strategy,
     can_change_any_memory,
@@ -40,8 +40,11 @@ class MemoryAccess(BasePermission):
         if action == "archive":
             self.message = "Only support staff archive items; use DELETE to delete your own."
             return False
-        if action == "restore" and obj.archived and obj.archived_reason != ArchivedReason.USER_DELETED:
+        if action == "restore" and obj.archived and not end_user_may_restore(obj):
             self.message = "Only support staff restore items that you did not delete yourself."
+            return False
+        if action == "partial_update" and not end_user_may_edit(obj):
+            self.message = "Archived and deleted items cannot be edited; only support staff change them."
             return False
         return True
 

@@ -36,6 +36,12 @@ ERRORS = {
     401: OpenApiResponse(s.ErrorSerializer, description="Not signed in."),
     403: OpenApiResponse(s.ErrorSerializer, description="The caller's role may not do this."),
     404: OpenApiResponse(s.ErrorSerializer, description="Not found, or not the caller's."),
+    405: OpenApiResponse(s.ErrorSerializer, description="Method not allowed."),
+    409: OpenApiResponse(s.ErrorSerializer, description="The data changed since the plan; nothing was changed."),
+    413: OpenApiResponse(s.ErrorSerializer, description="The body is too large."),
+    429: OpenApiResponse(s.ErrorSerializer, description="Too many attempts; try again later."),
+    502: OpenApiResponse(s.ErrorSerializer, description="The language model failed."),
+    503: OpenApiResponse(s.ErrorSerializer, description="The database is unavailable; nothing was changed."),
 }
 
 
@@ -164,14 +170,19 @@ class MemoryViewSet(
     )
     @action(detail=True, methods=["post"])
     def restore(self, request, pk=None):
-        memory = services.memory_restore(memory=self.get_object(), actor=request.user)
+        memory = self.get_object()
+        if can_change_any_memory(request.user):
+            memory = services.memory_restore(memory=memory, actor=request.user)
+        elif memory.archived:  # the permission let through only the caller's own deletes
+            memory = services.memory_restore_for_user(memory=memory, actor=request.user)
         return Response(s.MemorySerializer(memory).data)
 
     @extend_schema(
         summary="Semantic search over the memories the caller may see (active items)",
         parameters=[
             OpenApiParameter("q", OpenApiTypes.STR, required=True, description="What to search for."),
-            OpenApiParameter("k", OpenApiTypes.INT, description="How many items, 1..100 (default 10)."),
+            OpenApiParameter("k", {"type": "integer", "minimum": 1, "maximum": 100},
+                             description="How many items, 1..100 (default 10)."),
             OpenApiParameter("explain", OpenApiTypes.BOOL,
                              description="Add each result's score parts (semantic, keyword, type weight, decay, final)."),
         ],
@@ -203,17 +214,24 @@ class ConversationViewSet(viewsets.GenericViewSet):
     """Stored conversations (``chat_message``) the caller may read."""
 
     serializer_class = s.ConversationSerializer
-    pagination_class = CheapLimitOffsetPagination
     filter_backends: list = []
     lookup_field = "conversation_id"
     lookup_value_regex = "[^/]+"
+
+    @property
+    def pagination_class(self):
+        """Messages are paginated; the list of conversations is a plain, bounded list (``limit``), and the
+        schema says so (drf-spectacular reads this per action)."""
+        return None if getattr(self, "action", None) == "list" else CheapLimitOffsetPagination
 
     def get_queryset(self):
         return conversations.message_queryset_for(self.request.user)
 
     @extend_schema(
         summary="Conversations, newest first",
-        parameters=[OpenApiParameter("limit", OpenApiTypes.INT, description="1..200 (default 50).")],
+        parameters=[OpenApiParameter("limit", {"type": "integer", "minimum": 1,
+                                                "maximum": CheapLimitOffsetPagination.max_limit},
+                                     description="1..200 (default 200).")],
         responses={200: s.ConversationSerializer(many=True), **_errors(400, 401)},
     )
     def list(self, request):
@@ -224,7 +242,6 @@ class ConversationViewSet(viewsets.GenericViewSet):
 
     @extend_schema(
         summary="Messages of one conversation, oldest first",
-        parameters=[OpenApiParameter("limit", OpenApiTypes.INT), OpenApiParameter("offset", OpenApiTypes.INT)],
         responses={200: s.ChatMessageSerializer(many=True), **_errors(400, 401, 404)},
     )
     @action(detail=True, methods=["get"])

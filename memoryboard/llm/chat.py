@@ -77,14 +77,19 @@ class ChatModel(Protocol):
 
 def parse_tool_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
     """Arguments of a tool call as a dict, and an error text when they are not a JSON object."""
-    if isinstance(raw, dict):
-        return raw, None
+    from memoryboard.jsonguard import JSONGuardError, check_json_value, parse_json
+
     if raw is None or raw == "":
         return {}, None
     try:
-        value = json.loads(raw)
-    except (TypeError, ValueError) as exc:
-        return {}, f"arguments are not valid JSON: {exc}"
+        if isinstance(raw, dict):
+            check_json_value(raw, field="arguments")
+            return raw, None
+        if not isinstance(raw, (str, bytes, bytearray)):
+            return {}, f"arguments are not JSON text but {type(raw).__name__}"
+        value = parse_json(raw, field_prefix="arguments")  # depth, finite numbers, lone surrogates
+    except JSONGuardError as exc:
+        return {}, f"arguments are not valid: {exc}"
     if not isinstance(value, dict):
         return {}, f"arguments are not a JSON object but {type(value).__name__}"
     return value, None

@@ -17,6 +17,7 @@ from memoryboard.ltm.config import get_agents_config
 from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.lifecycle import memory_enforce_limit
 from memoryboard.ltm.namespaces import build_namespace
+from memoryboard.ltm.selectors import namespace_q
 from memoryboard.ltm.services import MemoryError, memory_build, memory_snapshot
 from memoryboard.ltm.store import memory_upsert_many
 from memoryboard.ltm.tools import memory_saving_enabled, normalize_content
@@ -92,7 +93,7 @@ def _answers_a_question(conversation: list) -> bool:
 
 def _known_contents(agent_config, user_id: str) -> list[str]:
     ns = build_namespace(agent_namespace=agent_config.long_term_memory.namespace, user_id=str(user_id))
-    values = LongTermMemory.objects.filter(namespace=ns.as_text(), archived=False).values_list(
+    values = LongTermMemory.objects.filter(namespace_q(ns), archived=False).values_list(
         "value_json", flat=True
     )
     return [normalize_content((v or {}).get("content", "")) for v in values]

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from memoryboard.audit import audit_record, audit_record_many
 from memoryboard.ltm.namespaces import Namespace
+from memoryboard.ltm.selectors import namespace_q
 from memoryboard.ltm.services import memory_snapshot
 from memoryboard.models import (
     ArchivedReason,
@@ -82,7 +83,7 @@ def memory_enforce_limit(*, namespace: Namespace, max_items: int, actor=None) ->
     Returns:
         The archived ids (empty when the namespace is within its limit).
     """
-    qs = LongTermMemory.objects.filter(namespace=namespace.as_text(), archived=False)
+    qs = LongTermMemory.objects.filter(namespace_q(namespace), archived=False)
     if qs.count() <= max_items:
         return []
     keep = list(

@@ -28,7 +28,7 @@ class NamespaceLockTimeout(RuntimeError):
 
 def _lock_name(namespace: Namespace) -> str:
     # GET_LOCK names are at most 64 characters.
-    return "mb:ns:" + hashlib.sha1(namespace.as_text().encode("utf-8")).hexdigest()
+    return "mb:ns:" + hashlib.sha1(namespace.key().encode("utf-8")).hexdigest()
 
 
 @contextmanager

@@ -2,15 +2,69 @@
 
 A namespace is always built here, on the server side, from the authenticated caller and
 the agent's configuration; never from an LLM tool argument or a request body.
+
+A stored namespace is JSON text and its spelling depends on the writer: Jackson writes it compact
+(``["agent:chat","user:42","memories"]``), Python's ``json.dumps`` and the seed print it spaced
+(``["agent:chat", "user:42", "memories"]``), and writers that escape non-ASCII characters spell
+``中`` as ``\\u4e2d`` (Python, PHP) or ``\\u4E2D`` (Jackson's ``ESCAPE_NON_ASCII``); PHP also escapes
+``/`` as ``\\/``. :func:`namespace_spellings` lists every one of these spellings of one namespace (a
+finite set, at most a dozen), so a reader can look them up with an indexed ``IN``;
+:func:`namespace_belongs_to` is the one exact ownership test (it parses the text). memoryboard itself
+writes one spelling, :func:`canonical_text` (``MEMORYBOARD_NAMESPACE_SPELLING``, default compact).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 MEMORIES = "memories"
+
+# MEMORYBOARD_NAMESPACE_SPELLING: the spelling memoryboard writes.
+SPELLINGS = {
+    "compact": (",", False),  # ["agent:chat","user:42","memories"] (Jackson's default)
+    "spaced": (", ", False),  # ["agent:chat", "user:42", "memories"] (Python's json.dumps)
+    "compact-ascii": (",", True),  # non-ASCII as \uXXXX escapes
+    "spaced-ascii": (", ", True),
+}
+DEFAULT_SPELLING = "compact"
+
+# A \u escape (preceded by an even number of backslashes, so an escaped backslash is not one).
+_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u([0-9a-f]{4})")
+_SLASH = re.compile(r"(?<!\\)((?:\\\\)*)/")
+
+
+def _spell(parts: list[str], *, separator: str, ascii_only: bool) -> str:
+    return json.dumps(parts, ensure_ascii=ascii_only, separators=(separator, ":"))
+
+
+def _upper_hex(text: str) -> str:
+    return _ESCAPE.sub(lambda m: m.group(1) + "\\u" + m.group(2).upper(), text)
+
+
+def _escaped_slashes(text: str) -> str:
+    return _SLASH.sub(lambda m: m.group(1) + "\\/", text)
+
+
+def spell_json_array(parts: list[str]) -> list[str]:
+    """Every spelling real writers give the JSON array ``parts``, the compact one first (deduplicated)."""
+    found: dict[str, None] = {}
+    for separator in (",", ", "):
+        raw = _spell(parts, separator=separator, ascii_only=False)
+        lower = _spell(parts, separator=separator, ascii_only=True)
+        for text in (raw, lower, _upper_hex(lower)):
+            found.setdefault(text)
+            if "/" in text:
+                found.setdefault(_escaped_slashes(text))
+    return list(found)
+
+
+def configured_spelling() -> str:
+    from django.conf import settings
+
+    return getattr(settings, "MEMORYBOARD_NAMESPACE_SPELLING", DEFAULT_SPELLING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,11 +76,38 @@ class Namespace:
         return [f"agent:{self.agent}", f"user:{self.user_id}", MEMORIES]
 
     def as_text(self) -> str:
-        """The stored form: the JSON array as compact text, as the platform (Jackson) writes it."""
-        return json.dumps(self.as_list(), ensure_ascii=False, separators=(",", ":"))
+        """The spelling memoryboard writes (``MEMORYBOARD_NAMESPACE_SPELLING``, default compact)."""
+        return canonical_text(self)
+
+    def key(self) -> str:
+        """A fixed spelling (compact, raw) for lock names and derived ids: independent of the setting."""
+        return _spell(self.as_list(), separator=",", ascii_only=False)
+
+    def spellings(self) -> list[str]:
+        return namespace_spellings(self)
 
     def __str__(self) -> str:
         return self.as_text()
+
+
+def canonical_text(namespace: Namespace) -> str:
+    """The one spelling memoryboard writes a namespace in."""
+    separator, ascii_only = SPELLINGS.get(configured_spelling(), SPELLINGS[DEFAULT_SPELLING])
+    return _spell(namespace.as_list(), separator=separator, ascii_only=ascii_only)
+
+
+@lru_cache(maxsize=4096)
+def _spellings(agent: str, user_id: str) -> tuple[str, ...]:
+    return tuple(spell_json_array([f"agent:{agent}", f"user:{user_id}", MEMORIES]))
+
+
+def namespace_spellings(namespace: Namespace) -> list[str]:
+    """Every spelling real writers give this namespace (2 for ASCII text, up to 12 otherwise).
+
+    Each of them parses back to ``namespace`` (tested), so an exact (binary) ``IN`` over this list
+    finds the namespace's items whatever wrote them, and only those.
+    """
+    return list(_spellings(namespace.agent, namespace.user_id))
 
 
 def build_namespace(*, agent_namespace: str, user_id: str) -> Namespace:
@@ -63,14 +144,36 @@ def _parse_namespace(text: str | list) -> Namespace | None:
     return Namespace(agent=agent[len("agent:"):], user_id=user[len("user:"):])
 
 
-def agent_prefix(agent_namespace: str) -> str:
-    """The start of every stored namespace of one agent: an indexed prefix match."""
-    return json.dumps([f"agent:{agent_namespace}"], ensure_ascii=False)[:-1] + ","
+def namespace_belongs_to(text: str, *, user_id: str, agent: str | None = None) -> bool:
+    """The one ownership test: whether stored namespace ``text`` is user ``user_id``'s (under ``agent``,
+    or under any agent), whatever its JSON spelling. Exact: the text is parsed, not pattern-matched."""
+    ns = parse_namespace(text)
+    return ns is not None and ns.user_id == str(user_id) and (agent is None or ns.agent == str(agent))
 
 
-def user_suffix(user_id: str) -> str:
-    """The end of every stored namespace of one user, whatever the agent."""
-    return "," + json.dumps([f"user:{user_id}", MEMORIES], ensure_ascii=False, separators=(",", ":"))[1:]
+def agent_prefixes(agent_namespace: str) -> list[str]:
+    """The start of every stored namespace of one agent, in each spelling writers give the agent
+    element (raw, ``\\uxxxx``, ``\\uXXXX``, ``\\/``); compact and spaced share these, as both continue
+    with ``,``. An indexed prefix match."""
+    return [text[:-1] + "," for text in spell_json_array([f"agent:{agent_namespace}"])]
+
+
+def first_element_end(text: str) -> int | None:
+    """The index just past the first element of a JSON array text (``["agent:x"`` of a namespace), or
+    None when the text does not start with an array of a string. Lets a loose index scan step past
+    every namespace that shares this agent element's spelling."""
+    index = 1 if text.startswith("[") else -1
+    if index < 0:
+        return None
+    while index < len(text) and text[index] in " \t\r\n":
+        index += 1
+    if index >= len(text) or text[index] != '"':
+        return None
+    try:
+        _value, end = json.decoder.scanstring(text, index + 1)
+    except ValueError:
+        return None
+    return end
 
 
 def default_user_id(user) -> str:

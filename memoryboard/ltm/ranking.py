@@ -32,8 +32,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build
-
 # --- the constants (documented in docs/retrieval.md; change them there too) -------------------------
 
 SEMANTIC_WEIGHT = 0.8
@@ -101,6 +99,7 @@ class KeywordIndex:
     def __init__(self, texts: Sequence[str]) -> None:
         import bm25s
 
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build
         self.size = len(texts)
         self._retriever = None
         if not texts:

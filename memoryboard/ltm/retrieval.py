@@ -31,7 +31,7 @@ from django.utils import timezone
 from memoryboard.ltm import ranking
 from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.namespaces import Namespace
-from memoryboard.ltm.selectors import user_namespaces_q
+from memoryboard.ltm.selectors import namespace_q, user_namespaces_q
 from memoryboard.ltm.vector_cache import ScopeData, fingerprint, scope_cache
 from memoryboard.models import LongTermMemory, MemoryAccess, MemoryFlag, PauseRule, UserMemorySettings
 
@@ -370,8 +370,8 @@ def memory_log_access(
 
 
 def namespace_scope(namespace: Namespace) -> QuerySet[LongTermMemory]:
-    """The items of one agent and user (``selectors.user_namespaces_q``)."""
-    return LongTermMemory.objects.filter(user_namespaces_q(namespace.user_id, agents=[namespace.agent]))
+    """The items of one agent and user, in every spelling of their namespace (``selectors.namespace_q``)."""
+    return LongTermMemory.objects.filter(namespace_q(namespace))
 
 
 def memory_retrieve_ranking(

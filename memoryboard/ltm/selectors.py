@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 from django.core.cache import cache
-from django.db.models import Q, QuerySet
+from django.db.models import CharField, F, Func, Q, QuerySet
+from django.db.models.lookups import In
 
 from memoryboard.ltm.config import get_agents_config
-from memoryboard.ltm.namespaces import agent_prefix, build_namespace, parse_namespace, user_suffix
+from memoryboard.ltm.namespaces import (
+    Namespace,
+    agent_prefixes,
+    build_namespace,
+    first_element_end,
+    namespace_spellings,
+    parse_namespace,
+)
 from memoryboard.models import LongTermMemory
 from memoryboard.roles import can_read_all_memories, platform_user_id
 
@@ -29,14 +37,15 @@ def stored_agent_namespaces() -> list[str]:
     """The distinct agent namespaces in the memory table, found by index seeks (cached 5 minutes).
 
     A ``DISTINCT`` reads the whole namespace index (a million entries); this is a loose index scan
-    instead: one ``ORDER BY namespace LIMIT 1`` seek per agent, each starting past every namespace of
-    the agent before (``["agent:x","user`` followed by a letter sorts after ``["agent:x","user:…``
-    in binary and in Unicode collations alike).
+    instead: one ``ORDER BY namespace LIMIT 1`` seek per spelling of an agent element
+    (``["agent:x"``, ``["agent:\\u4e2d"``, …), each starting past every namespace that begins with the
+    spelling just found (``["agent:x"`` followed by ``~`` sorts after ``["agent:x",…`` and
+    ``["agent:x", …`` and before ``["agent:x-y"…`` in binary and Unicode collations alike).
     """
     cached = cache.get(AGENTS_CACHE_KEY)
     if cached is not None:
         return cached
-    found: list[str] = []
+    found: dict[str, None] = {}
     bound = ""
     for _ in range(MAX_STORED_AGENTS):
         text = (
@@ -49,10 +58,11 @@ def stored_agent_namespaces() -> list[str]:
         if ns is None:  # not a memories namespace: step past this one value
             bound = text
             continue
-        found.append(ns.agent)
-        bound = agent_prefix(ns.agent) + '"userz'
-    cache.set(AGENTS_CACHE_KEY, found, AGENTS_CACHE_SECONDS)
-    return found
+        found.setdefault(ns.agent)
+        bound = text[:first_element_end(text)] + "~"  # past every text with this agent element's spelling
+    agents = list(found)
+    cache.set(AGENTS_CACHE_KEY, agents, AGENTS_CACHE_SECONDS)
+    return agents
 
 
 def forget_stored_agent_namespaces() -> None:
@@ -68,22 +78,63 @@ def known_agent_namespaces() -> list[tuple[str, str]]:
     return sorted(choices.items())
 
 
+class _Binary(Func):
+    """``BINARY namespace`` on MySQL/MariaDB, whose default collations compare case-insensitively (and
+    so would let ``user:Bob`` match ``user:bob``); SQLite compares text exactly already."""
+
+    template = "%(expressions)s"
+    output_field = CharField()
+
+    def as_mysql(self, compiler, connection, **extra):
+        return super().as_sql(compiler, connection, template="BINARY %(expressions)s", **extra)
+
+
 def user_namespaces(user_id: str, *, agents: list[str] | None = None) -> list[str]:
-    """The namespace of one user's items under each agent (default: every known agent)."""
+    """Every spelling of one user's namespace under each agent (default: every known agent).
+
+    See :func:`memoryboard.ltm.namespaces.namespace_spellings`: compact and ``", "``-spaced, non-ASCII
+    raw or ``\\uxxxx``/``\\uXXXX``-escaped; 2 texts per agent for ASCII ids and agents.
+    """
     if agents is None:
         agents = [ns for ns, _label in known_agent_namespaces()]
-    return [build_namespace(agent_namespace=a, user_id=user_id).as_text() for a in agents]
+    names: dict[str, None] = {}
+    for agent in agents:
+        names.update(dict.fromkeys(namespace_spellings(build_namespace(agent_namespace=agent, user_id=user_id))))
+    return list(names)
+
+
+def namespace_texts_q(texts: list[str]) -> Q:
+    """Items whose namespace is exactly one of ``texts``: an indexed ``namespace IN`` (seeks of
+    ``idx_ltm_ns_archived``) re-checked byte for byte (``BINARY`` on MySQL, where the column's
+    collation would let ``IN`` ignore case)."""
+    if not texts:
+        return Q(pk__in=[])
+    return Q(namespace__in=texts) & Q(In(_Binary(F("namespace")), texts))
+
+
+def namespace_q(namespace: Namespace) -> Q:
+    """One namespace's items, in every spelling (the item limit, dedup, retrieval use this)."""
+    return namespace_texts_q(namespace_spellings(namespace))
 
 
 def user_namespaces_q(user_id: str, *, agents: list[str] | None = None) -> Q:
-    """Exactly one user's items: an indexed ``namespace IN`` (one per known agent) plus the suffix.
+    """Exactly one user's items, in every spelling: :func:`namespace_texts_q` of :func:`user_namespaces`.
 
     The IN list lets the database seek ``idx_ltm_ns_archived`` instead of scanning a suffix LIKE over
-    every row; the suffix check (``LIKE BINARY`` on MySQL) keeps the match exact where the column's
-    collation would let ``=`` ignore case.
+    every row (5 s at a million rows).
     """
-    names = user_namespaces(user_id, agents=agents)
-    return Q(namespace__in=names) & Q(namespace__endswith=user_suffix(user_id))
+    return namespace_texts_q(user_namespaces(str(user_id), agents=agents))
+
+
+def agent_q(agent: str) -> Q:
+    """One agent's items, in every spelling of its agent element: an indexed (case-insensitive on
+    MySQL) prefix ``LIKE`` re-checked exactly (``LIKE BINARY``, which alone cannot use the index)."""
+    prefixes = agent_prefixes(str(agent))
+    indexed, exact = Q(), Q()
+    for prefix in prefixes:
+        indexed |= Q(namespace__istartswith=prefix)
+        exact |= Q(namespace__startswith=prefix)
+    return indexed & exact
 
 
 def memory_queryset_for(user) -> QuerySet[LongTermMemory]:
@@ -123,7 +174,7 @@ def filter_memories(
     if agent and user:
         qs = qs.filter(user_namespaces_q(str(user), agents=[agent]))
     elif agent:
-        qs = qs.filter(namespace__startswith=agent_prefix(agent))
+        qs = qs.filter(agent_q(agent))
     elif user:
         qs = qs.filter(user_namespaces_q(str(user)))
     if memory_type:
@@ -135,3 +186,25 @@ def filter_memories(
     if search:
         qs = qs.filter(Q(value_json__content__icontains=search) | Q(pk=search))
     return qs
+
+
+def odd_namespace_texts(*, limit: int = 100_000) -> list[tuple[str, Namespace | None]]:
+    """Stored namespace texts that no reader looks up: a memories namespace spelled in a way no known
+    writer spells it (``[ "agent:chat" , …``, escaped ASCII, …), paired with what it parses to, and
+    texts that are not a memories namespace at all (``None``).
+
+    A loose index scan: one ``ORDER BY namespace LIMIT 1`` seek per distinct namespace text (a few
+    seconds at a million rows), for ``manage.py respell_namespaces``, not for a request.
+    """
+    odd: list[tuple[str, Namespace | None]] = []
+    bound: str | None = None
+    for _ in range(limit):
+        qs = LongTermMemory.objects.all() if bound is None else LongTermMemory.objects.filter(namespace__gt=bound)
+        text = qs.order_by("namespace").values_list("namespace", flat=True).first()
+        if text is None:
+            break
+        ns = parse_namespace(text)
+        if ns is None or text not in namespace_spellings(ns):
+            odd.append((text, ns))
+        bound = text
+    return odd

@@ -192,9 +192,119 @@ def memory_archive(*, memory: LongTermMemory, actor, reason: str = ArchivedReaso
     return memory
 
 
+def end_user_may_restore(memory: LongTermMemory) -> bool:
+    """An end user restores only what they deleted themselves (``user_deleted``)."""
+    return memory.archived and memory.archived_reason == ArchivedReason.USER_DELETED
+
+
+def end_user_may_edit(memory: LongTermMemory) -> bool:
+    """An end user edits only active (or paused) items: never what staff, decay or the limit archived,
+    nor what they deleted."""
+    return not memory.archived
+
+
 def memory_delete_for_user(*, memory: LongTermMemory, actor) -> LongTermMemory:
-    """An end user's delete: kept as ``user_deleted`` for the retention period (undo), then purged."""
-    return memory_archive(memory=memory, actor=actor, reason=ArchivedReason.USER_DELETED)
+    """An end user's delete: kept as ``user_deleted`` for the retention period (undo), then purged.
+
+    An item that staff, decay or the item limit archived can be deleted (erased) by its user too; its
+    archive reason is kept (``MemoryFlag.deleted_from``) so that an undo returns it to that archive,
+    not to active.
+    """
+    with transaction.atomic():
+        memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
+        if memory.archived and memory.archived_reason == ArchivedReason.USER_DELETED:
+            return memory
+        before = memory_snapshot(memory)
+        old_state = memory_state(memory)
+        if memory.archived:
+            MemoryFlag.objects.update_or_create(memory_id=memory.pk, defaults={"deleted_from": memory.archived_reason})
+        memory.archived, memory.archived_at = True, timezone.now()
+        memory.archived_reason = ArchivedReason.USER_DELETED
+        memory.save(update_fields=["archived", "archived_at", "archived_reason"])
+        audit_record(
+            actor=actor, action=AuditLog.Action.DELETE, object_type="memory", object_id=memory.pk,
+            before=before, after=memory_snapshot(memory), reason=ArchivedReason.USER_DELETED,
+        )
+        _record_state(memory.pk, old_state, MemoryState.DELETED, actor, ArchivedReason.USER_DELETED)
+    return memory
+
+
+def memory_restore_for_user(*, memory: LongTermMemory, actor) -> LongTermMemory:
+    """An end user's undo of their own delete: back to active (or paused), or back to the archive
+    (decay, over_limit, staff) the item was in when they deleted it.
+
+    Raises:
+        MemoryError: the item is not one the user deleted (``field="archived_reason"``).
+    """
+    with transaction.atomic():
+        memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
+        if not end_user_may_restore(memory):
+            raise MemoryError("Only items you deleted yourself can be restored by you.", field="archived_reason")
+        previous = (
+            MemoryFlag.objects.filter(memory_id=memory.pk).exclude(deleted_from="")
+            .values_list("deleted_from", flat=True).first()
+        )
+        if previous is None:
+            return memory_restore(memory=memory, actor=actor)
+        MemoryFlag.objects.filter(memory_id=memory.pk).update(deleted_from="")
+        before = memory_snapshot(memory)
+        memory.archived_reason = previous
+        memory.save(update_fields=["archived_reason"])
+        audit_record(
+            actor=actor, action=AuditLog.Action.RESTORE, object_type="memory", object_id=memory.pk,
+            before=before, after=memory_snapshot(memory), reason=f"undo delete: back to {previous}",
+        )
+        _record_state(memory.pk, MemoryState.DELETED, MemoryState.ARCHIVED, actor, "restore")
+    return memory
+
+
+def memory_delete_all_for_user(*, user_id: str, actor) -> int:
+    """"Delete all": every item stored about the user that is not already deleted, in every state
+    (active, paused, archived by staff, decay or the limit), becomes ``user_deleted`` in one transaction,
+    restorable during the retention period, then purged: with what was already deleted, exactly what
+    the export lists. Audited per item (bulk inserts).
+
+    Returns:
+        How many items were deleted.
+    """
+    from memoryboard.audit import audit_record_many
+    from memoryboard.ltm.selectors import own_memories
+
+    now = timezone.now()
+    user = actor if getattr(actor, "is_authenticated", False) else None
+    with transaction.atomic():
+        memories = list(
+            own_memories(user_id=str(user_id)).select_for_update()
+            .exclude(archived=True, archived_reason=ArchivedReason.USER_DELETED)
+        )
+        if not memories:
+            return 0
+        ids = [m.pk for m in memories]
+        paused = set(MemoryFlag.objects.filter(memory_id__in=ids, paused=True).values_list("memory_id", flat=True))
+        entries, changes, flags = [], [], []
+        for memory in memories:
+            before = memory_snapshot(memory)
+            if memory.archived:
+                old = MemoryState.ARCHIVED
+                flags.append(MemoryFlag(memory_id=memory.pk, deleted_from=memory.archived_reason or ""))
+            else:
+                old = MemoryState.PAUSED if memory.pk in paused else MemoryState.ACTIVE
+            memory.archived, memory.archived_at, memory.archived_reason = True, now, ArchivedReason.USER_DELETED
+            entries.append({"actor": actor, "action": AuditLog.Action.DELETE, "object_type": "memory",
+                            "object_id": memory.pk, "before": before, "after": memory_snapshot(memory),
+                            "reason": "delete all"})
+            changes.append(MemoryStateChange(memory_id=memory.pk, old_state=old, new_state=MemoryState.DELETED,
+                                              actor=user, reason="delete all"))
+        LongTermMemory.objects.filter(pk__in=ids).update(
+            archived=True, archived_at=now, archived_reason=ArchivedReason.USER_DELETED
+        )
+        if flags:
+            MemoryFlag.objects.bulk_create(
+                flags, update_conflicts=True, unique_fields=["memory_id"], update_fields=["deleted_from"],
+            )
+        audit_record_many(entries)
+        MemoryStateChange.objects.bulk_create(changes, batch_size=500)
+    return len(memories)
 
 
 def memory_restore(*, memory: LongTermMemory, actor) -> LongTermMemory:
@@ -209,6 +319,7 @@ def memory_restore(*, memory: LongTermMemory, actor) -> LongTermMemory:
         memory.archived_at = None
         memory.archived_reason = None
         memory.save(update_fields=["archived", "archived_at", "archived_reason"])
+        MemoryFlag.objects.filter(memory_id=memory.pk).exclude(deleted_from="").update(deleted_from="")
         audit_record(
             actor=actor, action=AuditLog.Action.RESTORE, object_type="memory", object_id=memory.pk,
             before=before, after=memory_snapshot(memory),
@@ -263,3 +374,32 @@ def memory_set_paused(*, memory: LongTermMemory, actor, paused: bool) -> LongTer
         )
         _record_state(memory.pk, old_state, memory_state(memory, paused=paused), actor, "pause" if paused else "resume")
     return memory
+
+
+def memory_respell_namespaces(*, texts: list[str], actor=None) -> int:
+    """Rewrite items stored under odd spellings of a memories namespace (``selectors.odd_namespace_texts``)
+    to the spelling memoryboard writes, in one transaction, audited per namespace text.
+
+    Texts that are not a memories namespace are left alone.
+
+    Returns:
+        The number of items rewritten.
+    """
+    from memoryboard.ltm.namespaces import parse_namespace
+    from memoryboard.ltm.selectors import namespace_texts_q
+
+    changed = 0
+    with transaction.atomic():
+        for text in texts:
+            namespace = parse_namespace(text)
+            if namespace is None or text == namespace.as_text():
+                continue
+            ids = list(LongTermMemory.objects.filter(namespace_texts_q([text])).values_list("pk", flat=True))
+            count = LongTermMemory.objects.filter(pk__in=ids).update(namespace=namespace.as_text())
+            audit_record(
+                actor=actor, action=AuditLog.Action.UPDATE, object_type="namespace", object_id=namespace.as_text(),
+                before={"namespace": text, "ids": ids[:1000]}, after={"namespace": namespace.as_text()},
+                reason="respell namespace",
+            )
+            changed += count
+    return changed

@@ -14,8 +14,10 @@ from typing import Any
 
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.ltm.lifecycle import memory_enforce_limit
+from memoryboard.jsonguard import JSONGuardError, check_json_value
 from memoryboard.ltm.locks import NamespaceLockTimeout, namespace_lock
 from memoryboard.ltm.namespaces import Namespace
+from memoryboard.ltm.selectors import namespace_q
 from memoryboard.ltm.retrieval import memory_retrieve
 from memoryboard.ltm.services import MemoryError, memory_create
 from memoryboard.models import LongTermMemory, MemoryAccess, MemoryType, Source, UserMemorySettings
@@ -81,7 +83,7 @@ def find_duplicate(namespace: Namespace, content: str) -> str | None:
     new = normalize_content(content)
     if not new:
         return None
-    rows = LongTermMemory.objects.filter(namespace=namespace.as_text(), archived=False).values_list(
+    rows = LongTermMemory.objects.filter(namespace_q(namespace), archived=False).values_list(
         "pk", "value_json"
     )
     for pk, value in rows:
@@ -93,7 +95,7 @@ def find_duplicate(namespace: Namespace, content: str) -> str | None:
 
 def deterministic_id(namespace: Namespace, content: str) -> str:
     """The id a tool save gets: identical saves in one namespace collapse into one row even without a lock."""
-    digest = hashlib.sha256(f"{namespace.as_text()}\n{normalize_content(content)}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{namespace.key()}\n{normalize_content(content)}".encode()).hexdigest()
     return "t" + digest[:31]
 
 
@@ -199,6 +201,10 @@ def run_memory_tool(
         A JSON-serializable result for the ``tool`` message; errors are reported in it, not raised.
     """
     arguments = arguments if isinstance(arguments, dict) else {}
+    try:
+        check_json_value(arguments, field="arguments")  # depth, finite numbers, lone surrogates
+    except JSONGuardError as exc:
+        return {"error": exc.message, "field": exc.field}
     if name == "memory_save":
         return memory_tool_save(
             namespace=namespace, agent_id=agent_id,

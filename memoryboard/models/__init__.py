@@ -1,7 +1,7 @@
 """Models: the two shared tables of the agent platform and the dashboard's own tables."""
 
 from .audit import AuditLog
-from .chat import ChatMessage
+from .chat import ChatMessage, ConversationOwner
 from .embedding import MemoryEmbedding, vector_checksum
 from .lifecycle import (
     MemoryAccess,
@@ -18,6 +18,7 @@ __all__ = [
     "ArchivedReason",
     "AuditLog",
     "ChatMessage",
+    "ConversationOwner",
     "LongTermMemory",
     "MemoryAccess",
     "MemoryEmbedding",

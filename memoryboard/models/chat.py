@@ -38,3 +38,19 @@ class ChatMessage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.conversation_id}#{self.pk} {self.role}"
+
+
+class ConversationOwner(models.Model):
+    """Who a conversation id belongs to: claimed by its first writer with one INSERT (dashboard-only table).
+
+    The primary key makes the claim atomic: of two requests that start the same new conversation at
+    once, one INSERT succeeds and the other reads the winner's row; nobody checks then inserts.
+    """
+
+    conversation_id = models.CharField(primary_key=True, max_length=255)
+    user_id = models.CharField(max_length=255)
+    agent_id = models.CharField(max_length=255)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "memoryboard_conversation_owner"

@@ -22,6 +22,9 @@ class MemoryFlag(models.Model):
     memory_id = models.CharField(primary_key=True, max_length=255)
     paused = models.BooleanField(default=False)
     paused_at = models.DateTimeField(null=True, blank=True)
+    # The archive reason (decay, over_limit, staff) an item had when its user deleted it: undoing the
+    # delete brings it back to that archive, not to active. Blank: it was active.
+    deleted_from = models.CharField(max_length=32, blank=True, default="")
 
     class Meta:
         db_table = "memoryboard_memory_flag"

@@ -7,12 +7,12 @@ parameters; the values are validated again by the strategy itself (``parse_param
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from memoryboard.jsonguard import JSONGuardError, parse_json
 from memoryboard.strategies import (
     ParamSpec,
     StrategyInputError,
@@ -44,12 +44,15 @@ def parse_messages_json(text: str) -> list[dict[str, Any]]:
         MessagesInputError: With a message naming the problem, e.g. ``messages[3].role: unknown role``.
     """
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MessagesInputError(
-            _("JSON syntax error at line %(line)s, column %(col)s: %(msg)s")
-            % {"line": exc.lineno, "col": exc.colno, "msg": exc.msg}
-        ) from None
+        data = parse_json(text)  # the one JSON guard: nesting, Infinity/NaN/1e400, lone surrogates
+    except JSONGuardError as exc:
+        if exc.syntax is not None:
+            raise MessagesInputError(
+                _("JSON syntax error at line %(line)s, column %(col)s: %(msg)s")
+                % {"line": exc.syntax.lineno, "col": exc.syntax.colno, "msg": exc.syntax.msg}
+            ) from None
+        field = f"messages{exc.field}" if exc.field.startswith("[") else exc.field  # a pasted bare list
+        raise MessagesInputError(f"{field}: {exc.message}" if field else exc.message) from None
     if isinstance(data, dict) and "messages" in data:
         data = data["messages"]
     if not isinstance(data, list):

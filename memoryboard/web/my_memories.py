@@ -19,7 +19,8 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memoryboard.audit import audit_record
 from memoryboard.ltm import services
@@ -59,9 +60,24 @@ def _retention_cutoff():
 
 
 def _recently_deleted(request) -> QuerySet[LongTermMemory]:
-    return _own(request).filter(
-        archived=True, archived_reason=ArchivedReason.USER_DELETED, archived_at__gte=_retention_cutoff()
-    )
+    """The user's deletes that can still be undone (within the retention period)."""
+    return _deleted(request).filter(archived_at__gte=_retention_cutoff())
+
+
+def _deleted(request) -> QuerySet[LongTermMemory]:
+    """Everything the user deleted and that is not purged yet (past the retention period: purged soon)."""
+    return _own(request).filter(archived=True, archived_reason=ArchivedReason.USER_DELETED)
+
+
+def _archived_by_others(request) -> QuerySet[LongTermMemory]:
+    """The user's items that staff, decay or the item limit archived: shown with the reason, deletable,
+    not restorable or editable by the user."""
+    return _own(request).filter(archived=True).exclude(archived_reason=ArchivedReason.USER_DELETED)
+
+
+def _not_deleted(request) -> QuerySet[LongTermMemory]:
+    """What "delete" and "delete all" act on: every item of the user in every state but deleted."""
+    return _own(request).exclude(archived=True, archived_reason=ArchivedReason.USER_DELETED)
 
 
 def _semantic(queryset, query: str) -> list[tuple[LongTermMemory, float]] | None:
@@ -132,10 +148,16 @@ def memory_list(request):
     if others:
         groups.append({"type": "OTHER", "label": _("Other"), "items": others})
     switch = _switch(user_id)
-    deleted = list(_recently_deleted(request).order_by("-archived_at")[:200])
+    deleted = list(_deleted(request).order_by("-archived_at")[:200])
     retention = settings.MEMORYBOARD_DELETED_RETENTION_DAYS
+    cutoff = _retention_cutoff()
     for memory in _with_labels(deleted):
         memory.purge_at = memory.archived_at + timedelta(days=retention)
+        memory.can_undo = memory.archived_at >= cutoff
+    reasons = dict(ArchivedReason.choices)
+    archived = _with_labels(list(_archived_by_others(request).order_by("-archived_at")[:200]))
+    for memory in archived:
+        memory.reason_label = reasons.get(memory.archived_reason, memory.archived_reason or _("Archived"))
     context = {
         "form": form,
         "query": query,
@@ -143,6 +165,7 @@ def memory_list(request):
         "groups": groups,
         "total": len(items),
         "deleted": deleted,
+        "archived": archived,
         "retention_days": retention,
         "add_form": MemoryAddForm(),
         "pause_form": PauseRulesForm(initial={"types": sorted(paused_types), "agents": sorted(paused_agents)}),
@@ -157,8 +180,9 @@ def memory_list(request):
 @login_required
 @require_POST
 def memory_delete(request, memory_id: str):
-    """Delete one of the user's items (kept for the retention period, with undo)."""
-    memory = get_object_or_404(_own(request).filter(archived=False), pk=memory_id)
+    """Delete one of the user's items, active, paused or archived by staff, decay or the limit (kept for the
+    retention period, with undo), then purged."""
+    memory = get_object_or_404(_not_deleted(request), pk=memory_id)
     services.memory_delete_for_user(memory=memory, actor=request.user)
     flash.success(request, _("Memory deleted. You can undo this under \"Recently deleted\"."))
     return redirect("my-memories")
@@ -169,17 +193,23 @@ def memory_delete(request, memory_id: str):
 def memory_restore(request, memory_id: str):
     """Undo a delete within the retention period."""
     memory = get_object_or_404(_recently_deleted(request), pk=memory_id)
-    services.memory_restore(memory=memory, actor=request.user)
+    services.memory_restore_for_user(memory=memory, actor=request.user)
     flash.success(request, _("Memory restored."))
     return redirect("my-memories")
 
 
 @login_required
-@require_GET
+@require_http_methods(["GET", "POST"])
 def memory_delete_all(request):
-    """The confirmation page of "delete all": the count and a sample; confirming posts a bulk delete."""
+    """"Delete all": GET is the confirmation page (the count and a sample of everything stored about the
+    user, in every state); the confirmation POSTs here and deletes all of it in one transaction
+    (restorable during the retention period, then purged): with the earlier deletes, exactly the export."""
+    if request.method == "POST":
+        count = services.memory_delete_all_for_user(user_id=platform_user_id(request.user), actor=request.user)
+        flash.success(request, _("%(n)s memories deleted. You can undo this under \"Recently deleted\".") % {"n": count})
+        return redirect("my-memories")
     data = {"action": "delete", "scope": "filter", "ids": [], "memory_type": "", "agent": "", "q": ""}
-    return _bulk_confirmation(request, data, _own(request).filter(archived=False))
+    return _bulk_confirmation(request, data, _not_deleted(request), post_url=reverse("my-memories-delete-all"))
 
 
 @login_required
@@ -298,9 +328,10 @@ def _bulk_queryset(request, data: dict) -> QuerySet[LongTermMemory]:
     )
 
 
-def _bulk_confirmation(request, data: dict, qs: QuerySet[LongTermMemory]):
+def _bulk_confirmation(request, data: dict, qs: QuerySet[LongTermMemory], *, post_url: str | None = None):
     qs = qs.order_by("-updated_at", "id")
     return render(request, "web/my_memories_bulk.html", {
+        "post_url": post_url or reverse("my-memories-bulk"),
         "data": data, "count": qs.count(), "sample": _with_labels(list(qs[:BULK_SAMPLE])),
         "action_label": dict(MemoryBulkForm.ACTIONS)[data["action"]],
         "retention_days": settings.MEMORYBOARD_DELETED_RETENTION_DAYS,

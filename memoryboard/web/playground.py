@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages as flash
+from django.db import InterfaceError, OperationalError
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponseBadRequest
@@ -23,6 +24,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_http_methods
 
 from memoryboard import conversations
+from memoryboard.jsonguard import JSONGuardError, parse_json
 from memoryboard.roles import can_apply_memory_strategy, is_developer, is_support
 from memoryboard.strategies import (
     CONTEXT_STRATEGIES,
@@ -348,14 +350,18 @@ def compact_ids(ids: Sequence[int]) -> str:
     return ",".join(parts)
 
 
+MAX_PARSED_IDS = 200_000  # a plan's deletions; more is not a conversation the playground shows
+
+
 def parse_ids(text: str) -> list[int] | None:
-    """The inverse of :func:`compact_ids`; ``None`` if the text is not a list of ids and ranges."""
+    """The inverse of :func:`compact_ids`; ``None`` if the text is not a list of ids and ranges, or if
+    it lists more than :data:`MAX_PARSED_IDS` ids in total (``1-9999999,1-9999999,…`` in a few bytes)."""
     out: list[int] = []
     try:
         for part in filter(None, (p.strip() for p in text.split(","))):
             low, _, high = part.partition("-")
             first, last = int(low), int(high or low)
-            if last < first or last - first > 10_000_000:
+            if last < first or len(out) + (last - first + 1) > MAX_PARSED_IDS:
                 return None
             out.extend(range(first, last + 1))
     except ValueError:
@@ -374,9 +380,9 @@ def memory_apply_view(request, name: str):
     _conversation_rows(request, conversation_id)
     expected = parse_ids(request.POST.get("expected_delete_ids", ""))
     try:
-        params = json.loads(request.POST.get("params", "{}") or "{}")
-    except json.JSONDecodeError:
-        params = None
+        params = parse_json(request.POST.get("params", "{}") or "{}", field_prefix="params")
+    except JSONGuardError as exc:
+        return HttpResponseBadRequest(str(exc))
     if expected is None or not isinstance(params, dict):
         return HttpResponseBadRequest(_("expected_delete_ids and params must be a list of ids and a JSON object."))
     target = reverse("playground") + "?" + urlencode({"conversation": conversation_id}) + "#memory"
@@ -384,6 +390,9 @@ def memory_apply_view(request, name: str):
         plan = conversations.memory_apply(
             name, conversation_id=conversation_id, params=params, actor=request.user, expected_delete_ids=expected
         )
+    except (OperationalError, InterfaceError):
+        # Like the API's 503: the apply is one transaction, rolled back; say so instead of a 500.
+        return render(request, "web/unavailable.html", {"back": target}, status=503)
     except conversations.StalePlanError:
         flash.error(request, _("The conversation changed since the plan was shown; nothing was changed. "
                                "Review the new plan."))

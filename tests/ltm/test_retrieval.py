@@ -139,6 +139,9 @@ def test_search_caps_on_the_fly_embedding(monkeypatch, alice, make_memory):
     assert [f.score for f in found] == sorted((f.score for f in found), reverse=True)
 
     MemoryEmbedding.objects.filter(memory_id__in=[m.pk for m in items]).delete()
+    from memoryboard.ltm.vector_cache import scope_cache
+
+    scope_cache.clear()  # a process that has not seen these items (the items themselves did not change)
     found = memory_search(queryset=memory_queryset_for(alice), query="Java developer", k=20)
     assert len(found) == 1 + 2  # the item with a vector, and two embedded on the fly
     assert MemoryEmbedding.objects.count() == 3

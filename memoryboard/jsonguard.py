@@ -1,0 +1,176 @@
+"""The one JSON guard: every JSON body (API, web forms) and every tool argument of a model goes through it.
+
+Python's ``json`` accepts what the rest of the stack cannot store or answer: ``Infinity``, ``NaN`` and
+``1e400`` (a float ``inf``: the database's JSON check and ``json.dumps(allow_nan=False)`` refuse it later,
+after other writes were made), lone surrogates (``"\\ud800"``: valid JSON, not encodable as UTF-8, so the
+database driver fails on it), and nesting a thousand levels deep (``RecursionError`` in the parser or in
+whatever walks the value later). Each is refused here with :class:`JSONGuardError` naming the field
+(``messages[3].content``), which the API turns into a 400 and the web forms into a form error.
+
+Example:
+    >>> parse_json(b'{"params": {"keep_first": 1e400}}')
+    Traceback (most recent call last):
+    ...
+    memoryboard.jsonguard.JSONGuardError: params.keep_first: numbers must be finite (no Infinity, NaN or 1e400).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+MAX_DEPTH = 64  # deeper than any message format needs (Anthropic blocks in tool results: about 8)
+
+_CONSTANT = object()  # what Infinity / -Infinity / NaN parse to, so the walk can name their field
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF][0-9a-fA-F]{2}")
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:,]')
+
+
+class JSONGuardError(ValueError):
+    """A JSON text or value the guard refuses; ``field`` names where (``""``: the whole body)."""
+
+    def __init__(self, message: str, *, field: str = "", syntax: json.JSONDecodeError | None = None) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.message = message
+        self.field = field
+        self.syntax = syntax  # the parser's error (line, column) when the text is not JSON at all
+
+
+def _join(prefix: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{prefix}[{key}]"
+    key = str(key).encode("utf-8", "backslashreplace").decode("utf-8")  # a field name must be printable
+    return f"{prefix}.{key}" if prefix else key
+
+
+def parse_json(text_or_bytes: str | bytes | bytearray, *, field_prefix: str = "") -> Any:
+    """Parse JSON text and refuse what the guard refuses.
+
+    Args:
+        text_or_bytes: the body or the form field's text (bytes are decoded as UTF-8).
+        field_prefix: the name of the form field or argument the text came from; paths inside the
+            value are appended to it (``params.keep_first``). Empty for a request body.
+
+    Returns:
+        The parsed value.
+
+    Raises:
+        JSONGuardError: not JSON, nested deeper than :data:`MAX_DEPTH`, a number that is not finite, or a
+            lone surrogate; ``field`` names the place.
+    """
+    if isinstance(text_or_bytes, (bytes, bytearray)):
+        try:
+            text = bytes(text_or_bytes).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise JSONGuardError(f"the body is not UTF-8 ({exc.reason} at byte {exc.start}).",
+                                 field=field_prefix) from None
+    else:
+        text = str(text_or_bytes)
+    strings = bool(_SURROGATE_ESCAPE.search(text)) or not _encodable(text)
+    try:
+        value = json.loads(text, parse_constant=lambda _name: _CONSTANT)
+    except RecursionError:
+        raise JSONGuardError(f"nested deeper than {MAX_DEPTH} levels.",
+                             field=_path_at_depth(text, MAX_DEPTH, field_prefix)) from None
+    except json.JSONDecodeError as exc:
+        raise JSONGuardError(f"invalid JSON: {exc}", field=field_prefix, syntax=exc) from None
+    except ValueError as exc:  # e.g. an integer with more than 4300 digits
+        raise JSONGuardError(f"invalid JSON: {exc}", field=field_prefix) from None
+    _walk(value, field=field_prefix, strings=strings)
+    return value
+
+
+def check_json_value(value: Any, *, field: str) -> None:
+    """Check a value that was parsed elsewhere (a model's tool arguments, a client library's output).
+
+    Raises:
+        JSONGuardError: nested deeper than :data:`MAX_DEPTH`, a float that is not finite, a string
+            with a lone surrogate, or a value JSON cannot hold; ``field`` names the place.
+    """
+    _walk(value, field=field, strings=True)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_string(text: str, field: str) -> None:
+    if not _encodable(text):
+        raise JSONGuardError("contains a lone surrogate (\\ud800-\\udfff), which is not text.", field=field)
+
+
+_FINITE_MESSAGE = "numbers must be finite (no Infinity, NaN or 1e400)."
+_SCALARS = (str, int, bool, type(None))
+
+
+def _check_scalar(item: Any, path: str, strings: bool) -> None:
+    if isinstance(item, float):
+        if not math.isfinite(item):
+            raise JSONGuardError(_FINITE_MESSAGE, field=path)
+    elif isinstance(item, str):
+        if strings:
+            _check_string(item, path)
+    elif item is _CONSTANT:
+        raise JSONGuardError(_FINITE_MESSAGE, field=path)
+    elif not isinstance(item, _SCALARS):
+        raise JSONGuardError(f"{type(item).__name__} is not a JSON value.", field=path)
+
+
+def _walk(value: Any, *, field: str, strings: bool) -> None:
+    """One iterative pass (no recursion to exhaust): depth, finite numbers, surrogates (when ``strings``).
+
+    Paths are built only for containers and on error: the pass costs about 3x ``json.loads`` itself.
+    """
+    if not isinstance(value, (dict, list, tuple)):
+        _check_scalar(value, field, strings)
+        return
+    stack: list[tuple[Any, str, int]] = [(value, field, 0)]
+    while stack:
+        item, path, depth = stack.pop()
+        if depth >= MAX_DEPTH:
+            raise JSONGuardError(f"nested deeper than {MAX_DEPTH} levels.", field=path)
+        pairs = item.items() if isinstance(item, dict) else enumerate(item)
+        for key, child in pairs:
+            if strings and type(key) is str:
+                _check_string(key, _join(path, key))
+            kind = type(child)
+            if kind is dict or kind is list or kind is tuple:
+                stack.append((child, _join(path, key), depth + 1))
+            elif kind is int or kind is bool or child is None or (kind is str and not strings):
+                continue
+            else:
+                _check_scalar(child, _join(path, key), strings)
+
+
+def _path_at_depth(text: str, limit: int, prefix: str) -> str:
+    """The path of the first container nested deeper than ``limit`` (only called on the error path)."""
+    path: list[str | int] = []
+    pending_key: str | None = None
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            if len(path) >= limit:
+                break
+            path.append(0 if token == "[" else "")
+            pending_key = None
+        elif token in "]}":
+            if path:
+                path.pop()
+        elif token == ",":
+            if path and isinstance(path[-1], int):
+                path[-1] += 1
+        elif token == ":":
+            if path and isinstance(path[-1], str) and pending_key is not None:
+                path[-1] = pending_key
+        elif path and isinstance(path[-1], str):
+            pending_key = json.loads(token)
+    name = prefix
+    for key in path:  # the location of the container that opens one level too deep
+        name = _join(name, key)
+    return name

@@ -1,0 +1,58 @@
+"""The one JSON guard (memoryboard.jsonguard): what it refuses, and that it names the field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memoryboard.jsonguard import MAX_DEPTH, JSONGuardError, check_json_value, parse_json
+
+
+@pytest.mark.parametrize("text,field", [
+    ('{"params": {"keep_first": 1e400}}', "params.keep_first"),
+    ('{"params": {"keep_first": -1e400}}', "params.keep_first"),
+    ('{"a": [1, Infinity]}', "a[1]"),
+    ('{"a": -Infinity}', "a"),
+    ('{"a": NaN}', "a"),
+    ('{"messages": [{"role": "user", "content": "x\\ud800"}]}', "messages[0].content"),
+    ('{"messages": [{"role": "user", "content": "\\uDC00"}]}', "messages[0].content"),
+    ('{"k\\ud800": 1}', "k\\ud800"),  # the key itself, printable in the error
+    ("[" * 1200 + "]" * 1200, "[0]" * MAX_DEPTH),
+    ('{"messages": ' + "[" * 100 + "]" * 100 + "}", "messages" + "[0]" * (MAX_DEPTH - 1)),
+    ('{"x": ' + '{"y": ' * 70 + "1" + "}" * 70 + "}", "x" + ".y" * (MAX_DEPTH - 1)),
+])
+def test_refused_with_the_field_named(text, field):
+    with pytest.raises(JSONGuardError) as info:
+        parse_json(text)
+    assert info.value.field == field
+    str(info.value).encode("utf-8")  # the message itself is printable text
+
+
+def test_the_prefix_names_the_form_field_and_bytes_are_utf8():
+    with pytest.raises(JSONGuardError) as info:
+        parse_json(b'{"keep": NaN}', field_prefix="params")
+    assert info.value.field == "params.keep"
+    with pytest.raises(JSONGuardError) as info:
+        parse_json(b"\xff\xfe", field_prefix="params")
+    assert info.value.field == "params" and "UTF-8" in info.value.message
+    with pytest.raises(JSONGuardError) as info:
+        parse_json('{"a": }')
+    assert info.value.syntax is not None and info.value.syntax.colno == 7
+
+
+def test_accepted_json_comes_back_unchanged():
+    value = {"messages": [{"role": "user", "content": "😀 \\ud83d\\ude00 中文", "n": [1, 2.5, True, None]}],
+             "deep": json.loads("[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1))}
+    text = json.dumps(value)
+    assert parse_json(text) == value
+    assert parse_json('"\\ud83d\\ude00"') == "😀"  # a surrogate pair is one character, not a lone surrogate
+
+
+def test_check_json_value_for_values_parsed_elsewhere():
+    check_json_value({"content": "ok", "k": 3, "x": [1.5]}, field="arguments")
+    for bad, field in (({"k": float("inf")}, "arguments.k"), ({"c": "a\ud800"}, "arguments.c"),
+                       ({"o": object()}, "arguments.o")):
+        with pytest.raises(JSONGuardError) as info:
+            check_json_value(bad, field="arguments")
+        assert info.value.field == field

@@ -1,0 +1,80 @@
+"""My memories shows every state (issue 12): archived by staff, decay or the limit with the reason, deletable
+but not restorable or editable by the user; "delete all" erases exactly what the export lists."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from memoryboard.ltm.services import memory_purge_deleted, memory_set_paused
+from memoryboard.models import ArchivedReason, LongTermMemory
+
+pytestmark = pytest.mark.django_db
+
+
+def fresh(memory) -> LongTermMemory:
+    return LongTermMemory.objects.get(pk=memory.pk)
+
+
+def test_archived_items_are_shown_with_their_reason_and_deletable(login, alice, make_memory):
+    staff = make_memory(alice, "archived by staff", archived_reason=ArchivedReason.STAFF)
+    make_memory(alice, "decayed away", archived_reason=ArchivedReason.DECAY)
+    make_memory(alice, "over the limit", archived_reason=ArchivedReason.OVER_LIMIT)
+    client = login(alice)
+    page = client.get(reverse("my-memories")).content.decode()
+    for text in ("archived by staff", "decayed away", "over the limit", "Archived by staff", "Decayed",
+                 "Over the item limit"):
+        assert text in page
+    assert reverse("my-memories-restore", args=[staff.pk]) not in page
+    assert client.post(reverse("my-memories-restore", args=[staff.pk])).status_code == 404
+    assert client.post(reverse("my-memories-delete", args=[staff.pk])).status_code == 302
+    assert fresh(staff).archived_reason == ArchivedReason.USER_DELETED
+
+
+def test_undoing_the_delete_of_a_staff_archive_returns_it_to_the_archive_not_to_active(login, alice, make_memory):
+    staff = make_memory(alice, "archived by staff", archived_reason=ArchivedReason.STAFF)
+    client = login(alice)
+    client.post(reverse("my-memories-delete", args=[staff.pk]))
+    client.post(reverse("my-memories-restore", args=[staff.pk]))
+    assert (fresh(staff).archived, fresh(staff).archived_reason) == (True, ArchivedReason.STAFF)
+
+
+def test_api_owner_cannot_undo_a_staff_archive_by_deleting_it_or_edit_it(alice, make_memory):
+    api = APIClient()
+    api.force_login(alice)
+    for reason in (ArchivedReason.STAFF, ArchivedReason.DECAY, ArchivedReason.OVER_LIMIT):
+        memory = make_memory(alice, f"archived {reason}", archived_reason=reason)
+        patch = api.patch(f"/api/v1/memories/{memory.pk}/", {"content": "changed"}, format="json")
+        assert patch.status_code == 403 and fresh(memory).content == f"archived {reason}"
+        assert api.post(f"/api/v1/memories/{memory.pk}/restore/").status_code == 403
+        assert api.delete(f"/api/v1/memories/{memory.pk}/").status_code == 204
+        restored = api.post(f"/api/v1/memories/{memory.pk}/restore/")
+        assert restored.status_code == 200
+        assert (fresh(memory).archived, fresh(memory).archived_reason) == (True, reason)
+        assert api.post(f"/api/v1/memories/{memory.pk}/restore/").status_code == 403
+
+
+def test_delete_all_erases_everything_the_export_lists(login, alice, bob, make_memory, settings):
+    make_memory(alice, "active")
+    paused = make_memory(alice, "paused")
+    memory_set_paused(memory=paused, actor=alice, paused=True)
+    for reason in (ArchivedReason.STAFF, ArchivedReason.DECAY, ArchivedReason.OVER_LIMIT, ArchivedReason.USER_DELETED):
+        make_memory(alice, f"archived {reason}", archived_reason=reason)
+    bobs = make_memory(bob, "bob's")
+    client = login(alice)
+    exported = {m["id"] for m in json.loads(client.get(reverse("my-memories-export")).content)["memories"]}
+    assert len(exported) == 6
+    page = client.get(reverse("my-memories-delete-all")).content.decode()
+    assert "Delete 5 of your memories?" in page  # the sixth is deleted already
+    client.post(reverse("my-memories-delete-all"))
+    assert set(LongTermMemory.objects.filter(archived_reason=ArchivedReason.USER_DELETED)
+               .values_list("pk", flat=True)) == exported
+    assert not fresh(bobs).archived
+    # After the retention period the purge removes all of it.
+    LongTermMemory.objects.filter(pk__in=exported).update(archived_at=fresh(bobs).created_at.replace(year=2000))
+    memory_purge_deleted(dry_run=False)
+    assert json.loads(client.get(reverse("my-memories-export")).content)["memories"] == []
+    assert LongTermMemory.objects.filter(pk=bobs.pk).exists()
