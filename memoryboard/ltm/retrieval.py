@@ -275,12 +275,13 @@ def memory_rank(
         return result
     base = queryset.filter(archived=False)
     rules = _pause_rules_q(user_id)
-    rows = _candidate_rows(base, rules, EXACT_MAX + 1)
+    # One user's scope is searched exactly whatever its size (bounded by max-items); a scope across
+    # users larger than EXACT_MAX takes its candidates from the HNSW index.
+    rows = _candidate_rows(base, rules, None if user_id is not None else EXACT_MAX + 1)
     if not rows:
         return result  # nothing to compare with: the query is not even embedded
     qvec = np.asarray(embedder.embed([query])[0], dtype=np.float32)
-    cacheable = True
-    if len(rows) > EXACT_MAX:
+    if len(rows) > EXACT_MAX and user_id is None:
         from memoryboard.ltm.ann import ann_candidates
 
         ids = ann_candidates(model_name=embedder.name, dim=int(embedder.dim), vector=qvec, count=ANN_CANDIDATES)
@@ -291,9 +292,8 @@ def memory_rank(
             rows = [row for start in range(0, len(ids), READ_BATCH)
                     for row in _candidate_rows(base.filter(pk__in=ids[start : start + READ_BATCH]), rules, None)]
             result.index = "hnsw"
-        cacheable = False
     rows.sort(key=lambda row: row[0])
-    data = _scope_data(base, rows, embedder, cacheable=cacheable and rows and len(rows) <= EXACT_MAX)
+    data = _scope_data(base, rows, embedder, cacheable=result.index == "exact")
     by_id = {row[0]: row for row in rows}
     present = data.ids
     result._unscored = [row[0] for row in rows if row[0] not in data.position]
