@@ -181,7 +181,7 @@ def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, limit: int 
     # The ORM's SQL, read without its per-value converters (a third of the time at 5,000 rows).
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchall()
+        return list(cursor.fetchall())
 
 
 def _scope_data(base: QuerySet[LongTermMemory], rows: list[tuple], embedder, *, cacheable: bool) -> ScopeData:
