@@ -160,7 +160,7 @@ def _pause_rules_q(user_id: str | None) -> Q | None:
     return combined
 
 
-def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, limit: int | None) -> list[tuple]:
+def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None) -> list[tuple]:
     """``(id, updated_at as text, relevance_score, paused)`` of the scope's items: one query, no content,
     no vector (``updated_at`` only names a version of the item: as text, it costs no parsing)."""
     paused = Q(Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True)))
@@ -175,7 +175,7 @@ def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, limit: int 
         .values_list("pk", "version", "relevance_score", "is_paused")
     )
     try:
-        sql, params = (qs if limit is None else qs[:limit]).query.sql_with_params()
+        sql, params = qs.query.sql_with_params()
     except EmptyResultSet:  # e.g. ``objects.none()``
         return []
     # The ORM's SQL, read without its per-value converters (a third of the time at 5,000 rows).
@@ -277,21 +277,26 @@ def memory_rank(
     rules = _pause_rules_q(user_id)
     # One user's scope is searched exactly whatever its size (bounded by max-items); a scope across
     # users larger than EXACT_MAX takes its candidates from the HNSW index.
-    rows = _candidate_rows(base, rules, None if user_id is not None else EXACT_MAX + 1)
-    if not rows:
-        return result  # nothing to compare with: the query is not even embedded
-    qvec = np.asarray(embedder.embed([query])[0], dtype=np.float32)
-    if len(rows) > EXACT_MAX and user_id is None:
+    large = user_id is None and bool(base.order_by().values_list("pk")[EXACT_MAX : EXACT_MAX + 1])
+    qvec = None
+    if large:
         from memoryboard.ltm.ann import ann_candidates
 
+        qvec = np.asarray(embedder.embed([query])[0], dtype=np.float32)
         ids = ann_candidates(model_name=embedder.name, dim=int(embedder.dim), vector=qvec, count=ANN_CANDIDATES)
         if ids is None:
             logger.warning("no HNSW index for %s: exact search over a large scope", embedder.name)
-            rows = _candidate_rows(base, rules, None)
+            rows = _candidate_rows(base, rules)
         else:
             rows = [row for start in range(0, len(ids), READ_BATCH)
-                    for row in _candidate_rows(base.filter(pk__in=ids[start : start + READ_BATCH]), rules, None)]
+                    for row in _candidate_rows(base.filter(pk__in=ids[start : start + READ_BATCH]), rules)]
             result.index = "hnsw"
+    else:
+        rows = _candidate_rows(base, rules)
+    if not rows:
+        return result  # nothing to compare with: the query is not even embedded
+    if qvec is None:
+        qvec = np.asarray(embedder.embed([query])[0], dtype=np.float32)
     rows.sort(key=lambda row: row[0])
     data = _scope_data(base, rows, embedder, cacheable=result.index == "exact")
     by_id = {row[0]: row for row in rows}
