@@ -184,18 +184,19 @@ def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None) -> list[tup
         return list(cursor.fetchall())
 
 
-def _scope_data(base: QuerySet[LongTermMemory], rows: list[tuple], embedder, *, cacheable: bool) -> ScopeData:
-    """The vectors, types and keyword index of the candidates ``rows`` (sorted by id): from the
-    cache, or read (one query per ``READ_BATCH`` ids) and built; vectors missing are embedded.
+def _scope_data(
+    base: QuerySet[LongTermMemory], ids: list[str], versions: list[str], embedder, *, cacheable: bool
+) -> ScopeData:
+    """The vectors, types and keyword index of the candidates ``ids`` (sorted): from the cache, or
+    read (one query per ``READ_BATCH`` ids) and built; vectors missing are embedded.
 
     Kept only when every candidate has its vector: an item changes ``updated_at`` when its content
     (and so its vector) changes, so the ids and versions name the vectors too.
     """
-    key = fingerprint(embedder.name, [(row[0], row[1]) for row in rows])
+    key = fingerprint(embedder.name, ids, versions)
     data = scope_cache.get(key)
     if data is not None:
         return data
-    ids = [row[0] for row in rows]
     found: dict[str, tuple] = {}
     for start in range(0, len(ids), READ_BATCH):
         batch = ids[start : start + READ_BATCH]
@@ -297,22 +298,25 @@ def memory_rank(
         return result  # nothing to compare with: the query is not even embedded
     if qvec is None:
         qvec = np.asarray(embedder.embed([query])[0], dtype=np.float32)
-    rows.sort(key=lambda row: row[0])
-    data = _scope_data(base, rows, embedder, cacheable=result.index == "exact")
-    by_id = {row[0]: row for row in rows}
+    rows.sort()
+    ids, versions, relevances, paused_flags = (list(column) for column in zip(*rows))
+    data = _scope_data(base, ids, versions, embedder, cacheable=result.index == "exact")
     present = data.ids
-    result._unscored = [row[0] for row in rows if row[0] not in data.position]
+    if len(present) < len(ids):  # some candidates have no vector: align the columns with ``present``
+        result._unscored = [pk for pk in ids if pk not in data.position]
+        keep = [i for i, pk in enumerate(ids) if pk in data.position]
+        relevances, paused_flags = [relevances[i] for i in keep], [paused_flags[i] for i in keep]
     if not present:
         return result
     scores = ranking.score(
         cosine=data.matrix @ qvec,
         keyword=data.keywords.scores(query),
         types=data.type_weights,
-        relevance_scores=np.fromiter((by_id[pk][2] for pk in present), dtype=np.float32, count=len(present)),
+        relevance_scores=np.asarray(relevances, dtype=np.float32),
         model_name=embedder.name,
     )
     order = np.argsort(-scores.final, kind="stable")
-    paused = np.fromiter((bool(by_id[pk][3]) for pk in present), dtype=bool, count=len(present))[order]
+    paused = np.asarray(paused_flags, dtype=bool)[order]
     below = (scores.match < minimum)[order]
     eligible = ~paused & ~below
     returned = eligible & (np.cumsum(eligible) <= k)

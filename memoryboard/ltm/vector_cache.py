@@ -46,10 +46,12 @@ class ScopeData:
         return int(self.matrix.nbytes) + ITEM_OVERHEAD * len(self.ids)
 
 
-def fingerprint(model_name: str, rows: Sequence[tuple]) -> bytes:
-    """A digest of the model and the candidates ``(id, updated_at)``, in order."""
+def fingerprint(model_name: str, ids: Sequence[str], versions: Sequence[str]) -> bytes:
+    """A digest of the model and the candidates' ids and versions (``updated_at``), in order."""
     digest = hashlib.blake2b(model_name.encode(), digest_size=16)
-    digest.update("\x1e".join([f"{pk}\x1f{version}" for pk, version in rows]).encode())
+    digest.update("\x1e".join(ids).encode())
+    digest.update(b"\x1d")
+    digest.update("\x1e".join(map(str, versions)).encode())
     return digest.digest()
 
 
