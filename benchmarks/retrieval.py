@@ -188,6 +188,7 @@ def bench_hnsw(n: int, queries: int) -> dict[str, float]:
     from usearch.index import Index
 
     from memoryboard.ltm import ann
+    from memoryboard.ltm.retrieval import ANN_CANDIDATES
 
     rng = np.random.default_rng(5)
     # Clustered vectors (sentence embeddings are not uniform on the sphere): 1,000 centres plus noise.
@@ -204,7 +205,7 @@ def bench_hnsw(n: int, queries: int) -> dict[str, float]:
     recalls, search_ms, exact_ms = [], [], []
     for q in qs:
         t = time.perf_counter()
-        found = index.search(q, count=400, threads=1)
+        found = index.search(q, count=ANN_CANDIDATES, threads=1)
         search_ms.append((time.perf_counter() - t) * 1000)
         t = time.perf_counter()
         exact = np.argpartition(-(matrix @ q), K)[:K]
@@ -231,10 +232,10 @@ def bench_reembed(n: int) -> float:
     embedder = get_embedder()
     qs = LongTermMemory.objects.filter(namespace=ns.as_text())
     assert qs.count() == n
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     # Only this namespace's items: the benchmark's other rows already have vectors of this model.
     done = memory_reembed(missing_only=True, embedder=embedder, batch_size=200)
-    return done / (time.perf_counter() - start)
+    return done / (time.perf_counter() - start), done / (time.process_time() - start_cpu)
 
 
 def main() -> None:
@@ -243,6 +244,7 @@ def main() -> None:
     parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES))
     parser.add_argument("--hnsw-n", type=int, default=200_000)
     parser.add_argument("--no-readme", action="store_true")
+    parser.add_argument("--hnsw-queries", type=int, default=100)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     load_start = os.getloadavg()[0]
@@ -255,11 +257,11 @@ def main() -> None:
         print("one user's curve …", flush=True)
         curve = bench_curve(sizes, args.repeats)
         print("reembed …", flush=True)
-        reembed_rate = bench_reembed(2_000)
+        reembed_rate, reembed_cpu_rate = bench_reembed(2_000)
     print("1M exact …", flush=True)
     floor_ms, ours_ms = bench_1m(7)
     print("HNSW …", flush=True)
-    hnsw = bench_hnsw(args.hnsw_n, 100)
+    hnsw = bench_hnsw(args.hnsw_n, args.hnsw_queries)
     load_end = os.getloadavg()[0]
 
     lines = [
@@ -284,11 +286,12 @@ def main() -> None:
           for size, w, p, wc, c, cc in curve], "",
         f"1,000,000 × 512 exact, one query, CPU time: the floor (`matrix @ q` + `argpartition`) {floor_ms:.1f} ms, "
         f"the ranking's score + top-K {ours_ms:.1f} ms = **{ours_ms / floor_ms:.2f}× the floor** (target ≤ 1.5×).", "",
-        f"HNSW (`usearch`, i8, M={16}, ef_add 64, ef_search 256), {hnsw['n']:,} clustered random 512-d vectors: "
-        f"build **{hnsw['build_per_s']:,.0f} vectors/s** with 2 threads (target ≥ 1,500/s); 400 candidates per "
+        f"HNSW (`usearch`, i8, M={16}, ef_add 64, ef_search 1000), {hnsw['n']:,} clustered random 512-d vectors: "
+        f"build **{hnsw['build_per_s']:,.0f} vectors/s** with 2 threads (target ≥ 1,500/s); 1,000 candidates per "
         f"query in {hnsw['search_ms']:.2f} ms (exact over the same vectors: {hnsw['exact_ms']:.1f} ms); "
         f"recall of the exact top-10 among the candidates **{hnsw['recall']:.3f}** (target ≥ 0.95).", "",
-        f"`reembed` with the default model, one process, SQLite: **{reembed_rate:,.0f} items/s** (target ≥ 800).", "",
+        f"`reembed` with the default model, one process, SQLite: **{reembed_rate:,.0f} items/s** wall, "
+        f"{reembed_cpu_rate:,.0f} items per CPU second (target ≥ 800/s).", "",
     ]
     section = "\n".join(lines)
     print(section)

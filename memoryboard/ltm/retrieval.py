@@ -42,7 +42,7 @@ MAX_K = 100
 # Larger scopes take their candidates from the HNSW index (``ltm.ann``) when it is built.
 EXACT_MAX = 20_000
 # Candidates asked of the HNSW index per search (then filtered by scope and state, and re-ranked).
-ANN_CANDIDATES = 400
+ANN_CANDIDATES = 1000
 # Items without a vector embedded during one search at most; ``manage.py reembed`` does the rest.
 MAX_EMBED_ON_THE_FLY = 1_000
 # Rows read per query by id (well under SQLite's variable limit).
