@@ -395,8 +395,30 @@ def memory_retrieve_ranking(
     log_access: bool = True,
     receipt: bool = False,
 ) -> Ranking | None:
-    """:func:`memory_retrieve` with the whole ranking (the receipt's content); ``None`` when the user
-    turned memories off. ``receipt`` stores a retrieval receipt (``ltm.receipts``) of it."""
+    """Session-start retrieval (and the ``memory_search`` tool) for one namespace: :func:`memory_rank`
+    over the namespace's items with the user's pause rules and "use my memories" switch.
+
+    The returned items' ``access_count`` and ``last_accessed_at`` are updated, and one access-log row
+    per item is written (see :func:`memory_log_access`), unless ``log_access`` is False (previews).
+
+    Args:
+        namespace: built on the server from the authenticated user and the agent's configuration.
+        query: usually the user's message.
+        k: how many items at most (the agent's ``load-max-items``).
+        agent_id: the reading agent, for the access log.
+        conversation_id: the reading conversation, for the access log.
+        kind: ``retrieval``, ``tool_search`` or ``injection``.
+        embedder: the embedder; default the configured one.
+        log_access: False skips the access statistics (benchmarks and previews).
+        receipt: store a retrieval receipt (``ltm.receipts``; agent turns).
+
+    Returns:
+        The whole ranking (results best first, candidates with outcomes); ``None`` when the user
+        turned memories off.
+
+    Raises:
+        ValueError: for an unknown ``kind``.
+    """
     if kind not in MemoryAccess.Kind.values:
         raise ValueError(f"unknown access kind {kind!r}")
     if not memory_retrieval_enabled(namespace.user_id):
@@ -413,44 +435,10 @@ def memory_retrieve_ranking(
     return found
 
 
-def memory_retrieve(
-    *,
-    namespace: Namespace,
-    query: str,
-    k: int = DEFAULT_K,
-    agent_id: str = "",
-    conversation_id: str = "",
-    kind: str = MemoryAccess.Kind.RETRIEVAL,
-    embedder=None,
-    log_access: bool = True,
-    receipt: bool = False,
-) -> list[ScoredMemory]:
-    """Session-start retrieval (and the ``memory_search`` tool) for one namespace: :func:`memory_rank`
-    over the namespace's items with the user's pause rules and "use my memories" switch.
-
-    The returned items' ``access_count`` and ``last_accessed_at`` are updated, and one access-log row
-    per item is written (see :func:`memory_log_access`), unless ``log_access`` is False (previews).
-
-    Args:
-        namespace: built on the server from the authenticated user and the agent's configuration.
-        query: usually the user's message.
-        k: how many items at most (the agent's ``load-max-items``).
-        agent_id: the reading agent, for the access log.
-        conversation_id: the reading conversation, for the access log.
-        kind: ``retrieval``, ``tool_search`` or ``injection``.
-        embedder: the embedder; default the configured one.
-        log_access: False skips the access statistics (benchmarks and previews).
-        receipt: store a retrieval receipt (agent turns).
-
-    Returns:
-        Items best first; ``[]`` when the user turned memories off.
-
-    Raises:
-        ValueError: for an unknown ``kind``.
-    """
-    found = memory_retrieve_ranking(namespace=namespace, query=query, k=k, agent_id=agent_id,
-                                    conversation_id=conversation_id, kind=kind, embedder=embedder,
-                                    log_access=log_access, receipt=receipt)
+def memory_retrieve(**options) -> list[ScoredMemory]:
+    """The results of :func:`memory_retrieve_ranking` (same keyword arguments); ``[]`` when the user
+    turned memories off."""
+    found = memory_retrieve_ranking(**options)
     return [] if found is None else found.results
 
 
