@@ -322,7 +322,7 @@ def memory_rank(
     returned = eligible & (np.cumsum(eligible) <= k)
     outcomes = np.where(paused, Outcome.PAUSED, np.where(below, Outcome.BELOW_THRESHOLD,
                         np.where(returned, Outcome.RETURNED, Outcome.BEYOND_K)))
-    result._ids = [present[i] for i in order]
+    result._ids = [present[i] for i in order.tolist()]
     result._outcomes = outcomes.tolist()
     result._scores = scores.reordered(order)
     chosen = [(result._ids[i], result._scores.parts(int(i))) for i in np.flatnonzero(returned)]
