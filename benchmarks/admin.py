@@ -110,7 +110,9 @@ def seed(rows: int = ROWS) -> None:
                 archived = rng.random() < 0.1
                 params += [
                     mid,
-                    json.dumps([f"agent:{agent}", f"user:{user}", "memories"], separators=(",", ":")),
+                    # Writers differ: most rows compact (Jackson), every fourth spaced (Python's json.dumps).
+                    json.dumps([f"agent:{agent}", f"user:{user}", "memories"],
+                               separators=(", " if i % 4 == 3 else ",", ":")),
                     mid,
                     json.dumps(value),
                     created,

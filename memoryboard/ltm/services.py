@@ -258,14 +258,14 @@ def memory_restore_for_user(*, memory: LongTermMemory, actor) -> LongTermMemory:
     return memory
 
 
-def memory_delete_all_for_user(*, user_id: str, actor) -> int:
+def memory_delete_all_for_user(*, user_id: str, actor) -> list[str]:
     """"Delete all": every item stored about the user that is not already deleted, in every state
     (active, paused, archived by staff, decay or the limit), becomes ``user_deleted`` in one transaction,
     restorable during the retention period, then purged: with what was already deleted, exactly what
     the export lists. Audited per item (bulk inserts).
 
     Returns:
-        How many items were deleted.
+        The ids of the items deleted (what an undo of this "delete all" would restore).
     """
     from memoryboard.audit import audit_record_many
     from memoryboard.ltm.selectors import own_memories
@@ -278,7 +278,7 @@ def memory_delete_all_for_user(*, user_id: str, actor) -> int:
             .exclude(archived=True, archived_reason=ArchivedReason.USER_DELETED)
         )
         if not memories:
-            return 0
+            return []
         ids = [m.pk for m in memories]
         paused = set(MemoryFlag.objects.filter(memory_id__in=ids, paused=True).values_list("memory_id", flat=True))
         entries, changes, flags = [], [], []
@@ -299,12 +299,15 @@ def memory_delete_all_for_user(*, user_id: str, actor) -> int:
             archived=True, archived_at=now, archived_reason=ArchivedReason.USER_DELETED
         )
         if flags:
-            MemoryFlag.objects.bulk_create(
-                flags, update_conflicts=True, unique_fields=["memory_id"], update_fields=["deleted_from"],
+            from django.db import connection
+
+            MemoryFlag.objects.bulk_create(  # ON DUPLICATE KEY UPDATE (MySQL) / ON CONFLICT (SQLite)
+                flags, update_conflicts=True, update_fields=["deleted_from"],
+                unique_fields=["memory_id"] if connection.features.supports_update_conflicts_with_target else None,
             )
         audit_record_many(entries)
         MemoryStateChange.objects.bulk_create(changes, batch_size=500)
-    return len(memories)
+    return ids
 
 
 def memory_restore(*, memory: LongTermMemory, actor) -> LongTermMemory:

@@ -205,8 +205,8 @@ def memory_delete_all(request):
     user, in every state); the confirmation POSTs here and deletes all of it in one transaction
     (restorable during the retention period, then purged): with the earlier deletes, exactly the export."""
     if request.method == "POST":
-        count = services.memory_delete_all_for_user(user_id=platform_user_id(request.user), actor=request.user)
-        flash.success(request, _("%(n)s memories deleted. You can undo this under \"Recently deleted\".") % {"n": count})
+        ids = services.memory_delete_all_for_user(user_id=platform_user_id(request.user), actor=request.user)
+        flash.success(request, _("%(n)s memories deleted. You can undo this under \"Recently deleted\".") % {"n": len(ids)})
         return redirect("my-memories")
     data = {"action": "delete", "scope": "filter", "ids": [], "memory_type": "", "agent": "", "q": ""}
     return _bulk_confirmation(request, data, _not_deleted(request), post_url=reverse("my-memories-delete-all"))

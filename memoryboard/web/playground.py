@@ -381,8 +381,8 @@ def memory_apply_view(request, name: str):
     expected = parse_ids(request.POST.get("expected_delete_ids", ""))
     try:
         params = parse_json(request.POST.get("params", "{}") or "{}", field_prefix="params")
-    except JSONGuardError as exc:
-        return HttpResponseBadRequest(str(exc))
+    except JSONGuardError as exc:  # names a key of the posted JSON: plain text, never HTML
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
     if expected is None or not isinstance(params, dict):
         return HttpResponseBadRequest(_("expected_delete_ids and params must be a list of ids and a JSON object."))
     target = reverse("playground") + "?" + urlencode({"conversation": conversation_id}) + "#memory"

@@ -23,10 +23,19 @@ EXAMPLES_PER_OPERATION = 4  # positive and negative cases; bounded so the suite 
 
 @pytest.fixture
 def api_schema(settings):
+    from django.core.signals import request_finished, request_started
     from django.core.wsgi import get_wsgi_application
+    from django.db import close_old_connections
 
     settings.ALLOWED_HOSTS = ["*"]
-    return schemathesis.openapi.from_wsgi("/api/schema/?format=json", get_wsgi_application())
+    # As Django's test client does: the test's transaction must survive the requests.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield schemathesis.openapi.from_wsgi("/api/schema/?format=json", get_wsgi_application())
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
 
 
 @pytest.fixture

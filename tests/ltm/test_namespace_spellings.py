@@ -184,3 +184,47 @@ def test_odd_spellings_are_listed_and_respelled_on_apply(capsys):
     assert LongTermMemory.objects.get(pk=odd.pk).namespace == '["agent:chat","user:6","memories"]'
     assert LongTermMemory.objects.get(pk=normal.pk).namespace == spaced("chat", "6")  # left as written
     assert odd_namespace_texts() == []
+
+
+@pytest.mark.django_db
+def test_staff_views_find_every_spelling(support_user, alice, client):
+    uid = str(alice.pk)
+    items = {
+        stored(uid, "chat", "compact written").pk,
+        stored(uid, "chat", "spaced written", spaced("chat", uid)).pk,
+        stored(uid, "中文", "escaped written", spaced("中文", uid, ascii_only=True, upper=True)).pk,
+    }
+    stored("9" + uid, "chat", "someone else", spaced("chat", "9" + uid))
+    client.force_login(support_user)
+    page = client.get(reverse("admin:memoryboard_longtermmemory_changelist"), {"user": uid}).content.decode()
+    assert all(text in page for text in ("compact written", "spaced written", "escaped written"))
+    assert "someone else" not in page
+    page = client.get(reverse("admin:memoryboard_longtermmemory_changelist"), {"agent": "中文"}).content.decode()
+    assert "escaped written" in page and "spaced written" not in page
+    api = APIClient()
+    api.force_login(support_user)
+    assert {row["id"] for row in api.get(f"/api/v1/memories/?user={uid}&limit=50").json()["results"]} == items
+    found = api.get(f"/api/v1/memories/search/?q=written&k=10&user={uid}").json()
+    assert {row["id"] for row in found} == items
+
+
+@pytest.mark.django_db
+def test_cleanup_archives_a_spaced_item_and_its_owner_sees_why(alice, client):
+    from memoryboard.ltm.lifecycle import memory_cleanup
+
+    uid = str(alice.pk)
+    weak = stored(uid, "chat", "rarely used spaced fact", spaced("chat", uid))
+    LongTermMemory.objects.filter(pk=weak.pk).update(relevance_score=0.01)
+    assert memory_cleanup(dry_run=False) == [weak.pk]
+    client.force_login(alice)
+    page = client.get(reverse("my-memories")).content.decode()
+    assert "rarely used spaced fact" in page and 'data-reason="decay"' in page
+
+
+def test_an_unknown_spelling_setting_fails_the_system_check(settings):
+    from memoryboard.checks import check_namespace_spelling
+
+    assert check_namespace_spelling() == []
+    settings.MEMORYBOARD_NAMESPACE_SPELLING = "pretty"
+    errors = check_namespace_spelling()
+    assert [e.id for e in errors] == ["memoryboard.E003"] and "compact" in errors[0].hint

@@ -38,6 +38,11 @@ def test_apply_refuses_params_that_are_not_finite(login, support_user, alice, ma
     )
     assert response.status_code == 400 and "params.keep_latest" in response.content.decode()
     assert ChatMessage.objects.count() == 8
+    hostile = login(support_user).post(
+        reverse("playground-memory-apply", args=["delete"]),
+        {"conversation": "c1", "params": '{"<script>x</script>": NaN}', "expected_delete_ids": ""},
+    )
+    assert hostile.status_code == 400 and hostile["Content-Type"].startswith("text/plain")
 
 
 def test_apply_answers_a_503_page_when_the_database_fails(login, support_user, alice, make_conversation, monkeypatch):
