@@ -3,7 +3,7 @@
 Every search (an end user's, staff's, the agent's session-start retrieval, the ``memory_search`` tool)
 ranks its candidates here::
 
-    semantic  = clip((cosine - floor) / (ceiling - floor), 0, 1)   floor, ceiling = COSINE_RANGE[model]
+    semantic  = max(0, (cosine - floor) / (ceiling - floor))       floor, ceiling = COSINE_RANGE[model]
     keyword   = min(1, BM25(query, item) / BM25 of a plain match of the query) (0..1)
     match     = SEMANTIC_WEIGHT * semantic + KEYWORD_WEIGHT * keyword          (0..1)
     type      = TYPE_WEIGHTS[item type]                         FACT 1.0 ... EPISODE 0.9
@@ -37,7 +37,7 @@ import numpy as np
 SEMANTIC_WEIGHT = 0.8
 KEYWORD_WEIGHT = 0.2
 # Per embedding model, the cosine that unrelated texts typically reach (floor) and the one that a
-# close paraphrase reaches (ceiling): the semantic part maps that range to 0..1. Measured on the
+# close paraphrase reaches (ceiling): the semantic part maps that range to 0..1 (above it, beyond 1). Measured on the
 # bilingual set (tests/ltm/data/bilingual_eval.json): with USE, unrelated queries' best item 0.15-0.24,
 # the expected item's median 0.39. Models not listed use DEFAULT_COSINE_RANGE.
 COSINE_RANGE = {
@@ -197,7 +197,8 @@ def score(
     """
     floor, ceiling = cosine_range(model_name)
     cosine = np.asarray(cosine, dtype=np.float32)
-    semantic = np.clip((cosine - floor) / (ceiling - floor), 0.0, 1.0)
+    # Not capped at 1: closer than a typical paraphrase still ranks higher (a cap made near-duplicates tie).
+    semantic = np.maximum((cosine - floor) / (ceiling - floor), 0.0)
     match = SEMANTIC_WEIGHT * semantic + KEYWORD_WEIGHT * np.asarray(keyword, dtype=np.float32)
     decay = DECAY_FLOOR + (1.0 - DECAY_FLOOR) * np.clip(np.asarray(relevance_scores, dtype=np.float32), 0.0, 1.0)
     final = match * types * decay
