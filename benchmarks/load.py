@@ -121,10 +121,11 @@ def seed(users: int, memories: int) -> list[str]:
     return tokens
 
 
-def start_server(database_url: str, port: int, workers: int) -> subprocess.Popen:
+def start_server(database_url: str, port: int, workers: int, *, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """gunicorn on 127.0.0.1:``port`` with the benchmark's environment (plus ``env``), once it answers."""
     cmd = [str(pathlib.Path(sys.executable).with_name("gunicorn")), "memoryboard.wsgi", "-b", f"127.0.0.1:{port}",
            "-w", str(workers), "--log-level", "warning", "--timeout", "60"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(database_url))
+    proc = subprocess.Popen(cmd, cwd=ROOT, env={**_env(database_url), **(env or {})})
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -139,7 +140,18 @@ def start_server(database_url: str, port: int, workers: int) -> subprocess.Popen
 
 
 def run_load(port: int, path_for, tokens: list[str], concurrency: int, seconds: float) -> dict:
-    """``concurrency`` threads hammer the server for ``seconds``; returns the latencies and errors."""
+    """``concurrency`` threads GET ``path_for(rng)`` with a random user's token for ``seconds``."""
+
+    def request_for(rng):
+        headers = {"Authorization": f"Token {rng.choice(tokens)}", "Accept": "application/json"}
+        return port, "GET", path_for(rng), None, headers
+
+    return run_requests(request_for, concurrency, seconds)
+
+
+def run_requests(request_for, concurrency: int, seconds: float) -> dict:
+    """``concurrency`` threads send ``request_for(rng)`` = ``(port, method, path, body, headers)`` for
+    ``seconds``, each over its own connections; returns the latencies and errors."""
     latencies: list[list[float]] = [[] for _ in range(concurrency)]
     errors = [0] * concurrency
     samples: list[str] = []
@@ -148,27 +160,28 @@ def run_load(port: int, path_for, tokens: list[str], concurrency: int, seconds: 
 
     def worker(index: int) -> None:
         rng = random.Random(index)
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conns: dict[int, http.client.HTTPConnection] = {}
         start.wait()
         mine = latencies[index]
         while time.perf_counter() < stop_at[0]:
-            headers = {"Authorization": f"Token {rng.choice(tokens)}", "Accept": "application/json"}
+            port, method, path, body, headers = request_for(rng)
+            conn = conns.get(port) or conns.setdefault(port, http.client.HTTPConnection("127.0.0.1", port, timeout=30))
             began = time.perf_counter()
             try:
-                conn.request("GET", path_for(rng), headers=headers)
+                conn.request(method, path, body=body, headers=headers)
                 response = conn.getresponse()
-                body = response.read()
+                data = response.read()
                 if response.status != 200:
                     errors[index] += 1
                     if len(samples) < 3:
-                        samples.append(f"{response.status} {body[:200]!r}")
+                        samples.append(f"{response.status} {data[:200]!r}")
                 if response.getheader("Connection", "").lower() == "close":
-                    conn.close()
+                    conns.pop(port).close()
             except (OSError, http.client.HTTPException) as exc:
                 errors[index] += 1
                 if len(samples) < 3:
                     samples.append(repr(exc))
-                conn.close()
+                conns.pop(port, conn).close()
                 continue
             mine.append(time.perf_counter() - began)
 

@@ -6,8 +6,11 @@ Run: ``.venv/bin/python benchmarks/playground.py`` (``--no-readme`` to only prin
 Measured through the Django test client (URL routing, the view, the strategy, the templates), signed in
 as a developer, on a fresh SQLite file, offline models:
 
-* a context column re-render (the htmx request when a parameter changes), pasted JSON messages;
-* the whole page for a stored conversation (four context columns and four memory plans).
+* a context column re-render (the htmx GET when one strategy's parameter changes), on a pasted trace
+  (stored once, read back by its id in each request);
+* the whole page for a stored conversation (every context column, the memory plans, the context window),
+  each strategy with its own settings, and in the same-budget mode (every strategy fitted to one budget,
+  ranked).
 
 Targets: a column re-render of 10,000 messages under 300 ms (median) and its HTML under 200 KB (long runs
 of dropped messages are collapsed, long content is cut), so a parameter change feels immediate.
@@ -96,25 +99,36 @@ def _time(fn, repeats: int) -> tuple[float, int]:
     return statistics.median(times), size
 
 
+def _trace(client, payload: str) -> str:
+    response = client.post("/playground/", {"messages_json": payload})
+    assert response.status_code == 302, response.status_code
+    return response["Location"].split("trace=")[1]
+
+
 def measure(client, sizes: list[int], repeats: int) -> list[dict]:
     rows = []
     for n in sizes:
         messages = _messages(n)
         payload = json.dumps(messages, ensure_ascii=False)
+        trace = _trace(client, payload)
+        half = int(sum(len(m["content"]) / 2.5 + 4 for m in messages) / 2)
         cases = [
             ("column SLIDING_WINDOW max_tokens=4000", "sliding_window", {"c-sliding_window-max_tokens": "4000"}),
-            ("column SLIDING_WINDOW ½ of the input", "sliding_window",
-             {"c-sliding_window-max_tokens": str(int(sum(len(m["content"]) / 2.5 + 4 for m in messages) / 2))}),
+            ("column SLIDING_WINDOW ½ of the input", "sliding_window", {"c-sliding_window-max_tokens": str(half)}),
             ("column TRIM 2+10", "trim", {"c-trim-keep_first": "2", "c-trim-keep_last": "10"}),
         ]
         for label, name, form in cases:
-            ms, size = _time(lambda: client.post(f"/playground/context/{name}/",
-                                                 {"messages_json": payload, **form}), repeats)
+            ms, size = _time(lambda: client.get(f"/playground/context/{name}/", {"trace": trace, **form}), repeats)
             rows.append({"case": label, "n": n, "ms": ms, "kb": size / 1024})
         cid = f"bench-{n}"
         _store(cid, messages)
-        ms, size = _time(lambda: client.get("/playground/", {"conversation": cid}), max(3, repeats // 3))
-        rows.append({"case": "whole page, stored conversation (4 columns + 4 plans)", "n": n, "ms": ms,
+        page_repeats = max(3, repeats // 3)
+        ms, size = _time(lambda: client.get("/playground/", {"conversation": cid}), page_repeats)
+        rows.append({"case": "whole page, stored conversation (columns + plans + window)", "n": n, "ms": ms,
+                     "kb": size / 1024})
+        ms, size = _time(lambda: client.get("/playground/", {"conversation": cid, "mode": "budget",
+                                                            "budget": str(half)}), page_repeats)
+        rows.append({"case": "whole page, same budget (½ of the input), ranked", "n": n, "ms": ms,
                      "kb": size / 1024})
     return rows
 
@@ -151,9 +165,10 @@ def main() -> None:
         f"{HEADING}\n\n"
         "`.venv/bin/python benchmarks/playground.py` — the playground through the Django test client (routing, "
         "view, strategy, templates), signed in as a developer, SQLite, offline models. A *column* is the htmx "
-        "re-render when one parameter changes (pasted JSON carried in the request, parsed and validated each "
-        "time); the *whole page* loads a stored conversation and renders four context columns and four memory "
-        "plans. Long runs of dropped/summarized messages collapse into one line with a count, content over 280 "
+        "GET when one strategy's parameter changes (the pasted trace is stored once and read back by its id); "
+        "the *whole page* loads a stored conversation and renders every context column, the memory plans and "
+        "the context window, with each strategy's own settings or every strategy fitted to one budget and "
+        "ranked. Long runs of dropped/summarized messages collapse into one line with a count, content over 280 "
         "characters is cut behind a toggle. "
         f"Targets: a column of 10,000 messages under {COLUMN_TARGET_MS} ms and {HTML_TARGET_KB} KB. "
         f"(Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs, "

@@ -4,6 +4,17 @@ from django.apps import AppConfig
 from django.utils.translation import gettext_lazy as _
 
 
+class TasksDbConfig(AppConfig):
+    """django_tasks_db with a translated name in the admin (its own is English only)."""
+
+    name = "django_tasks_db"
+    label = "django_tasks_database"
+    verbose_name = _("Background tasks")
+
+    def ready(self) -> None:
+        from django_tasks_db import signal_handlers  # noqa: F401
+
+
 class MemoryboardConfig(AppConfig):
     name = "memoryboard"
     verbose_name = _("memoryboard")
@@ -17,6 +28,7 @@ class MemoryboardConfig(AppConfig):
 
         checks.register(memoryboard_checks.check_agents_config)
         checks.register(memoryboard_checks.check_namespace_spelling)
+        checks.register(memoryboard_checks.check_default_agent)
         checks.register(memoryboard_checks.check_database_backend, checks.Tags.database)
         checks.register(memoryboard_checks.check_embedder)
         signals.connect()

@@ -73,3 +73,24 @@ def check_embedder(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
             )
         ]
     return []
+
+
+def check_default_agent(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """The MCP server and imports write under MEMORYBOARD_DEFAULT_AGENT: it must keep long-term memory."""
+    from memoryboard.ltm.config import AgentConfigError, load_agents_config
+
+    try:
+        agents = load_agents_config(settings.MEMORYBOARD_AGENTS_FILE)
+    except AgentConfigError:
+        return []  # reported by check_agents_config
+    agent = agents.get(settings.MEMORYBOARD_DEFAULT_AGENT)
+    if agent is None or not agent.long_term_memory.enabled:
+        return [
+            checks.Warning(
+                f"MEMORYBOARD_DEFAULT_AGENT {settings.MEMORYBOARD_DEFAULT_AGENT!r} is not an agent with long-term "
+                "memory: the MCP server and imports without an agent will refuse to work.",
+                hint="Set MEMORYBOARD_DEFAULT_AGENT to an agent of agents.yaml whose long-term-memory is enabled.",
+                id="memoryboard.W004",
+            )
+        ]
+    return []

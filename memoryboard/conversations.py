@@ -108,9 +108,32 @@ def conversation_list(*, queryset: QuerySet[ChatMessage] | None = None, limit: i
 # --- context strategies --------------------------------------------------------------------------
 
 
-def context_apply(name: str, messages: Sequence[Any], params: Mapping[str, Any] | None = None) -> ContextResult:
-    """Run a context strategy with the configured summarizer (raises StrategyError on bad input)."""
-    return apply_context(name, messages, params, summarizer=_summarizer())
+def context_apply(
+    name: str,
+    messages: Sequence[Any],
+    params: Mapping[str, Any] | None = None,
+    *,
+    format: str | None = None,
+    system: Any = None,
+    keep_system: bool = False,
+    cache_conversation: str | None = None,
+) -> ContextResult:
+    """Run a context strategy with the configured summarizer (raises StrategyError on bad input).
+
+    ``format``, ``system`` and ``keep_system`` are :func:`~memoryboard.strategies.apply_context`'s: the
+    messages' format (detected when ``None``), Anthropic's top-level system prompt, and whether the leading
+    system messages are kept aside (the runtime and the playground's default). ``cache_conversation``:
+    the stored conversation the messages are, whose cached summaries SUMMARIZE may reuse and extend.
+    """
+    cache = None
+    if cache_conversation:
+        from memoryboard.summary_cache import ConversationSummaryCache
+
+        cache = ConversationSummaryCache(cache_conversation)
+    return apply_context(
+        name, messages, params, summarizer=_summarizer(), format=format, system=system, keep_system=keep_system,
+        summary_cache=cache,
+    )
 
 
 # --- memory strategies ---------------------------------------------------------------------------

@@ -57,13 +57,14 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",  # naturaltime: "just now", "3 minutes ago" in the end users' pages
     "rest_framework",
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_tasks",
-    "django_tasks_db",
+    "memoryboard.apps.TasksDbConfig",  # django_tasks_db, named in the admin's languages
     "memoryboard.apps.MemoryboardConfig",
 ]
 
@@ -78,6 +79,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "memoryboard.web.middleware.ContentSecurityPolicyMiddleware",
     "memoryboard.api.middleware.BodySizeLimitMiddleware",
+    # With DEBUG on (the demo), the site's 404/500 pages instead of Django's technical ones.
+    "memoryboard.web.errors.ErrorPagesMiddleware",
 ]
 
 ROOT_URLCONF = "memoryboard.urls"
@@ -120,7 +123,10 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL: readers never wait for the background writers (tasks, the access log); NORMAL sync is
     # durable across application crashes and skips an fsync per commit.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+         # A transaction that reads, then writes after another thread committed (the access log's
+         # writer) fails at once with "database is locked" in WAL mode; IMMEDIATE waits for the lock.
+         "transaction_mode": "IMMEDIATE"}
     )
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 
@@ -150,6 +156,8 @@ LOGOUT_REDIRECT_URL = "login"
 
 # Request size limit: bodies above it get a 413 from the API.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORYBOARD_MAX_BODY_BYTES", 5 * 1024 * 1024)
+# The strategy endpoints take whole agent traces (100k messages with tool calls are ~30 MB of JSON).
+MEMORYBOARD_STRATEGY_MAX_BODY_BYTES = env_int("MEMORYBOARD_STRATEGY_MAX_BODY_BYTES", 64 * 1024 * 1024)
 
 # Security: computed by one function (memoryboard.security) so the production values are testable.
 from memoryboard.security import security_settings  # noqa: E402
@@ -226,6 +234,11 @@ MEMORYBOARD_EMBEDDER = os.environ.get("MEMORYBOARD_EMBEDDER", "use")
 MEMORYBOARD_AGENTS_FILE = os.environ.get("MEMORYBOARD_AGENTS_FILE", str(BASE_DIR / "agents.yaml"))
 
 # Maps a signed-in Django user to the platform's user id; default str(user.pk).
+# Django's technical 404/500 pages when DEBUG is on (otherwise the site's own error pages, as in production).
+CSRF_FAILURE_VIEW = "memoryboard.web.errors.csrf_failure"
+MEMORYBOARD_TECHNICAL_ERROR_PAGES = env_bool("MEMORYBOARD_TECHNICAL_ERROR_PAGES", False)
+# Where user names and e-mails come from (see memoryboard/users.py): a class or callable by dotted path.
+MEMORYBOARD_USER_DIRECTORY = os.environ.get("MEMORYBOARD_USER_DIRECTORY", "memoryboard.users.DjangoUserDirectory")
 MEMORYBOARD_USER_ID_FUNCTION = "memoryboard.ltm.namespaces.default_user_id"
 
 # The spelling memoryboard writes namespaces in: compact (Jackson's), spaced, compact-ascii, spaced-ascii.
@@ -250,3 +263,6 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("MEMORYBOARD_LOG_LEVEL", "WARNING")},
 }
+
+# The agent whose namespace MCP clients and imports use when none is named (`manage.py mcp --agent`, import's `agent`).
+MEMORYBOARD_DEFAULT_AGENT = os.environ.get("MEMORYBOARD_DEFAULT_AGENT", "chat")

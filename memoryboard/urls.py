@@ -1,17 +1,26 @@
 from django.conf import settings
 from django.conf.urls.static import static
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from memoryboard.mcp_server.http import mcp_endpoint
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
     path("api/v1/", include("memoryboard.api.urls")),
+    path("v1/", include("memoryboard.api.openai_urls")),
+    re_path(r"^mcp/?$", mcp_endpoint, name="mcp"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("memoryboard.web.urls")),
 ]
+
+handler400 = "memoryboard.web.errors.bad_request"
+handler403 = "memoryboard.web.errors.permission_denied"
+handler404 = "memoryboard.web.errors.page_not_found"
+handler500 = "memoryboard.web.errors.server_error"
 
 if settings.DEBUG:
     urlpatterns += static(settings.STATIC_URL, document_root=settings.STATIC_ROOT)

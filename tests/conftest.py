@@ -119,3 +119,11 @@ def is_mysql() -> bool:
     from django.db import connection
 
     return connection.vendor == "mysql"
+
+
+@pytest.fixture
+def bob_named(bob):
+    """bob with a full name and an e-mail, as the user directory shows him: "Bob Builder"."""
+    bob.first_name, bob.last_name, bob.email = "Bob", "Builder", "bob@example.com"
+    bob.save()
+    return bob

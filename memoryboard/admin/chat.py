@@ -8,26 +8,50 @@ from django.utils.http import urlencode
 from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
 
-from memoryboard.admin.filters import ConversationFilter
+from django.db.models import Q
+
+from memoryboard.admin.filters import ChatUserFilter, ConversationFilter
+from memoryboard.admin.memory import PeopleChangeList, person_link
 from memoryboard.admin.paginator import CappedCountAdminMixin
 from memoryboard.models import ChatMessage
 
 
 @admin.register(ChatMessage)
 class ChatMessageAdmin(CappedCountAdminMixin, admin.ModelAdmin):
-    list_display = ["id", "conversation", "role", "preview", "agent_id", "user_id", "created_at"]
-    list_display_links = ["id"]
-    list_filter = [ConversationFilter, "role", "agent_id"]
-    search_fields = ["=conversation_id", "=user_id"]
-    search_help_text = _("Searches the exact conversation id or user id.")
+    list_display = ["message_id", "conversation", "role", "preview", "agent_id", "user", "created_at"]
+    list_display_links = ["message_id"]
+    list_filter = [ChatUserFilter, ConversationFilter, "role", "agent_id"]
+    search_fields = ["=conversation_id"]
+    search_help_text = _("With a user chosen, searches the content of their messages; otherwise an exact "
+                         "conversation id.")
     # The (conversation_id, id) index serves this order: a conversation reads as one block.
     ordering = ["conversation_id", "id"]
-    sortable_by = ["conversation", "id"]
-    list_per_page = 100
+    sortable_by = ["conversation", "message_id"]
+    list_per_page = 50
     show_facets = admin.ShowFacets.NEVER
 
-    class Media:
-        css = {"all": ["memoryboard/admin.css"]}
+    def get_changelist(self, request, **kwargs):
+        return PeopleChangeList
+
+    def get_search_results(self, request, queryset, search_term):
+        """Content (case-insensitive substring) within the chosen user, or an exact conversation id.
+
+        A substring scan of the whole message table has no index to use; one user's messages are few.
+        """
+        term = (search_term or "").strip()
+        if not term:
+            return queryset, False
+        if request.GET.get(ChatUserFilter.parameter_name, "").strip():
+            return queryset.filter(Q(content__icontains=term) | Q(conversation_id=term)), False
+        return queryset.filter(conversation_id=term), False
+
+    @admin.display(description=_("id"), ordering="id")
+    def message_id(self, obj):
+        return obj.pk
+
+    @admin.display(description=_("user"))
+    def user(self, obj):
+        return person_link(getattr(obj, "person", None))
 
     @admin.display(description=_("conversation"), ordering="conversation_id")
     def conversation(self, obj):

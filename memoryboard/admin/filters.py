@@ -7,15 +7,15 @@ they are SimpleListFilters that call the shared ``ltm.selectors.filter_memories`
 from __future__ import annotations
 
 from django.contrib import admin
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.utils.translation import gettext_lazy as _
 
 from memoryboard.ltm.selectors import (
     filter_memories,
     known_agent_namespaces,
-    user_namespaces_q,
+    user_term_q,
 )
-from memoryboard.models import ArchivedReason, MemoryFlag, MemoryState, MemoryType, Source
+from memoryboard.models import ArchivedReason, LongTermMemory, MemoryFlag, MemoryState, MemoryType, Source
 
 
 def paused_exists() -> Exists:
@@ -27,6 +27,7 @@ class InputFilter(admin.SimpleListFilter):
     """A free-text filter (a small GET form that keeps the other filters)."""
 
     template = "admin/memoryboard/input_filter.html"
+    placeholder = ""
 
     def lookups(self, request, model_admin):
         return ()
@@ -46,6 +47,7 @@ class InputFilter(admin.SimpleListFilter):
             "value": self.value() or "",
             "hidden": hidden,
             "clear_url": changelist.get_query_string(remove=[self.parameter_name]),
+            "placeholder": self.placeholder,
         }
 
 
@@ -74,7 +76,8 @@ class AgentFilter(admin.SimpleListFilter):
 
 
 class UserFilter(InputFilter):
-    """By platform user id: an exact (indexed) match on the user's namespace under each known agent.
+    """By name, e-mail or platform user id (``users.user_ids_matching``): an exact (indexed) match on
+    each matching user's namespace under each known agent.
 
     A suffix match (``LIKE '%,"user:42","memories"]'``) reads the whole namespace index, seconds at
     a million rows. Known agents: those of agents.yaml and of the table (``known_agent_namespaces``),
@@ -83,13 +86,14 @@ class UserFilter(InputFilter):
 
     title = _("user")
     parameter_name = "user"
+    placeholder = _("Name, e-mail or user id")
 
     def queryset(self, request, queryset):
         user = (self.value() or "").strip()
         if not user:
             return queryset
         agent = (request.GET.get(AgentFilter.parameter_name) or "").strip()
-        return queryset.filter(user_namespaces_q(user, agents=[agent] if agent else None))
+        return queryset.filter(user_term_q(user, agents=[agent] if agent else None))
 
 
 class _ChoicesFilter(admin.SimpleListFilter):
@@ -141,6 +145,53 @@ class StateFilter(admin.SimpleListFilter):
         if value == MemoryState.DELETED:
             return queryset.filter(archived=True, archived_reason=ArchivedReason.USER_DELETED)
         return queryset
+
+
+class SubjectUserFilter(InputFilter):
+    """Audit entries about a user (name, e-mail or id): their items' entries and entries about the user."""
+
+    title = _("subject user")
+    parameter_name = "subject_user"
+    placeholder = _("Name, e-mail or user id")
+
+    def queryset(self, request, queryset):
+        from memoryboard.users import user_ids_matching
+
+        term = (self.value() or "").strip()
+        if not term:
+            return queryset
+        ids = user_ids_matching(term)
+        items = LongTermMemory.objects.filter(user_term_q(term)).values("pk")
+        return queryset.filter(
+            Q(object_type="memory", object_id__in=items) | Q(object_type="user", object_id__in=ids)
+        )
+
+
+class SubjectAgentFilter(AgentFilter):
+    """Audit entries of the items of one agent."""
+
+    parameter_name = "subject_agent"
+
+    def queryset(self, request, queryset):
+        agent = self.value()
+        if not agent:
+            return queryset
+        items = filter_memories(LongTermMemory.objects.all(), agent=agent).values("pk")
+        return queryset.filter(object_type="memory", object_id__in=items)
+
+
+class ChatUserFilter(InputFilter):
+    """Chat messages of a user (name, e-mail or id)."""
+
+    title = _("user")
+    parameter_name = "user"
+    placeholder = _("Name, e-mail or user id")
+
+    def queryset(self, request, queryset):
+        from memoryboard.users import user_ids_matching
+
+        term = (self.value() or "").strip()
+        return queryset.filter(user_id__in=user_ids_matching(term)) if term else queryset
 
 
 class ConversationFilter(InputFilter):

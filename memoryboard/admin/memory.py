@@ -15,8 +15,12 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
+from urllib.parse import quote
+
 from django.urls import path, reverse
+from django.utils.formats import date_format
 from django.utils.html import format_html
+from django.utils.timezone import localtime
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 from django.utils.translation import gettext, gettext_lazy as _, ngettext
@@ -29,7 +33,7 @@ from memoryboard.admin.filters import (
     UserFilter,
     paused_exists,
 )
-from memoryboard.admin.paginator import CappedCountAdminMixin
+from memoryboard.admin.paginator import CappedChangeList, CappedCountAdminMixin
 from memoryboard.admin.services import (
     MAX_BULK_ITEMS,
     BulkTooLarge,
@@ -42,6 +46,7 @@ from memoryboard.admin.services import (
     memory_restore_many,
     memory_resume_many,
 )
+from memoryboard.labels import reason_label, source_label, type_label
 from memoryboard.llm.errors import LLMError
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.ltm.namespaces import build_namespace
@@ -63,8 +68,9 @@ from memoryboard.models import (
     Source,
 )
 from memoryboard.roles import can_change_any_memory, can_purge
+from memoryboard.users import attach_people, person
 
-PREVIEW_CHARS = 80
+PREVIEW_CHARS = 120
 # Above this many rows a content search needs the user filter (a full scan takes seconds).
 SEARCH_SCAN_MAX_ROWS = 200_000
 SAMPLE_SIZE = 10
@@ -123,6 +129,39 @@ class MemoryAddForm(_MemoryForm):
         self.fields["agent"].choices = configured_agent_namespaces()
 
 
+URL_SAFE = "!$&'()*+,;=/~:@"  # what reverse() leaves unquoted
+
+
+def person_link(p) -> str:
+    """A user as support knows them: the name linked to their user page, and the platform id."""
+    if p is None:
+        return "—"
+    url = reverse("people") + quote(p.user_id, safe=URL_SAFE) + "/"  # reverse("person"), without a resolver per row
+    if p.name == p.user_id:
+        return format_html('<a href="{}">{}</a>', url, p.user_id)
+    return format_html('<a href="{}">{}</a> <span class="mb-uid">{}</span>', url, p.name, p.user_id)
+
+
+def _labelled(memories: list[LongTermMemory]) -> list[LongTermMemory]:
+    for m in memories:
+        m.type_label = type_label(m.memory_type)
+        m.state_label = reason_label(m.archived_reason) if m.archived else MemoryState.ACTIVE.label
+    return memories
+
+
+class PeopleChangeList(CappedChangeList):
+    """A changelist whose rows carry ``person`` from one user directory lookup for the page."""
+
+    people_attr = "user_id"
+
+    def get_results(self, request):
+        super().get_results(request)
+        self.result_list = attach_people(self.result_list, attr=self.people_attr)
+
+
+FROM_ITEM = "_from_item"
+
+
 def _bulk_action(name: str, description, title, service, done):
     """An admin action that asks for confirmation (count + sample), then runs ``service``."""
 
@@ -136,10 +175,9 @@ def _bulk_action(name: str, description, title, service, done):
 
 @admin.register(LongTermMemory)
 class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
-    list_display = [
-        "preview", "agent", "user", "type", "source", "relevance_score", "access_count",
-        "last_accessed_at", "state", "updated_at",
-    ]
+    # Seven columns fit 1366 px next to the filters with the content readable (source and score are on
+    # the item page and in the filters).
+    list_display = ["preview", "user", "agent", "type", "state", "usage", "updated_at"]
     list_display_links = ["preview"]
     list_filter = [AgentFilter, UserFilter, TypeFilter, SourceFilter, StateFilter, "archived",
                    "archived_reason"]
@@ -156,18 +194,17 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
     change_form_template = "admin/memoryboard/longtermmemory/change_form.html"
     change_list_template = "admin/memoryboard/longtermmemory/change_list.html"
     readonly_fields = [
-        "id", "namespace", "agent", "user", "source", "key_name", "created_at", "updated_at",
+        "id", "namespace_text", "agent", "user", "source", "key_name", "created_at", "updated_at",
         "access_count", "last_accessed_at", "relevance_score", "state", "archived_at", "archived_reason",
     ]
-
-    class Media:
-        css = {"all": ["memoryboard/admin.css"]}
-        js = ["memoryboard/app.js"]
 
     # Reads -------------------------------------------------------------------------------------
 
     def get_queryset(self, request):
         return memory_queryset_for(request.user).annotate(is_paused=paused_exists())
+
+    def get_changelist(self, request, **kwargs):
+        return PeopleChangeList
 
     def get_search_results(self, request, queryset, search_term):
         """Content search (case-insensitive substring) or an exact id.
@@ -208,31 +245,52 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
 
     @admin.display(description=_("user"))
     def user(self, obj):
-        return obj.user_id or "—"
+        return person_link(getattr(obj, "person", None) or (person(obj.user_id) if obj.user_id else None))
+
+    @admin.display(description=_("namespace"))
+    def namespace_text(self, obj):
+        return format_html("<code>{}</code>", obj.namespace)
+
+    @admin.display(description=_("used"))
+    def usage(self, obj):
+        """The use count and the last use, from the item's own columns (as the item page says)."""
+        if not obj.access_count:
+            return format_html('<span class="mb-muted">{}</span>', gettext("never"))
+        return format_html(
+            '{}<br><span class="mb-muted">{}</span>',
+            ngettext("%(count)d time", "%(count)d times", obj.access_count) % {"count": obj.access_count},
+            date_format(localtime(obj.last_accessed_at), "SHORT_DATE_FORMAT") if obj.last_accessed_at else "",
+        )
 
     @admin.display(description=_("type"))
     def type(self, obj):
-        return MemoryType(obj.memory_type).label if obj.memory_type in MemoryType.values else obj.memory_type
+        return type_label(obj.memory_type)
 
     @admin.display(description=_("source"))
     def source(self, obj):
-        return Source(obj.source).label if obj.source in Source.values else obj.source
+        return source_label(obj.source)
 
     @admin.display(description=_("state"))
     def state(self, obj):
+        code, label = self._state(obj)
+        return format_html('<span class="mb-state mb-state-{}">{}</span>', code, label)
+
+    def _state(self, obj) -> tuple[str, str]:
         if obj.archived:
             if obj.archived_reason == ArchivedReason.USER_DELETED:
-                return MemoryState.DELETED.label
+                return MemoryState.DELETED, MemoryState.DELETED.label
             if obj.archived_reason == ArchivedReason.STAFF:
-                return ArchivedReason.STAFF.label
+                return MemoryState.ARCHIVED, ArchivedReason.STAFF.label
             reason = ArchivedReason(obj.archived_reason).label if obj.archived_reason in ArchivedReason.values else ""
-            return f"{MemoryState.ARCHIVED.label} ({reason})" if reason else MemoryState.ARCHIVED.label
+            label = f"{MemoryState.ARCHIVED.label} ({reason})" if reason else MemoryState.ARCHIVED.label
+            return MemoryState.ARCHIVED, label
         paused = getattr(obj, "is_paused", None)
         if paused is None:
             from memoryboard.ltm.services import memory_state
 
-            return MemoryState(memory_state(obj)).label
-        return MemoryState.PAUSED.label if paused else MemoryState.ACTIVE.label
+            paused = memory_state(obj) == MemoryState.PAUSED
+        state = MemoryState.PAUSED if paused else MemoryState.ACTIVE
+        return state, state.label
 
     # Permissions: Django model permissions (from the role groups) and the roles, both ----------
 
@@ -252,7 +310,7 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
             return [(None, {"fields": ["user_id", "agent", "memory_type", "content"]})]
         return [
             (None, {"fields": ["memory_type", "content"]}),
-            (_("Identity"), {"fields": ["id", "namespace", "agent", "user", "source", "key_name"]}),
+            (_("Identity"), {"fields": ["id", "namespace_text", "agent", "user", "source", "key_name"]}),
             (_("Statistics and state"), {"fields": [
                 "relevance_score", "access_count", "last_accessed_at", "created_at", "updated_at",
                 "state", "archived_at", "archived_reason",
@@ -294,7 +352,7 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
 
     # Bulk actions with a confirmation page --------------------------------------------------------
 
-    def _confirmed(self, request, queryset, *, action: str, title: str, service, done: str):
+    def _confirmed(self, request, queryset, *, action: str, title: str, service, done):
         """Show the count and a sample first; run ``service`` in one transaction once confirmed."""
         count = queryset.order_by().values("pk")[: MAX_BULK_ITEMS + 1].count()
         if count > MAX_BULK_ITEMS:
@@ -310,50 +368,60 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
                 ids = service(memories=queryset, actor=request.user)
             except (BulkTooLarge, MemoryError) as exc:
                 self.message_user(request, str(exc), messages.ERROR)
-                return None
+                return self._back_to_item(request, queryset)
             except LLMError as exc:
                 self.message_user(request, _model_failed(exc), messages.ERROR)
-                return None
-            self.message_user(request, str(done) % {"count": len(ids)}, messages.SUCCESS)
-            return None
+                return self._back_to_item(request, queryset)
+            self.message_user(request, done(len(ids)), messages.SUCCESS)
+            return self._back_to_item(request, queryset)
         context = {
             **self.admin_site.each_context(request),
             "title": str(title),
             "action": action,
             "count": count,
-            "sample": list(queryset[:SAMPLE_SIZE]),
+            "sample": _labelled(attach_people(queryset[:SAMPLE_SIZE])),
             "selected": request.POST.getlist(helpers.ACTION_CHECKBOX_NAME),
             "select_across": request.POST.get("select_across", "0"),
             "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "from_item": bool(request.POST.get(FROM_ITEM)),
             "opts": self.model._meta,
             "media": self.media,
         }
         return TemplateResponse(request, "admin/memoryboard/confirm_bulk_action.html", context)
 
+    def _back_to_item(self, request, queryset):
+        """After an action started from an item's page (its buttons), back to that page."""
+        if not request.POST.get(FROM_ITEM):
+            return None
+        ids = request.POST.getlist(helpers.ACTION_CHECKBOX_NAME)
+        if len(ids) != 1:
+            return None
+        return HttpResponseRedirect(reverse("admin:memoryboard_longtermmemory_change", args=[ids[0]]))
+
     archive_selected = _bulk_action(
         "archive_selected", _("Archive selected items"), _("Archive items"), memory_archive_many,
-        _("Archived %(count)s items."),
+        lambda n: ngettext("Archived %(count)d item.", "Archived %(count)d items.", n) % {"count": n},
     )
     restore_selected = _bulk_action(
         "restore_selected", _("Restore selected items"), _("Restore items"), memory_restore_many,
-        _("Restored %(count)s items."),
+        lambda n: ngettext("Restored %(count)d item.", "Restored %(count)d items.", n) % {"count": n},
     )
     pause_selected = _bulk_action(
         "pause_selected", _("Pause selected items (kept, never retrieved)"), _("Pause items"), memory_pause_many,
-        _("Paused %(count)s items."),
+        lambda n: ngettext("Paused %(count)d item.", "Paused %(count)d items.", n) % {"count": n},
     )
     resume_selected = _bulk_action(
         "resume_selected", _("Resume selected items"), _("Resume items"), memory_resume_many,
-        _("Resumed %(count)s items."),
+        lambda n: ngettext("Resumed %(count)d item.", "Resumed %(count)d items.", n) % {"count": n},
     )
     merge_selected = _bulk_action(
         "merge_selected", _("Merge selected items of one user"),
         _("Merge items: keep the most recently updated one, archive the others"), memory_merge_selected,
-        _("Merged: archived %(count)s items."),
+        lambda n: ngettext("Merged: archived %(count)d item.", "Merged: archived %(count)d items.", n) % {"count": n},
     )
     reembed_selected = _bulk_action(
         "reembed_selected", _("Re-embed selected items"), _("Re-embed items"), memory_reembed_many,
-        _("Re-embedded %(count)s items."),
+        lambda n: ngettext("Re-embedded %(count)d item.", "Re-embedded %(count)d items.", n) % {"count": n},
     )
 
     # The change page: history, state changes, access log, related items, merge -----------------
@@ -396,8 +464,25 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
             "related": related,
             "related_error": related_error,
             "can_merge": self.has_change_permission(request, obj) and not obj.archived,
+            "item_actions": self._item_actions(request, obj),
+            "from_item_field": FROM_ITEM,
             "merge_url": reverse("admin:memoryboard_longtermmemory_merge", args=[obj.pk]),
         }
+
+    def _item_actions(self, request, obj) -> list[tuple[str, str]]:
+        """The buttons of an item's page: the bulk actions that apply to it, same confirmation and audit."""
+        if not self.has_change_permission(request, obj):
+            return []
+        if obj.archived:
+            return [("restore_selected", gettext("Restore"))]
+        from memoryboard.ltm.services import memory_state
+
+        paused = memory_state(obj) == MemoryState.PAUSED
+        return [
+            ("archive_selected", gettext("Archive")),
+            ("resume_selected", gettext("Resume")) if paused else ("pause_selected", gettext("Pause")),
+            ("reembed_selected", gettext("Re-embed")),
+        ]
 
     def _related(self, obj) -> tuple[list, str]:
         """The nearest active items of the same user (duplicates, contradictions), and an error if any."""
@@ -407,7 +492,9 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
             return [], ""
         candidates = own_memories(user_id=obj.user_id).exclude(pk=obj.pk)
         try:
-            return memory_search(queryset=candidates, query=obj.content, k=RELATED_K), ""
+            found = memory_search(queryset=candidates, query=obj.content, k=RELATED_K)
+            _labelled([r.memory for r in found])
+            return found, ""
         except LLMError as exc:  # the page still shows the item; the panel says why it is empty
             return [], exc.reason
 

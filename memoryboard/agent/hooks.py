@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 
 from memoryboard.agent.interceptors import BEFORE_LLM_CALL, ChainContext
-from memoryboard.strategies import CONTEXT_SUMMARY_INSTRUCTION, MAX_CONVERSATION_CHARS, total_tokens
+from memoryboard.strategies import CONTEXT_SUMMARY_INSTRUCTION, MAX_CONVERSATION_CHARS, read_conversation, total_tokens
+from memoryboard.strategies.summarizer import transcript_line
 from memoryboard.strategies.tokens import CHARS_PER_TOKEN, MESSAGE_OVERHEAD
+from memoryboard.strategies.units import Units
 
 logger = logging.getLogger(__name__)
 
@@ -27,18 +29,19 @@ def head_and_tail(text: str, edge: int = FALLBACK_EDGE_CHARS) -> str:
 
 
 def _tokens(messages: list[dict]) -> float:
-    return total_tokens([str(m.get("content") or "") for m in messages])
+    """The one token estimate, tool calls and non-text parts included."""
+    return total_tokens(read_conversation(messages, format="openai").messages)
 
 
 def _transcript(messages: list[dict]) -> str:
-    return "\n".join(f"{str(m.get('role', '')).upper()}: {m.get('content') or ''}" for m in messages)
+    return "\n".join(transcript_line(m) for m in read_conversation(messages, format="openai").messages)
 
 
 class SummarizationHook:
     """Order 50, phase BEFORE_LLM_CALL: compress when the estimate exceeds ``threshold`` tokens.
 
-    Leading system messages and the newest message are kept; everything between is replaced by one
-    system message:
+    Leading system messages and the newest unit (the newest message, or a tool call with its results)
+    are kept; everything between is replaced by one system message:
 
     - with a chat model: its summary of the middle (the transcript cut to the first
       ``MAX_CONVERSATION_CHARS`` characters);
@@ -64,10 +67,14 @@ class SummarizationHook:
         before = _tokens(messages)
         if before <= self.threshold:
             return messages
+        msgs = read_conversation(messages, format="openai").messages
+        units = Units(msgs)
+        last = units.start_of(len(msgs) - 1)
         head = 0
-        while head < len(messages) - 1 and str(messages[head].get("role", "")).lower() == "system":
+        while head < last and msgs[head].role.value == "SYSTEM":
             head += 1
-        system, middle, newest = messages[:head], messages[head:-1], messages[-1:]
+        system, middle, newest = messages[:head], messages[head:last], messages[last:]
+        self._units = [(a - head, b - head) for a, b in units.spans() if head <= a and b <= last]
         if self.chat_model is None:
             out = self._hard_cut(system, middle, newest)
         else:
@@ -102,14 +109,16 @@ class SummarizationHook:
     def _hard_cut(self, system: list[dict], middle: list[dict], newest: list[dict]) -> list[dict]:
         self.last_action = "hard cut"
         budget = self.threshold - _tokens(system) - _tokens(newest)
-        kept: list[dict] = []
-        for message in reversed(middle):
-            cost = _tokens([message])
+        start = len(middle)
+        for a, b in reversed(self._units):
+            cost = _tokens(middle[a:b])
             if cost > budget:
                 break
             budget -= cost
-            kept.append(message)
-        kept.reverse()
+            start = a
+        kept = middle[start:]
+        if len(newest) > 1:
+            return system + kept + newest  # a tool unit is sent whole, even over the budget
         last = dict(newest[0])
         room = int((self.threshold - _tokens(system) - MESSAGE_OVERHEAD) * CHARS_PER_TOKEN)
         content = str(last.get("content") or "")

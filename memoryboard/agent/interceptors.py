@@ -11,6 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from memoryboard.strategies import read_conversation
+from memoryboard.strategies.units import Units
+
 BEFORE_LLM_CALL = "BEFORE_LLM_CALL"
 
 
@@ -20,11 +23,13 @@ class ChainContext:
 
     Attributes:
         agent: the agent's :class:`~memoryboard.ltm.config.AgentConfig`.
+        conversation_id: the stored conversation, whose cached summaries SUMMARIZE reuses (None: no cache).
         notes: one line per step that changed something, e.g. ``"context: COMPOSITE 12 -> 5 messages"``.
     """
 
     agent: Any
     notes: list[str] = field(default_factory=list)
+    conversation_id: str | None = None
 
 
 @runtime_checkable
@@ -46,18 +51,15 @@ def run_before_model_chain(
     return messages
 
 
-def to_openai_message(message: Any) -> dict:
-    """A strategy :class:`Message` (or dict) as a plain OpenAI chat message: role and content only."""
-    if isinstance(message, dict):
-        return {"role": str(message.get("role", "user")).lower(), "content": str(message.get("content") or "")}
-    return {"role": message.role.value.lower(), "content": message.content}
-
-
 class ContextEditingInterceptor:
     """Order 30: apply the agent's context strategy (default COMPOSITE) to a copy of the messages.
 
-    Leading system messages (the system prompt with the long-term memory block) are kept as they
-    are; the strategy acts on the conversation after them.
+    The messages are OpenAI Chat Completions messages as agents send them (``content`` null or parts,
+    ``tool_calls``, ``tool``results, any other field); kept messages are passed on as the very dicts that
+    came in, and a tool call and its results are kept or dropped together. Leading system messages (the
+    system prompt with the long-term memory block) are kept as they are; the strategy acts on the
+    conversation after them (``keep_system``, the playground's default too). The newest unit (the user's
+    message, or the tool results the model must read) is always sent, even over the strategy's budget.
     """
 
     order = 30
@@ -73,20 +75,26 @@ class ContextEditingInterceptor:
         agent = context.agent
         strategy = self.strategy or getattr(agent, "context_strategy", None) or "COMPOSITE"
         params = self.params if self.params is not None else dict(getattr(agent, "context_params", {}) or {})
+        if not messages:
+            return messages
+        result = context_apply(strategy, messages, params, format="openai", keep_system=True,
+                               cache_conversation=context.conversation_id)
+        if result.summary_cache in ("reused", "extended"):
+            context.notes.append(f"context: cached summary {result.summary_cache}")
+        if result.fallback:
+            context.notes.append(f"context: {result.strategy} fallback ({result.fallback})")
         head = 0
         while head < len(messages) and str(messages[head].get("role", "")).lower() == "system":
             head += 1
-        body = messages[head:]
-        if not body:
-            return messages
-        result = context_apply(strategy, [to_openai_message(m) for m in body], params)
-        if result.fallback:
-            context.notes.append(f"context: {result.strategy} fallback ({result.fallback})")
-        if len(result.messages) != len(body) or result.summarized:
-            context.notes.append(f"context: {result.strategy} {len(body)} -> {len(result.messages)} messages")
-        out = [to_openai_message(m) for m in result.messages]
-        if not result.sources or result.sources[-1] != len(body) - 1:
-            # The model must always see the message it answers, even if it alone exceeds a budget.
-            out.append(to_openai_message(body[-1]))
+        if len(result.messages) != len(messages) or result.summarized or result.cleared:
+            context.notes.append(
+                f"context: {result.strategy} {len(messages) - head} -> {len(result.messages) - head} messages"
+                + (f", {len(result.cleared)} tool results cleared" if result.cleared else "")
+            )
+        out = result.output()
+        if not result.sources or result.sources[-1] != len(messages) - 1:
+            # The model must always see what it answers, even if that alone exceeds a budget.
+            start = Units(read_conversation(messages, format="openai").messages).start_of(len(messages) - 1)
+            out.extend(messages[start:])
             context.notes.append("context: newest message kept over the strategy's budget")
-        return messages[:head] + out
+        return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memoryboard.agent.hooks import SummarizationHook
@@ -20,10 +20,13 @@ from memoryboard.ltm.namespaces import Namespace, build_namespace
 from memoryboard.ltm.retrieval import ScoredMemory, format_memory_block, memory_retrieve
 from memoryboard.ltm.tools import MEMORY_TOOLS, run_memory_tool
 from memoryboard.models import ChatMessage, MemoryAccess
+from memoryboard.strategies import Role, to_message
+from memoryboard.strategies.formats import openai_message
 
 logger = logging.getLogger(__name__)
 
 MAX_ITERATIONS = 5
+MEMORY_TOOL_NAMES = frozenset(tool["function"]["name"] for tool in MEMORY_TOOLS)
 
 SYSTEM_PROMPT = (
     "You are {name}, a helpful assistant. Answer in the language of the user.\n"
@@ -52,11 +55,19 @@ class TurnResult:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     extraction: str = "skipped: not run"
     notes: list[str] = field(default_factory=list)
+    # Calls of the caller's own tools (OpenAI dicts, arguments as the model wrote them): the turn ends
+    # there and the caller runs them (the OpenAI-compatible endpoint returns them to its client).
+    client_tool_calls: list[dict[str, Any]] = field(default_factory=list)
 
 
 def default_before_model_steps(chat_model) -> list:
     """The runtime's before-model chain: ContextEditingInterceptor (30), SummarizationHook (50)."""
     return [ContextEditingInterceptor(), SummarizationHook(chat_model)]
+
+
+def tool_names(tools: list[dict] | None) -> list[str]:
+    """The function names of OpenAI tool specs."""
+    return [str((tool.get("function") or {}).get("name")) for tool in tools or [] if isinstance(tool, dict)]
 
 
 def agent_namespace(agent: AgentConfig, user_id: str) -> Namespace:
@@ -75,12 +86,37 @@ def build_system_prompt(agent: AgentConfig, memories: list[ScoredMemory]) -> str
 
 
 def history_messages(rows: list[ChatMessage]) -> list[dict]:
-    """Stored rows as OpenAI messages; tool rows are left out (their calls are not replayed)."""
-    return [
-        {"role": row.role.lower(), "content": row.content}
-        for row in rows
-        if row.role in (ChatMessage.Role.USER, ChatMessage.Role.ASSISTANT, ChatMessage.Role.SYSTEM)
-    ]
+    """Stored rows as OpenAI messages, through the strategy package's one reader of stored rows.
+
+    An assistant row whose ``metadata.tool_calls`` carry ids is replayed with its ``tool_calls``, and a TOOL
+    row with ``metadata.tool_call_id`` as the ``tool`` message answering it. Only whole units are replayed:
+    a tool row whose call is not in the history (cut off by the history limit, or stored without an id)
+    is left out, and so are the calls of an assistant row whose results are missing (its text stays).
+    """
+    return history_with_positions(rows)[0]
+
+
+def history_with_positions(rows: list) -> tuple[list[dict], list[int]]:
+    """:func:`history_messages` and, for each message, the position of the row it came from."""
+    msgs = [to_message(row) for row in rows]
+    answered = {rid for m in msgs for rid in m.result_ids}
+    called: set[str] = set()
+    out: list[dict] = []
+    positions: list[int] = []
+    for position, m in enumerate(msgs):
+        if m.role is Role.TOOL:
+            if m.result_ids and m.result_ids[0] in called:
+                out.append(openai_message(m))
+                positions.append(position)
+            continue
+        if m.tool_calls:
+            if all(c.id in answered for c in m.tool_calls):
+                called.update(c.id for c in m.tool_calls)
+            else:
+                m = replace(m, tool_calls=())
+        out.append(openai_message(m))
+        positions.append(position)
+    return out, positions
 
 
 def _enqueue_extraction(agent: AgentConfig, user_id: str, conversation_id: str, turn: list[dict], history: list[dict]) -> str:
@@ -106,6 +142,8 @@ def run_turn(
     user_message: str,
     chat_model,
     steps: list | None = None,
+    turn_messages: list[dict] | None = None,
+    client_tools: list[dict] | None = None,
 ) -> TurnResult:
     """Run one turn of the ReAct iteration and persist the reply.
 
@@ -117,6 +155,11 @@ def run_turn(
         user_message: the new user message (already stored by the caller).
         chat_model: a :class:`~memoryboard.llm.chat.ChatModel`.
         steps: the before-model chain; default ContextEditingInterceptor + SummarizationHook(chat_model).
+        turn_messages: the new messages of the turn as the model sees them (default: ``user_message`` as
+            one user message); ``user_message`` is then the retrieval query. A turn without a user
+            message (tool results of the caller's tools) extracts nothing.
+        client_tools: the caller's own tools (OpenAI specs), offered next to the memory tools; a reply
+            calling one ends the turn with ``client_tool_calls`` (memory calls in it are still run).
 
     Returns:
         The reply and what the turn did.
@@ -129,7 +172,7 @@ def run_turn(
     ltm = agent.long_term_memory
     namespace = agent_namespace(agent, user_id)
     memories: list[ScoredMemory] = []
-    context = ChainContext(agent=agent)
+    context = ChainContext(agent=agent, conversation_id=conversation_id)
     if ltm.enabled and ltm.auto_load:
         try:
             memories = memory_retrieve(
@@ -143,10 +186,15 @@ def run_turn(
     if steps is None:
         steps = default_before_model_steps(chat_model)
     messages = [{"role": "system", "content": build_system_prompt(agent, memories)}]
-    messages = run_before_model_chain(steps, messages + history + [{"role": "user", "content": user_message}], context)
-    tools = MEMORY_TOOLS if (agent.memory_tools and ltm.enabled) else None
+    if turn_messages is None:
+        turn_messages = [{"role": "user", "content": user_message}]
+    messages = run_before_model_chain(steps, messages + history + turn_messages, context)
+    memory_tools = MEMORY_TOOLS if (agent.memory_tools and ltm.enabled) else []
+    tools = (memory_tools + list(client_tools or [])) or None
+    client_names = {name for name in tool_names(client_tools) if not (memory_tools and name in MEMORY_TOOL_NAMES)}
 
     tool_calls: list[dict[str, Any]] = []
+    client_calls: list[dict[str, Any]] = []
     reply_text = ""
     for iteration in range(MAX_ITERATIONS):
         offer = tools if iteration < MAX_ITERATIONS - 1 else None  # the last call must answer in text
@@ -157,8 +205,11 @@ def run_turn(
         if not reply.tool_calls or not offer:
             reply_text = reply.content
             break
+        client_calls = [call.to_dict(raw=True) for call in reply.tool_calls if call.name in client_names]
         messages.append(reply.to_message())
         for call in reply.tool_calls:
+            if call.name in client_names:
+                continue
             if call.error:
                 result: dict[str, Any] = {"error": call.error}
             else:
@@ -168,9 +219,15 @@ def run_turn(
                 )
             tool_calls.append({"name": call.name, "arguments": call.arguments, "result": result})
             messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result, ensure_ascii=False)})
+        if client_calls:
+            reply_text = reply.content
+            break
 
     turn = [{"role": "user", "content": user_message}, {"role": "assistant", "content": reply_text}]
-    extraction = _enqueue_extraction(agent, user_id, conversation_id, turn, history)
+    if any(str(m.get("role", "")).lower() == "user" for m in turn_messages):
+        extraction = _enqueue_extraction(agent, user_id, conversation_id, turn, history)
+    else:
+        extraction = "skipped: no new user message"
     row = ChatMessage.objects.create(
         conversation_id=conversation_id,
         agent_id=agent.agent_id,
@@ -178,11 +235,13 @@ def run_turn(
         role=ChatMessage.Role.ASSISTANT,
         content=reply_text,
         metadata={
-            "tool_calls": tool_calls,
+            # Memory calls are records (no id: answered inside the turn); the caller's calls keep their
+            # OpenAI shape and id, so the TOOL rows that answer them later pair with them as one unit.
+            "tool_calls": tool_calls + client_calls,
             "memories_used": [item.memory.pk for item in memories],
-        } if (tool_calls or memories) else None,
+        } if (tool_calls or memories or client_calls) else None,
     )
     return TurnResult(
         reply=reply_text, reply_message_id=row.pk, memories_used=memories, tool_calls=tool_calls,
-        extraction=extraction, notes=context.notes,
+        extraction=extraction, notes=context.notes, client_tool_calls=client_calls,
     )

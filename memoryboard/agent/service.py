@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import InterfaceError, OperationalError, transaction
 
-from memoryboard.agent.runtime import AgentLLMUnavailable, history_messages, run_turn
+from memoryboard.agent.runtime import AgentLLMUnavailable, TurnResult, history_messages, run_turn
 from memoryboard.conversations import conversation_claim
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.models import ChatMessage
@@ -33,6 +33,18 @@ class ConversationNotYours(LookupError):
     """The conversation id belongs to another user or agent (reported like a missing one)."""
 
 
+def conversation_rows_of(*, conversation_id: str, user_id: str, agent_id: str):
+    """Claim the conversation for this user and agent (or find it theirs) and return its stored rows.
+
+    Raises:
+        ConversationNotYours: the id is used by another user or agent.
+    """
+    # An atomic claim (one INSERT) decides the owner, whatever the timing; the history is read by owner.
+    if not conversation_claim(conversation_id=conversation_id, user_id=user_id, agent_id=agent_id):
+        raise ConversationNotYours(conversation_id)
+    return ChatMessage.objects.filter(conversation_id=conversation_id, user_id=user_id, agent_id=agent_id)
+
+
 class AgentStoreUnavailable(RuntimeError):
     """The database failed during the turn, after the user's message was stored: the turn's writes
     (items saved by tools, the assistant row) were rolled back together; the message is kept."""
@@ -40,6 +52,24 @@ class AgentStoreUnavailable(RuntimeError):
     def __init__(self, conversation_id: str) -> None:
         super().__init__(f"database unavailable during the turn of {conversation_id}")
         self.conversation_id = conversation_id
+
+
+def run_turn_atomic(*, conversation_id: str, **turn) -> TurnResult:
+    """:func:`run_turn` with the turn's writes (items saved by its tool calls, the assistant row) in one
+    transaction; its errors name the conversation.
+
+    Raises:
+        AgentLLMUnavailable: the model failed (``conversation_id`` set).
+        AgentStoreUnavailable: the database failed; the turn's writes were rolled back.
+    """
+    try:
+        with transaction.atomic():
+            return run_turn(conversation_id=conversation_id, **turn)
+    except AgentLLMUnavailable as exc:
+        exc.conversation_id = conversation_id
+        raise
+    except (OperationalError, InterfaceError) as exc:
+        raise AgentStoreUnavailable(conversation_id) from exc
 
 
 @dataclass
@@ -86,10 +116,7 @@ def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str
         raise AgentNotFound(agent_id)
     user_id = platform_user_id(user)
     conversation_id = conversation_id or uuid.uuid4().hex
-    # An atomic claim (one INSERT) decides the owner, whatever the timing; the history is read by owner.
-    if not conversation_claim(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id):
-        raise ConversationNotYours(conversation_id)
-    rows = ChatMessage.objects.filter(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id)
+    rows = conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id)
     history_rows = list(rows.order_by("-id")[:HISTORY_LIMIT])[::-1]
     # Saved in autocommit before anything can fail: the message is never lost.
     stored = ChatMessage.objects.create(
@@ -100,18 +127,10 @@ def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str
         from memoryboard.llm.factory import get_chat_model
 
         chat_model = get_chat_model()
-    try:
-        # The turn's writes (items saved by its tool calls, the assistant row) are one transaction.
-        with transaction.atomic():
-            turn = run_turn(
-                agent=agent, user_id=user_id, conversation_id=conversation_id,
-                history=history_messages(history_rows), user_message=message, chat_model=chat_model,
-            )
-    except AgentLLMUnavailable as exc:
-        exc.conversation_id = conversation_id
-        raise
-    except (OperationalError, InterfaceError) as exc:
-        raise AgentStoreUnavailable(conversation_id) from exc
+    turn = run_turn_atomic(
+        agent=agent, user_id=user_id, conversation_id=conversation_id,
+        history=history_messages(history_rows), user_message=message, chat_model=chat_model,
+    )
     return AgentChatResult(
         conversation_id=conversation_id,
         reply=turn.reply,

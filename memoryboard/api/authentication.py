@@ -64,3 +64,9 @@ class TokenAuthentication(authentication.TokenAuthentication):
         token._state.adding = False
         token._state.db = user._state.db
         return (user, token)
+
+
+class BearerTokenAuthentication(TokenAuthentication):
+    """The same API tokens sent as ``Authorization: Bearer <key>``, as OpenAI clients and MCP hosts do."""
+
+    keyword = "Bearer"

@@ -54,7 +54,7 @@ def error_body(code: str, message: str, fields: dict[str, list[str]] | None = No
     return {"error": {"code": code, "message": message, "fields": fields or {}}}
 
 
-def _domain_error(exc) -> ApplicationError | None:
+def _domain_error(exc, context=None) -> ApplicationError | None:
     """Errors of the services and the strategy package, as the API reports them."""
     from memoryboard.conversations import ConversationNotFound, StalePlanError
     from memoryboard.llm.errors import LLMError
@@ -81,9 +81,11 @@ def _domain_error(exc) -> ApplicationError | None:
 
         from memoryboard.api.middleware import body_too_large_message
 
-        return ApplicationError(
-            body_too_large_message(settings.DATA_UPLOAD_MAX_MEMORY_SIZE), status_code=413, code="request_too_large"
-        )
+        request = context.get("request") if context else None
+        from memoryboard.api.middleware import body_limit_for
+
+        limit = body_limit_for(request.path) if request is not None else settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return ApplicationError(body_too_large_message(limit), status_code=413, code="request_too_large")
     if isinstance(exc, (OperationalError, InterfaceError)):
         return ApplicationError(
             "The database is unavailable; nothing was changed. Try again.", status_code=503, code="unavailable"
@@ -94,7 +96,7 @@ def _domain_error(exc) -> ApplicationError | None:
 def exception_handler(exc, context):
     """DRF's EXCEPTION_HANDLER: every error, DRF's and ours, in the one shape."""
     if not isinstance(exc, ApplicationError):
-        exc = _domain_error(exc) or exc
+        exc = _domain_error(exc, context) or exc
     if isinstance(exc, ApplicationError):
         fields = {exc.field: [exc.message]} if exc.field else {}
         message = f"{exc.field}: {exc.message}" if exc.field else exc.message

@@ -25,7 +25,7 @@ class MemoryFilterSet(django_filters.FilterSet):
     """
 
     agent = django_filters.CharFilter(method="_noop", max_length=255, help_text=_("Agent namespace, e.g. chat."))
-    user = django_filters.CharFilter(method="_noop", max_length=255, help_text=_("Platform user id."))
+    user = django_filters.CharFilter(method="_noop", max_length=255, help_text=_("A user: name, e-mail or platform user id."))
     type = django_filters.ChoiceFilter(
         method="_noop", choices=[(v, v) for v in MemoryType.values] + [(v.lower(), v) for v in MemoryType.values]
     )

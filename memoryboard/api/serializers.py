@@ -189,11 +189,69 @@ class ConversationSerializer(serializers.Serializer):
 # --- strategies ----------------------------------------------------------------------------------
 
 
-class ContextApplySerializer(StrictSerializer):
-    """Only the outer shape; each message and parameter is checked by the strategy package."""
+MAX_STRATEGY_MESSAGES = 200_000
 
-    messages = serializers.ListField(child=serializers.JSONField(), allow_empty=True, max_length=100_000)
+
+class ContextApplySerializer(StrictSerializer):
+    """Documents the body of ``POST /api/v1/strategies/context/{name}/apply``.
+
+    The view does not run it: DRF's per-field validation of every message cost more than the strategy
+    itself (``benchmarks/strategies.py``). :func:`context_apply_input` checks the outer shape and the
+    strategy package's reader checks and converts each message in the same pass, naming the field at fault.
+    """
+
+    messages = serializers.ListField(
+        child=serializers.JSONField(), allow_empty=True, max_length=MAX_STRATEGY_MESSAGES,
+        help_text="OpenAI Chat Completions messages or Anthropic Messages turns (tool calls included).",
+    )
     params = serializers.DictField(child=serializers.JSONField(allow_null=True), required=False, default=dict)
+    format = serializers.ChoiceField(
+        choices=["openai", "anthropic"], required=False, allow_null=True,
+        help_text="The messages' format; detected when absent. The answer uses the same format.",
+    )
+    system = serializers.JSONField(
+        required=False, allow_null=True, help_text="Anthropic's top-level system prompt, given back unchanged."
+    )
+    keep_system = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Keep the leading system messages as they are; the strategy acts on the rest "
+        "(the agent runtime always does).",
+    )
+
+
+def context_apply_input(data) -> dict:
+    """The outer shape of a context-apply body, checked without touching the messages one by one.
+
+    Raises:
+        ValidationError: naming each field at fault (``messages``, ``params``, ``format``, ``keep_system``,
+            an unknown key).
+    """
+    if not isinstance(data, dict):
+        raise serializers.ValidationError({"non_field_errors": ["The body must be a JSON object."]})
+    errors: dict[str, list[str]] = {}
+    unknown = sorted(set(data) - set(ContextApplySerializer._declared_fields))
+    for key in unknown:
+        errors[key] = ["Unknown field."]
+    messages = data.get("messages", empty)
+    if messages is empty:
+        errors["messages"] = ["This field is required."]
+    elif not isinstance(messages, list):
+        errors["messages"] = ["Expected a list of messages."]
+    elif len(messages) > MAX_STRATEGY_MESSAGES:
+        errors["messages"] = [f"Ensure this field has no more than {MAX_STRATEGY_MESSAGES} elements."]
+    params = data.get("params")
+    if params is not None and not isinstance(params, dict):
+        errors["params"] = ["Expected an object."]
+    fmt = data.get("format")
+    if fmt is not None and fmt not in ("openai", "anthropic"):
+        errors["format"] = ['Expected "openai" or "anthropic".']
+    keep_system = data.get("keep_system", False)
+    if not isinstance(keep_system, bool):
+        errors["keep_system"] = ["Must be a valid boolean."]
+    if errors:
+        raise serializers.ValidationError(errors)
+    return {"messages": messages, "params": params or {}, "format": fmt, "system": data.get("system"),
+            "keep_system": keep_system}
 
 
 class MemoryStrategySerializer(StrictSerializer):
@@ -204,19 +262,28 @@ class MemoryStrategySerializer(StrictSerializer):
     )
 
 
-class ContextMessageOutSerializer(serializers.Serializer):
-    role = serializers.CharField()
-    content = serializers.CharField()
-
-
 class ContextResultSerializer(serializers.Serializer):
-    """Documents ``ContextResult.to_dict()``; the view returns that dict as is."""
+    """Documents ``ContextResult.to_dict()``; the view returns that dict as is.
+
+    Each index list holding more than 1,000 entries is left out and given as ``<name>_ranges`` instead.
+    """
 
     strategy = serializers.CharField()
-    messages = ContextMessageOutSerializer(many=True)
-    kept = serializers.ListField(child=serializers.IntegerField())
-    dropped = serializers.ListField(child=serializers.IntegerField())
-    summarized = serializers.ListField(child=serializers.IntegerField())
+    format = serializers.ChoiceField(choices=["openai", "anthropic"])
+    messages = serializers.ListField(
+        child=serializers.JSONField(), help_text="In the input's format; a kept message exactly as it came in."
+    )
+    system = serializers.JSONField(required=False, help_text="Anthropic's top-level system prompt, unchanged.")
+    kept = serializers.ListField(child=serializers.IntegerField(), required=False)
+    dropped = serializers.ListField(child=serializers.IntegerField(), required=False)
+    summarized = serializers.ListField(child=serializers.IntegerField(), required=False)
+    cleared = serializers.ListField(child=serializers.IntegerField(), required=False)
+    kept_ranges = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()), required=False)
+    dropped_ranges = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()), required=False)
+    summarized_ranges = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField()), required=False
+    )
+    cleared_ranges = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()), required=False)
     tokens_before = serializers.FloatField()
     tokens_after = serializers.FloatField()
     llm_calls = serializers.IntegerField()

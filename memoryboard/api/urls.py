@@ -3,6 +3,7 @@ from rest_framework.routers import SimpleRouter
 
 from . import views
 from .agent_views import AgentChatView
+from .import_views import MemoryImportView
 
 router = SimpleRouter(trailing_slash="/?")
 router.register("memories", views.MemoryViewSet, basename="memory")
@@ -17,6 +18,7 @@ urlpatterns = [
     re_path(r"^strategies/memory/(?P<name>[^/]+)/plan/?$", views.MemoryPlanView.as_view(), name="api-memory-plan"),
     re_path(r"^strategies/memory/(?P<name>[^/]+)/apply/?$", views.MemoryApplyView.as_view(), name="api-memory-apply"),
     re_path(r"^agents/(?P<agent>[^/]+)/chat/?$", AgentChatView.as_view(), name="api-agent-chat"),
+    re_path(r"^memories/import/?$", MemoryImportView.as_view(), name="api-memory-import"),
     *router.urls,
     # Keep last: any other URL under /api/v1/ answers a JSON 404.
     re_path(r"^.*$", views.not_found, name="api-not-found"),

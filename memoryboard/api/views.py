@@ -23,6 +23,7 @@ from rest_framework.views import APIView
 from memoryboard import conversations
 from memoryboard.api import serializers as s
 from memoryboard.api.filters import CheapLimitOffsetPagination, MemoryFilterBackend, MemoryFilterSet, bounded_int
+from memoryboard.api.middleware import body_limit_for, read_body_within
 from memoryboard.api.permissions import CanApplyMemoryStrategy, CanPlanMemoryStrategy, MemoryAccess
 from memoryboard.api.throttling import login_is_throttled
 from memoryboard.ltm import services
@@ -286,9 +287,12 @@ class ContextApplyView(APIView):
         responses={200: s.ContextResultSerializer, **_errors(400, 401)},
     )
     def post(self, request, name: str):
-        data = s.ContextApplySerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        result = conversations.context_apply(name, data.validated_data["messages"], data.validated_data["params"])
+        read_body_within(request._request, body_limit_for(request.path))
+        values = s.context_apply_input(request.data)
+        result = conversations.context_apply(
+            name, values["messages"], values["params"],
+            format=values["format"], system=values["system"], keep_system=values["keep_system"],
+        )
         return Response(result.to_dict())
 
 

@@ -29,14 +29,13 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     error: str | None = None
+    # The arguments exactly as the model wrote them, when known (an encoding detail: not compared).
+    raw_arguments: str | None = field(default=None, compare=False, repr=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The call in the OpenAI message format (arguments as a JSON string)."""
-        return {
-            "id": self.id,
-            "type": "function",
-            "function": {"name": self.name, "arguments": json.dumps(self.arguments, ensure_ascii=False)},
-        }
+    def to_dict(self, *, raw: bool = False) -> dict[str, Any]:
+        """The call in the OpenAI message format (arguments as a JSON string; ``raw``: as the model wrote them)."""
+        arguments = self.raw_arguments if raw and self.raw_arguments is not None else json.dumps(self.arguments, ensure_ascii=False)
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": arguments}}
 
 
 @dataclass
@@ -121,9 +120,11 @@ class OpenAIChatModel:
                 name = getattr(function, "name", None)
                 if not isinstance(name, str) or not name:
                     raise LLMError("malformed response", "tool call without a function name")
-                arguments, error = parse_tool_arguments(getattr(function, "arguments", None))
+                raw_arguments = getattr(function, "arguments", None)
+                arguments, error = parse_tool_arguments(raw_arguments)
                 calls.append(ToolCall(id=getattr(raw, "id", None) or f"call_{index}", name=name,
-                                      arguments=arguments, error=error))
+                                      arguments=arguments, error=error,
+                                      raw_arguments=raw_arguments if isinstance(raw_arguments, str) else None))
             return ChatReply(content=message.content or "", tool_calls=calls)
 
     def __repr__(self) -> str:

@@ -173,7 +173,8 @@ def memory_extract_and_save(
     for item in extracted:
         try:
             memories.append(memory_build(namespace=namespace, content=item.content, memory_type=item.type,
-                                         source=Source.AUTO_EXTRACT, agent_id=agent_id))
+                                         source=Source.AUTO_EXTRACT, agent_id=agent_id,
+                                         conversation_id=conversation_id))
         except MemoryError as exc:
             logger.warning("extracted item dropped: %s", exc.message)
     if not memories:

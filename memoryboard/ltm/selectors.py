@@ -137,6 +137,18 @@ def agent_q(agent: str) -> Q:
     return indexed & exact
 
 
+def user_term_q(term: str, *, agents: list[str] | None = None) -> Q:
+    """The items of everyone a user filter means by ``term`` (a name, an e-mail or a platform id,
+    see ``users.user_ids_matching``), each matched exactly by :func:`user_namespaces_q`."""
+    from memoryboard.users import user_ids_matching
+
+    ids = user_ids_matching(term) or [str(term)]
+    q = user_namespaces_q(ids[0], agents=agents)
+    for user_id in ids[1:]:
+        q |= user_namespaces_q(user_id, agents=agents)
+    return q
+
+
 def memory_queryset_for(user) -> QuerySet[LongTermMemory]:
     """Every item the caller may read: all for support and developers, their own for end users."""
     if not getattr(user, "is_authenticated", False):
@@ -170,13 +182,14 @@ def filter_memories(
     archived: bool | None = None,
     search: str | None = None,
 ) -> QuerySet[LongTermMemory]:
-    """The filters shared by the admin, the API and "My memories"."""
-    if agent and user:
-        qs = qs.filter(user_namespaces_q(str(user), agents=[agent]))
+    """The filters shared by the admin, the API and "My memories".
+
+    ``user`` is a name, an e-mail or a platform user id (see :func:`user_term_q`).
+    """
+    if user:
+        qs = qs.filter(user_term_q(str(user), agents=[agent] if agent else None))
     elif agent:
         qs = qs.filter(agent_q(agent))
-    elif user:
-        qs = qs.filter(user_namespaces_q(str(user)))
     if memory_type:
         qs = qs.filter(value_json__type=str(memory_type).upper())
     if source:

@@ -92,21 +92,29 @@ def _record_state(memory_id: str, old: str, new: str, actor, reason: str) -> Non
 
 
 def memory_build(
-    *, namespace: Namespace, content: str, memory_type: str, source: str, agent_id: str, memory_id: str | None = None
+    *, namespace: Namespace, content: str, memory_type: str, source: str, agent_id: str, memory_id: str | None = None,
+    conversation_id: str = "",
 ) -> LongTermMemory:
-    """An unsaved item in the platform's shape (a random id unless ``memory_id`` is given)."""
+    """An unsaved item in the platform's shape (a random id unless ``memory_id`` is given).
+
+    ``conversation_id``, when known, is the conversation the item came from (``value_json.conversationId``,
+    an extra key the platform ignores): "My memories" links to it.
+    """
     now = timezone.now()
     key = memory_id or uuid.uuid4().hex
+    value = {
+        "content": _validate_content(content),
+        "agentId": agent_id,
+        "source": source,
+        "type": _validate_type(memory_type),
+    }
+    if conversation_id:
+        value["conversationId"] = str(conversation_id)
     return LongTermMemory(
         id=key,
         namespace=namespace.as_text(),
         key_name=key,
-        value_json={
-            "content": _validate_content(content),
-            "agentId": agent_id,
-            "source": source,
-            "type": _validate_type(memory_type),
-        },
+        value_json=value,
         created_at=now,
         updated_at=now,
     )
@@ -122,10 +130,11 @@ def memory_create(
     actor=None,
     embedder=None,
     memory_id: str | None = None,
+    conversation_id: str = "",
 ) -> LongTermMemory:
     memory = memory_build(
         namespace=namespace, content=content, memory_type=memory_type, source=source, agent_id=agent_id,
-        memory_id=memory_id,
+        memory_id=memory_id, conversation_id=conversation_id,
     )
     with transaction.atomic():
         memory_upsert_many([memory])

@@ -110,8 +110,13 @@ def _max_items(agent_id: str) -> int | None:
     return config.long_term_memory.max_items if config else None
 
 
-def memory_tool_save(*, namespace: Namespace, agent_id: str, content: Any, memory_type: Any) -> dict[str, Any]:
+def memory_tool_save(
+    *, namespace: Namespace, agent_id: str, content: Any, memory_type: Any, conversation_id: str = "",
+    source: str = Source.AGENT_TOOL,
+) -> dict[str, Any]:
     """Synchronous save with substring dedup, under the namespace lock; then the item limit.
+
+    ``source`` is ``agent_tool`` for the agent's own tool, ``mcp`` for the MCP server's ``memory_save``.
 
     Returns:
         ``{"saved": true, "id": ...}``, ``{"saved": false, "duplicate_of": id}``,
@@ -123,12 +128,15 @@ def memory_tool_save(*, namespace: Namespace, agent_id: str, content: Any, memor
     if not memory_saving_enabled(namespace.user_id):
         return {"saved": False, "reason": "the user turned off saving new memories"}
     try:
-        return _save_locked(namespace=namespace, agent_id=agent_id, content=content, memory_type=memory_type)
+        return _save_locked(namespace=namespace, agent_id=agent_id, content=content, memory_type=memory_type,
+                            conversation_id=conversation_id, source=source)
     except NamespaceLockTimeout:
         return {"saved": False, "error": "memory is busy, try again"}
 
 
-def _save_locked(*, namespace: Namespace, agent_id: str, content: str, memory_type: str) -> dict[str, Any]:
+def _save_locked(
+    *, namespace: Namespace, agent_id: str, content: str, memory_type: str, source: str, conversation_id: str = ""
+) -> dict[str, Any]:
     with namespace_lock(namespace):
         duplicate = find_duplicate(namespace, content)
         if duplicate:
@@ -139,7 +147,7 @@ def _save_locked(*, namespace: Namespace, agent_id: str, content: str, memory_ty
         try:
             memory = memory_create(
                 namespace=namespace, content=content, memory_type=memory_type,
-                source=Source.AGENT_TOOL, agent_id=agent_id, memory_id=memory_id,
+                source=source, agent_id=agent_id, memory_id=memory_id, conversation_id=conversation_id,
             )
         except MemoryError as exc:
             return {"saved": False, "error": exc.message, "field": exc.field}
@@ -195,7 +203,7 @@ def run_memory_tool(
         arguments: the model's arguments; only the documented keys are read.
         namespace: from the server, never from ``arguments``.
         agent_id: the calling agent.
-        conversation_id: for the access log.
+        conversation_id: for the access log, and the source of a saved item.
 
     Returns:
         A JSON-serializable result for the ``tool`` message; errors are reported in it, not raised.
@@ -208,7 +216,7 @@ def run_memory_tool(
     if name == "memory_save":
         return memory_tool_save(
             namespace=namespace, agent_id=agent_id,
-            content=arguments.get("content"), memory_type=arguments.get("type"),
+            content=arguments.get("content"), memory_type=arguments.get("type"), conversation_id=conversation_id,
         )
     if name == "memory_search":
         return memory_tool_search(

@@ -12,6 +12,8 @@ from .lifecycle import (
     UserMemorySettings,
 )
 from .memory import ArchivedReason, LongTermMemory, MemoryType, Source
+from .playground import PlaygroundTrace
+from .summary import SummaryCacheEntry
 from .retrieval import RetrievalReceipt
 
 __all__ = [
@@ -28,7 +30,9 @@ __all__ = [
     "MemoryType",
     "PauseRule",
     "RetrievalReceipt",
+    "PlaygroundTrace",
     "Source",
+    "SummaryCacheEntry",
     "UserMemorySettings",
     "vector_checksum",
 ]

@@ -6,6 +6,15 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 
+# What an entry is about (``object_type``), by name.
+OBJECT_TYPES = {
+    "memory": _("memory item"),
+    "user": _("user"),
+    "job": _("job"),
+    "conversation": _("conversation"),
+}
+
+
 class AuditLog(models.Model):
     """Every change made through the dashboard, API, commands and tasks, with before and after."""
 
@@ -22,9 +31,12 @@ class AuditLog(models.Model):
         MERGE = "merge", _("Merge")
         APPLY_STRATEGY = "apply_strategy", _("Apply memory strategy")
         BULK = "bulk", _("Bulk action")
+        EXPORT = "export", _("Export")
+        ERASE = "erase", _("Erase all")
 
     actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        verbose_name=_("actor"),
     )
     actor_label = models.CharField(_("actor"), max_length=150, blank=True)
     action = models.CharField(_("action"), max_length=32, choices=Action.choices)
@@ -38,9 +50,27 @@ class AuditLog(models.Model):
     class Meta:
         db_table = "memoryboard_audit_log"
         verbose_name = _("audit log entry")
-        verbose_name_plural = _("audit log")
+        verbose_name_plural = _("audit log entries")
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["object_type", "object_id"], name="idx_audit_object")]
 
+    @property
+    def actor_text(self) -> str:
+        """Who did it: the user name, or "system" (translated) for jobs and the agent runtime."""
+        if self.actor_id is None and self.actor_label in ("", "system"):
+            return str(_("system"))
+        return self.actor_label
+
+    @property
+    def object_type_label(self) -> str:
+        return str(OBJECT_TYPES.get(self.object_type, self.object_type))
+
+    @property
+    def reason_label(self) -> str:
+        from memoryboard.labels import reason_label
+
+        return reason_label(self.reason)
+
     def __str__(self) -> str:
-        return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor_label} {self.action} {self.object_type}:{self.object_id}"
+        return (f"{self.created_at:%Y-%m-%d %H:%M} {self.actor_text} {self.get_action_display()} "
+                f"{self.object_type_label} {self.object_id}")

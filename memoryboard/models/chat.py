@@ -37,7 +37,7 @@ class ChatMessage(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.conversation_id}#{self.pk} {self.role}"
+        return f"{self.conversation_id}#{self.pk} {self.get_role_display()}"
 
 
 class ConversationOwner(models.Model):
@@ -54,3 +54,5 @@ class ConversationOwner(models.Model):
 
     class Meta:
         db_table = "memoryboard_conversation_owner"
+        verbose_name = _("conversation owner")
+        verbose_name_plural = _("conversation owners")

@@ -5,6 +5,7 @@ import hashlib
 import numpy as np
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 
 class MemoryEmbedding(models.Model):
@@ -31,6 +32,8 @@ class MemoryEmbedding(models.Model):
 
     class Meta:
         db_table = "memoryboard_embedding"
+        verbose_name = _("memory vector")
+        verbose_name_plural = _("memory vectors")
         constraints = [
             models.UniqueConstraint(fields=["memory", "model_name"], name="uniq_embedding_memory_model"),
         ]

@@ -28,6 +28,8 @@ class MemoryFlag(models.Model):
 
     class Meta:
         db_table = "memoryboard_memory_flag"
+        verbose_name = _("memory flag")
+        verbose_name_plural = _("memory flags")
 
 
 class PauseRule(models.Model):
@@ -40,6 +42,8 @@ class PauseRule(models.Model):
 
     class Meta:
         db_table = "memoryboard_pause_rule"
+        verbose_name = _("pause rule")
+        verbose_name_plural = _("pause rules")
         constraints = [
             models.UniqueConstraint(
                 fields=["user_id", "agent_namespace", "memory_type"], name="uniq_pause_rule"
@@ -57,6 +61,8 @@ class UserMemorySettings(models.Model):
 
     class Meta:
         db_table = "memoryboard_user_settings"
+        verbose_name = _("memory switch")
+        verbose_name_plural = _("memory switches")
 
 
 class MemoryAccess(models.Model):
@@ -76,6 +82,8 @@ class MemoryAccess(models.Model):
 
     class Meta:
         db_table = "memoryboard_memory_access"
+        verbose_name = _("memory access")
+        verbose_name_plural = _("memory accesses")
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["memory_id", "created_at"], name="idx_access_memory_time")]
 
@@ -90,7 +98,15 @@ class MemoryStateChange(models.Model):
     reason = models.CharField(max_length=255, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
+    @property
+    def reason_label(self) -> str:
+        from memoryboard.labels import reason_label
+
+        return reason_label(self.reason)
+
     class Meta:
         db_table = "memoryboard_memory_state_change"
+        verbose_name = _("state change")
+        verbose_name_plural = _("state changes")
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["memory_id", "created_at"], name="idx_state_memory_time")]

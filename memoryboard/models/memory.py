@@ -18,6 +18,7 @@ class Source(models.TextChoices):
     AUTO_EXTRACT = "auto_extract", _("Auto-extracted")
     AGENT_TOOL = "agent_tool", _("Agent tool")
     MANUAL = "manual", _("Added by hand")
+    MCP = "mcp", _("MCP client")
 
 
 class ArchivedReason(models.TextChoices):

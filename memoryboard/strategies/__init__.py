@@ -1,13 +1,17 @@
 """Context and memory strategies of memoryboard: pure, framework-free (no Django import).
 
 Context strategies (reversible, act on a copy): :func:`trim`, :func:`summarize`, :func:`sliding_window`,
-:func:`composite`, or :func:`apply_context` by name. Memory strategies (plans over stored rows):
+:func:`clear_tool_results`, :func:`composite`, or :func:`apply_context` by name. Messages come in OpenAI or
+Anthropic format (:mod:`.formats`, one reader and one writer each) and tool calls with their results are
+kept or dropped as one unit (:mod:`.units`). Memory strategies (plans over stored rows):
 :func:`plan_trim`, :func:`plan_summarize`, :func:`plan_delete`, :func:`plan_filter`, or :func:`plan_memory`.
 """
 
 from __future__ import annotations
 
 from .config import (
+    CLEARED_PLACEHOLDER,
+    ClearToolResultsConfig,
     CompositeConfig,
     DeleteConfig,
     FilterRules,
@@ -16,10 +20,11 @@ from .config import (
     TrimConfig,
     parse_params,
 )
-from .context import apply_context, composite, sliding_window, summarize, trim
+from .context import apply_context, clear_tool_results, composite, sliding_window, summarize, trim
 from .errors import StrategyConfigError, StrategyError, StrategyInputError, SummarizerError
 from .memory import MEMORY_SUMMARY_PREFIX, plan_delete, plan_filter, plan_memory, plan_summarize, plan_trim
-from .messages import Message, Role, to_message, to_messages
+from .formats import Conversation, detect_format, read_conversation, write_messages
+from .messages import Message, Role, ToolCall, to_message, to_messages
 from .registry import (
     CONTEXT_STRATEGIES,
     MEMORY_STRATEGIES,
@@ -43,6 +48,14 @@ from .summarizer import (
 from .tokens import estimated_tokens, total_tokens
 
 __all__ = [
+    "CLEARED_PLACEHOLDER",
+    "ClearToolResultsConfig",
+    "Conversation",
+    "ToolCall",
+    "clear_tool_results",
+    "detect_format",
+    "read_conversation",
+    "write_messages",
     "CONTEXT_STRATEGIES",
     "CONTEXT_SUMMARY_INSTRUCTION",
     "MAX_CONVERSATION_CHARS",

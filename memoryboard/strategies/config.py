@@ -15,6 +15,8 @@ __all__ = [
     "SummarizeConfig",
     "SlidingWindowConfig",
     "CompositeConfig",
+    "ClearToolResultsConfig",
+    "CLEARED_PLACEHOLDER",
     "DeleteConfig",
     "FilterRules",
     "parse_params",
@@ -26,9 +28,10 @@ __all__ = [
 
 MAX_INT_PARAM = 10_000_000
 
-CONTEXT_STRATEGIES = ("TRIM", "SUMMARIZE", "SLIDING_WINDOW", "COMPOSITE")
+CONTEXT_STRATEGIES = ("TRIM", "SUMMARIZE", "SLIDING_WINDOW", "CLEAR_TOOL_RESULTS", "COMPOSITE")
 MEMORY_STRATEGIES = ("TRIM", "SUMMARIZE", "DELETE", "FILTER")
-COMPOSITE_STEPS = ("TRIM", "SUMMARIZE", "SLIDING_WINDOW")
+COMPOSITE_STEPS = ("TRIM", "SUMMARIZE", "SLIDING_WINDOW", "CLEAR_TOOL_RESULTS")
+CLEARED_PLACEHOLDER = "[tool result cleared]"
 
 
 def normalize_name(name: object, kind: str = "context", *, field: str = "name") -> str:
@@ -113,6 +116,27 @@ class SlidingWindowConfig:
 
 
 @dataclass(frozen=True)
+class ClearToolResultsConfig:
+    """CLEAR_TOOL_RESULTS: above ``trigger_tokens``, clear the content of all but the newest ``keep`` tool
+    results, never those of the tools named in ``exclude_tools``."""
+
+    trigger_tokens: int = 4000
+    keep: int = 3
+    exclude_tools: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_ints(self)
+        tools = self.exclude_tools
+        if isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
+            raise StrategyConfigError("exclude_tools", "must be a list of tool names")
+        tools = tuple(tools)
+        for i, name in enumerate(tools):
+            if not isinstance(name, str) or not name:
+                raise StrategyConfigError(f"exclude_tools[{i}]", "must be a non-empty string")
+        object.__setattr__(self, "exclude_tools", tools)
+
+
+@dataclass(frozen=True)
 class CompositeConfig:
     """COMPOSITE: run ``steps`` in order, each step with its own config."""
 
@@ -120,6 +144,7 @@ class CompositeConfig:
     trim: TrimConfig = field(default_factory=TrimConfig)
     summarize: SummarizeConfig = field(default_factory=SummarizeConfig)
     sliding_window: SlidingWindowConfig = field(default_factory=SlidingWindowConfig)
+    clear_tool_results: ClearToolResultsConfig = field(default_factory=ClearToolResultsConfig)
 
     def __post_init__(self) -> None:
         if isinstance(self.steps, (str, bytes)) or not isinstance(self.steps, Iterable):
@@ -128,8 +153,7 @@ class CompositeConfig:
         if not steps:
             raise StrategyConfigError("steps", "must name at least one strategy")
         object.__setattr__(self, "steps", steps)
-        for name, cls in (("trim", TrimConfig), ("summarize", SummarizeConfig),
-                          ("sliding_window", SlidingWindowConfig)):
+        for name, cls in _STEP_CONFIGS:
             if not isinstance(getattr(self, name), cls):
                 raise StrategyConfigError(name, f"must be a {cls.__name__}")
 
@@ -153,7 +177,8 @@ class FilterRules:
     every case its stripped content is at least ``min_length`` characters long.
     """
 
-    keep_roles: frozenset[Role] = frozenset({Role.SYSTEM, Role.USER})
+    # Safe default (issue 15): assistant replies are kept; a rule set deletes only what it is told to.
+    keep_roles: frozenset[Role] = frozenset({Role.SYSTEM, Role.USER, Role.ASSISTANT})
     assistant_keywords: tuple[str, ...] = ()
     keep_tool: bool = False
     min_length: int = 0
@@ -210,10 +235,18 @@ class FilterRules:
         }
 
 
+_STEP_CONFIGS = (
+    ("trim", TrimConfig),
+    ("summarize", SummarizeConfig),
+    ("sliding_window", SlidingWindowConfig),
+    ("clear_tool_results", ClearToolResultsConfig),
+)
+
 _SIMPLE_CONFIGS: dict[str, type] = {
     "TRIM": TrimConfig,
     "SUMMARIZE": SummarizeConfig,
     "SLIDING_WINDOW": SlidingWindowConfig,
+    "CLEAR_TOOL_RESULTS": ClearToolResultsConfig,
     "DELETE": DeleteConfig,
     "FILTER": FilterRules,
 }
@@ -273,15 +306,14 @@ def parse_params(strategy_name: str, params: Mapping[str, Any] | None) -> Any:
         return _build(_SIMPLE_CONFIGS[name], params)
     if not isinstance(params, Mapping):
         raise StrategyConfigError("params", "must be an object")
-    allowed = {"steps", "trim", "summarize", "sliding_window"}
+    allowed = {"steps", *(key for key, _cls in _STEP_CONFIGS)}
     for key in params:
         if key not in allowed:
             raise StrategyConfigError(key, f"unknown parameter (expected one of {', '.join(sorted(allowed))})")
     kwargs: dict[str, Any] = {}
     if "steps" in params:
         kwargs["steps"] = params["steps"]
-    for key, cls in (("trim", TrimConfig), ("summarize", SummarizeConfig),
-                     ("sliding_window", SlidingWindowConfig)):
+    for key, cls in _STEP_CONFIGS:
         if key in params:
             kwargs[key] = _build(cls, params[key], prefix=f"{key}.")
     return CompositeConfig(**kwargs)

@@ -2,6 +2,10 @@
 
 A plan is a dry run: it lists the row ids to delete and the rows to insert. Applying it (one database
 transaction, audited) is the caller's job; nothing here touches a database.
+
+A tool call and its results are one unit here as in the context layer (:mod:`.units`): TRIM, DELETE and
+SUMMARIZE keep a unit whole when their cut would split it; FILTER keeps a unit whole when its rules keep
+any message of it, and deletes it whole otherwise.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from .messages import Message, Role, to_messages
 from .result import MemoryPlan
 from .summarizer import MEMORY_SUMMARY_INSTRUCTION, OfflineSummarizer, Summarizer
 from .tokens import total_tokens
+from .units import Units
 
 __all__ = [
     "MEMORY_SUMMARY_PREFIX",
@@ -87,7 +92,10 @@ def plan_trim(messages: Iterable[Any], *, keep_first: int = 2, keep_last: int = 
     TrimConfig(keep_first, keep_last)
     msgs = _stored(messages)
     n = len(msgs)
-    return _plan("TRIM", msgs, (i < keep_first or i >= n - keep_last for i in range(n)))
+    units = Units(msgs)
+    head = units.end_of(keep_first - 1) if keep_first else 0
+    tail = units.start_of(max(0, n - keep_last))
+    return _plan("TRIM", msgs, (i < head or i >= tail for i in range(n)))
 
 
 def plan_delete(messages: Iterable[Any], *, keep_latest: int = 50) -> MemoryPlan:
@@ -112,7 +120,8 @@ def plan_delete(messages: Iterable[Any], *, keep_latest: int = 50) -> MemoryPlan
     DeleteConfig(keep_latest)
     msgs = _stored(messages)
     n = len(msgs)
-    return _plan("DELETE", msgs, (i >= n - keep_latest for i in range(n)))
+    start = Units(msgs).start_of(max(0, n - keep_latest))
+    return _plan("DELETE", msgs, (i >= start for i in range(n)))
 
 
 def plan_filter(messages: Iterable[Any], *, predicate: Callable[[Message], bool] | FilterRules) -> MemoryPlan:
@@ -138,7 +147,11 @@ def plan_filter(messages: Iterable[Any], *, predicate: Callable[[Message], bool]
     if not callable(predicate):
         raise StrategyConfigError("predicate", "must be callable or FilterRules")
     msgs = _stored(messages)
-    return _plan("FILTER", msgs, [bool(predicate(m)) for m in msgs])
+    keep = [bool(predicate(m)) for m in msgs]
+    for start, end in Units(msgs).spans():
+        if end - start > 1:
+            keep[start:end] = [any(keep[start:end])] * (end - start)
+    return _plan("FILTER", msgs, keep)
 
 
 def plan_summarize(
@@ -179,7 +192,9 @@ def plan_summarize(
     n = len(msgs)
     if n <= threshold or keep_last >= n:
         return _plan("SUMMARIZE", msgs, [True] * n)
-    cut = n - keep_last
+    cut = Units(msgs).start_of(n - keep_last)
+    if cut <= 0:
+        return _plan("SUMMARIZE", msgs, [True] * n)
     summary, failure = call_summarizer(summarizer, cut_conversation_text(msgs[:cut]), MEMORY_SUMMARY_INSTRUCTION)
     if failure is not None:
         tokens = total_tokens(msgs)

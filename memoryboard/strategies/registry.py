@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .config import (
+    COMPOSITE_STEPS,
     CONTEXT_STRATEGIES,
     MAX_INT_PARAM,
     MEMORY_STRATEGIES,
@@ -77,6 +78,11 @@ _SUMMARIZE = (
     _int("keep_last", 6, "Newest messages kept verbatim after the summary."),
 )
 _SLIDING = (_int("max_tokens", 4000, "Token budget, filled from the newest message backwards.", 1),)
+_CLEAR = (
+    _int("trigger_tokens", 4000, "Clear only when the estimated tokens exceed this."),
+    _int("keep", 3, "Newest tool results left untouched."),
+    ParamSpec("exclude_tools", "strings", (), "Tools whose results are never cleared."),
+)
 
 
 def _nested(prefix: str, specs: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]:
@@ -96,15 +102,22 @@ _CONTEXT: dict[str, StrategyInfo] = {
     "SLIDING_WINDOW": StrategyInfo(
         "SLIDING_WINDOW", "Keep the newest messages that fit in a token budget.", _SLIDING
     ),
+    "CLEAR_TOOL_RESULTS": StrategyInfo(
+        "CLEAR_TOOL_RESULTS",
+        "Above the trigger, replace the content of the oldest tool results by a placeholder "
+        "(calls, ids and order stay).",
+        _CLEAR,
+    ),
     "COMPOSITE": StrategyInfo(
         "COMPOSITE",
         "Run strategies in sequence, each on the previous output (default: summarize, then sliding window).",
         (
             ParamSpec("steps", "steps", ("SUMMARIZE", "SLIDING_WINDOW"), "Strategies to run, in order.",
-                      choices=("TRIM", "SUMMARIZE", "SLIDING_WINDOW")),
+                      choices=COMPOSITE_STEPS),
             *_nested("trim", _TRIM),
             *_nested("summarize", _SUMMARIZE),
             *_nested("sliding_window", _SLIDING),
+            *_nested("clear_tool_results", _CLEAR),
         ),
     ),
 }
@@ -125,7 +138,7 @@ _MEMORY: dict[str, StrategyInfo] = {
         "FILTER",
         "Delete the rows that do not match the rules.",
         (
-            ParamSpec("keep_roles", "roles", ("SYSTEM", "USER"), "Roles whose messages are kept.",
+            ParamSpec("keep_roles", "roles", ("SYSTEM", "USER", "ASSISTANT"), "Roles whose messages are kept.",
                       choices=("SYSTEM", "USER", "ASSISTANT", "TOOL")),
             ParamSpec("assistant_keywords", "strings", (), "An assistant message containing one of these is kept."),
             ParamSpec("keep_tool", "bool", False, "Keep tool messages."),

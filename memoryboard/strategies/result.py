@@ -7,7 +7,26 @@ from typing import Any
 
 from .messages import Message
 
-__all__ = ["ContextResult", "MemoryPlan", "saved_ratio"]
+__all__ = ["COMPACT_LIMIT", "ContextResult", "MemoryPlan", "index_ranges", "saved_ratio"]
+
+COMPACT_LIMIT = 1000
+"""Above this many entries, an index list of the API answer is given only as ranges (``<name>_ranges``)."""
+
+
+def index_ranges(indexes: tuple[int, ...] | list[int]) -> list[list[int]]:
+    """Sorted indexes as ``[first, last]`` runs (both inclusive).
+
+    Example:
+        >>> index_ranges([0, 1, 2, 5, 7, 8])
+        [[0, 2], [5, 5], [7, 8]]
+    """
+    out: list[list[int]] = []
+    for i in indexes:
+        if out and out[-1][1] == i - 1:
+            out[-1][1] = i
+        else:
+            out.append([i, i])
+    return out
 
 
 def saved_ratio(tokens_before: float, tokens_after: float) -> float:
@@ -28,12 +47,18 @@ class ContextResult:
         kept: Input indexes present in the output, sorted.
         dropped: Input indexes removed, sorted.
         summarized: Input indexes replaced by a summary that is in the output, sorted.
-            Every input index is in exactly one of ``kept``, ``dropped``, ``summarized``.
+        cleared: Input indexes in the output with their tool result content replaced by a placeholder
+            (CLEAR_TOOL_RESULTS), sorted. Every input index is in exactly one of ``kept``, ``dropped``,
+            ``summarized``, ``cleared``.
         tokens_before: Estimated tokens of the input.
         tokens_after: Estimated tokens of the output.
         llm_calls: Summarizer calls made, failed attempts included.
         fallback: Short reason when a fallback fired, else ``None``.
         steps: For COMPOSITE, each step's own result (indexes relative to that step's input).
+        format: The input's format (``"openai"`` or ``"anthropic"``); :meth:`to_dict` answers in it.
+        system: Anthropic's top-level system prompt, given back as it came (``None`` if absent).
+        summary_cache: ``"reused"`` (a cached summary, no LLM call), ``"extended"`` (a cached summary plus
+            the new messages summarized), ``"new"`` (summarized and stored), or ``None`` (no cache).
     """
 
     strategy: str
@@ -47,25 +72,47 @@ class ContextResult:
     llm_calls: int = 0
     fallback: str | None = None
     steps: tuple[ContextResult, ...] = ()
+    cleared: tuple[int, ...] = ()
+    format: str = "openai"
+    system: Any = None
+    summary_cache: str | None = None
 
     @property
     def saved_ratio(self) -> float:
         return saved_ratio(self.tokens_before, self.tokens_after)
 
+    def output(self) -> list[Any]:
+        """The output messages in the input's format: a kept message is the very object it was read from."""
+        from .formats import write_messages
+
+        return write_messages(self.messages, self.format)
+
     def to_dict(self) -> dict[str, Any]:
-        """The API shape of ``POST /api/v1/strategies/context/{name}/apply``."""
-        return {
-            "strategy": self.strategy,
-            "messages": [m.to_dict() for m in self.messages],
-            "kept": list(self.kept),
-            "dropped": list(self.dropped),
-            "summarized": list(self.summarized),
-            "tokens_before": round(self.tokens_before, 1),
-            "tokens_after": round(self.tokens_after, 1),
-            "llm_calls": self.llm_calls,
-            "fallback": self.fallback,
-            "saved_ratio": self.saved_ratio,
-        }
+        """The API shape of ``POST /api/v1/strategies/context/{name}/apply``.
+
+        ``kept``, ``dropped``, ``summarized`` and ``cleared`` are lists of input indexes; one holding more
+        than :data:`COMPACT_LIMIT` entries is left out and given as ``<name>_ranges`` (``[first, last]``
+        runs) instead, so that a 100k-message answer does not spell out every dropped index.
+        """
+        data: dict[str, Any] = {"strategy": self.strategy, "format": self.format, "messages": self.output()}
+        if self.system is not None:
+            data["system"] = self.system
+        for name in ("kept", "dropped", "summarized", "cleared"):
+            indexes = getattr(self, name)
+            if len(indexes) > COMPACT_LIMIT:
+                data[f"{name}_ranges"] = index_ranges(indexes)
+            else:
+                data[name] = list(indexes)
+        data.update(
+            tokens_before=round(self.tokens_before, 1),
+            tokens_after=round(self.tokens_after, 1),
+            llm_calls=self.llm_calls,
+            fallback=self.fallback,
+            saved_ratio=self.saved_ratio,
+        )
+        if self.summary_cache is not None:
+            data["summary_cache"] = self.summary_cache
+        return data
 
 
 @dataclass(frozen=True)

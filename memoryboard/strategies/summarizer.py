@@ -18,6 +18,7 @@ __all__ = [
     "Summarizer",
     "OfflineSummarizer",
     "conversation_text",
+    "transcript_line",
 ]
 
 MAX_CONVERSATION_CHARS = 50_000
@@ -56,6 +57,15 @@ class Summarizer(Protocol):
         ...
 
 
+def transcript_line(m: Message) -> str:
+    """One message as a ``ROLE: content`` line; tool calls follow as ``[tool call name(arguments)]``."""
+    line = f"{m.role.value}: {m.content}"
+    if m.tool_calls:
+        calls = " ".join(f"[tool call {c.name}({c.arguments})]" for c in m.tool_calls)
+        line = f"{line} {calls}" if m.content else f"{line}{calls}"
+    return line
+
+
 def conversation_text(messages: Iterable[Message]) -> str:
     """Join messages as ``ROLE: content`` lines, the text given to a summarizer.
 
@@ -64,7 +74,7 @@ def conversation_text(messages: Iterable[Message]) -> str:
         >>> conversation_text([Message(Role.USER, "hi"), Message(Role.ASSISTANT, "hello")])
         'USER: hi\\nASSISTANT: hello'
     """
-    return "\n".join(f"{m.role.value}: {m.content}" for m in messages)
+    return "\n".join(transcript_line(m) for m in messages)
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s*|\n+")

@@ -13,5 +13,7 @@ def navigation(request) -> dict:
 
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
-        return {"nav_playground": False}
-    return {"nav_playground": is_developer(user) or is_support(user)}
+        return {"nav_playground": False, "nav_people": False, "nav_staff": False}
+    staff = is_developer(user) or is_support(user)
+    # Staff pages and notes (the API, the offline-models banner) are not for end users.
+    return {"nav_playground": staff, "nav_people": staff, "nav_staff": staff or user.is_staff}

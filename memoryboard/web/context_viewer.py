@@ -24,6 +24,7 @@ class WindowSide:
     messages: list[dict]
     tokens: dict[str, float]
     bars: list[dict] = field(default_factory=list)
+    positions: list[int | None] = field(default_factory=list)  # input position of each message, None: produced
 
     @property
     def total(self) -> float:
@@ -84,6 +85,22 @@ def _bars(side: WindowSide, scale: float) -> None:
         x += width
 
 
+def _positions(after: list[dict], before: list[dict], before_positions: list) -> list:
+    """The input position of each message after the pipeline (``None`` for one it produced, a summary):
+    the pipeline keeps order, so each is matched with the next equal message before it."""
+    out, start = [], 0
+    for message in after:
+        key = (message.get("role"), message.get("content"))
+        for j in range(start, len(before)):
+            if (before[j].get("role"), before[j].get("content")) == key:
+                out.append(before_positions[j])
+                start = j + 1
+                break
+        else:
+            out.append(None)
+    return out
+
+
 def context_window(*, agent, user_id: str, conversation_id: str, rows: list, chat_model=None) -> ContextWindow:
     """Build the next request of ``agent`` for a stored conversation, before and after the pipeline.
 
@@ -100,7 +117,7 @@ def context_window(*, agent, user_id: str, conversation_id: str, rows: list, cha
     """
     from memoryboard.agent.hooks import EMERGENCY_TOKEN_THRESHOLD, SummarizationHook
     from memoryboard.agent.interceptors import ChainContext, ContextEditingInterceptor, run_before_model_chain
-    from memoryboard.agent.runtime import agent_namespace, build_system_prompt, history_messages
+    from memoryboard.agent.runtime import agent_namespace, build_system_prompt, history_with_positions
     from memoryboard.ltm.receipts import receipt_build
     from memoryboard.ltm.retrieval import memory_retrieve_ranking
     from memoryboard.ltm.tools import MEMORY_TOOLS
@@ -111,7 +128,8 @@ def context_window(*, agent, user_id: str, conversation_id: str, rows: list, cha
 
         chat_model = get_chat_model()
     ltm = agent.long_term_memory
-    history = history_messages(rows)
+    # The input position of each message (rows may be left out, e.g. a tool row whose call is not there).
+    history, positions = history_with_positions(rows)
     query = next((m["content"] for m in reversed(history) if m["role"] == "user"), "")
     memories = []
     receipt = None
@@ -126,13 +144,15 @@ def context_window(*, agent, user_id: str, conversation_id: str, rows: list, cha
             receipt = receipt_build(ranking=found, agent_id=agent.agent_id, user_id=user_id,
                                     conversation_id=conversation_id, kind=MemoryAccess.Kind.INJECTION)
     before_messages = [{"role": "system", "content": build_system_prompt(agent, memories)}, *history]
-    context = ChainContext(agent=agent)
+    context = ChainContext(agent=agent, conversation_id=conversation_id)
     after_messages = run_before_model_chain(
         [ContextEditingInterceptor(), SummarizationHook(chat_model)], before_messages, context
     )
     tools = MEMORY_TOOLS if (agent.memory_tools and ltm.enabled) else []
     tools_tokens = round(len(json.dumps(tools, ensure_ascii=False)) / CHARS_PER_TOKEN, 1) if tools else 0.0
     before, after = _side(before_messages, tools_tokens), _side(after_messages, tools_tokens)
+    before.positions = [None, *positions]
+    after.positions = _positions(after_messages, before_messages, before.positions)
     budget = context_budget(agent)
     scale = max(before.total, after.total, budget or 0) * 1.05 or 1.0
     _bars(before, scale)

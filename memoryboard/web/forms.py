@@ -18,8 +18,9 @@ from memoryboard.strategies import (
     StrategyInputError,
     context_param_spec,
     memory_param_spec,
-    to_message,
+    read_conversation,
 )
+from memoryboard.labels import role_label
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 MAX_MESSAGES = 20_000
@@ -29,31 +30,66 @@ class MessagesInputError(ValueError):
     """Pasted or uploaded messages that cannot be used; the message names the place at fault."""
 
 
-def parse_messages_json(text: str) -> list[dict[str, Any]]:
-    """Parse pasted JSON into a list of ``{"role", "content"}`` dicts.
+def _guard_error(exc: JSONGuardError, prefix: str = "") -> MessagesInputError:
+    """What the one JSON guard refused (nesting, Infinity/NaN/1e400, lone surrogates), naming the field."""
+    field = prefix + exc.field
+    field = f"messages{field}" if field.startswith("[") else field  # a pasted bare list
+    return MessagesInputError(f"{field}: {exc.message}" if field else exc.message)
 
-    Accepts a list of messages or an object with a ``messages`` list (the API's request shape).
+
+def _load_json_or_lines(text: str) -> Any:
+    """JSON, or JSON Lines (one message object per non-blank line) when the text is not one JSON value;
+    either way through the one JSON guard."""
+    try:
+        return parse_json(text)
+    except JSONGuardError as exc:
+        if exc.syntax is None:
+            raise _guard_error(exc) from None
+        first_error = exc.syntax
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) > 1:
+        items = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append(parse_json(line))
+            except JSONGuardError as exc:
+                if exc.syntax is None:
+                    raise _guard_error(exc, f"[{len(items)}]") from None
+                raise MessagesInputError(
+                    _("JSON Lines: line %(line)s, column %(col)s: %(msg)s")
+                    % {"line": number, "col": exc.syntax.colno, "msg": exc.syntax.msg}
+                ) from None
+        return items
+    raise MessagesInputError(
+        _("JSON syntax error at line %(line)s, column %(col)s: %(msg)s")
+        % {"line": first_error.lineno, "col": first_error.colno, "msg": first_error.msg}
+    )
+
+
+def parse_messages_json(text: str, *, format: str | None = None) -> list[Any]:
+    """Parse a pasted or uploaded agent trace into its list of messages, checked by the strategy package.
+
+    Accepted: a JSON list of messages; a request body with ``messages`` (OpenAI Chat Completions or
+    Anthropic Messages, whose top-level ``system`` becomes a leading system message); or JSON Lines, one
+    message per line. Messages are OpenAI (``content`` null or parts, ``tool_calls``, ``tool`` results) or
+    Anthropic (blocks, ``tool_use`` / ``tool_result``), detected or named by ``format``.
 
     Args:
-        text: The JSON text.
+        text: The pasted text or the file's content.
+        format: ``"openai"``, ``"anthropic"`` or ``None`` (detect).
 
     Returns:
-        The messages in the API's JSON shape (roles lower case, metadata kept when present).
+        The messages as they came (a strategy's kept messages are these very objects).
 
     Raises:
-        MessagesInputError: With a message naming the problem, e.g. ``messages[3].role: unknown role``.
+        MessagesInputError: With a message naming the problem, e.g. ``messages[3].tool_calls[0].id: ...``.
     """
-    try:
-        data = parse_json(text)  # the one JSON guard: nesting, Infinity/NaN/1e400, lone surrogates
-    except JSONGuardError as exc:
-        if exc.syntax is not None:
-            raise MessagesInputError(
-                _("JSON syntax error at line %(line)s, column %(col)s: %(msg)s")
-                % {"line": exc.syntax.lineno, "col": exc.syntax.colno, "msg": exc.syntax.msg}
-            ) from None
-        field = f"messages{exc.field}" if exc.field.startswith("[") else exc.field  # a pasted bare list
-        raise MessagesInputError(f"{field}: {exc.message}" if field else exc.message) from None
+    data = _load_json_or_lines(text)
+    system = None
     if isinstance(data, dict) and "messages" in data:
+        system = data.get("system")
         data = data["messages"]
     if not isinstance(data, list):
         raise MessagesInputError(_("messages: expected a JSON list of {\"role\": ..., \"content\": ...} objects"))
@@ -63,14 +99,13 @@ def parse_messages_json(text: str) -> list[dict[str, Any]]:
         raise MessagesInputError(
             _("messages: at most %(max)s messages are accepted, got %(n)s") % {"max": MAX_MESSAGES, "n": len(data)}
         )
-    out = []
-    for index, item in enumerate(data):
-        try:
-            out.append(to_message(item, index).to_dict())
-        except StrategyInputError as exc:
-            field = exc.field if exc.field.startswith("messages[") else f"messages[{index}].{exc.field}"
-            raise MessagesInputError(f"{field}: {exc.message}") from None
-    return out
+    try:
+        read_conversation(data, format=format or None, system=system)
+    except StrategyInputError as exc:
+        raise MessagesInputError(f"{exc.field}: {exc.message}") from None
+    if system is not None:
+        data = [{"role": "system", "content": system}, *data]
+    return data
 
 
 class MessagesInputForm(forms.Form):
@@ -80,9 +115,14 @@ class MessagesInputForm(forms.Form):
         label=_("Messages (JSON)"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false",
-                                     "placeholder": '[{"role": "user", "content": "..."}, ...]'}),
+                                     "placeholder": '[{"role": "user", "content": "..."}, ...] / {"messages": [...]} / JSON Lines'}),
     )
-    messages_file = forms.FileField(label=_("or upload a .json file"), required=False)
+    messages_file = forms.FileField(label=_("or upload a .json or .jsonl file"), required=False)
+    format = forms.ChoiceField(
+        label=_("Format"),
+        required=False,
+        choices=[("", _("detect")), ("openai", _("OpenAI Chat Completions")), ("anthropic", _("Anthropic Messages"))],
+    )
 
     def clean(self):
         cleaned = super().clean()
@@ -98,7 +138,7 @@ class MessagesInputForm(forms.Form):
         if not text.strip():
             raise forms.ValidationError(_("Paste messages as JSON or upload a file."))
         try:
-            cleaned["messages"] = parse_messages_json(text)
+            cleaned["messages"] = parse_messages_json(text, format=cleaned.get("format") or None)
         except MessagesInputError as exc:
             raise forms.ValidationError(str(exc)) from None
         return cleaned
@@ -119,13 +159,17 @@ PARAM_LABELS = {
     "assistant_keywords": _("assistant keywords"),
     "keep_tool": _("keep tool messages"),
     "min_length": _("min length"),
+    "trigger_tokens": _("trigger tokens"),
+    "keep": _("keep newest results"),
+    "exclude_tools": _("never clear these tools"),
 }
 
 
 def _label(name: str):
     *parents, leaf = name.split(".")
     label = PARAM_LABELS.get(leaf, leaf.replace("_", " "))
-    return f"{parents[0].replace('_', ' ')} · {label}" if parents else label
+    # A composite step's parameter: the step's strategy by its API name (TRIM), as the columns are titled.
+    return f"{parents[0].upper()} · {label}" if parents else label
 
 
 def _form_field(spec: ParamSpec) -> forms.Field:
@@ -141,7 +185,7 @@ def _form_field(spec: ParamSpec) -> forms.Field:
     if spec.type == "roles":
         return forms.MultipleChoiceField(
             label=label, initial=list(spec.default), required=False, help_text=spec.description,
-            choices=[(c, c.lower()) for c in spec.choices], widget=forms.CheckboxSelectMultiple,
+            choices=[(c, role_label(c)) for c in spec.choices], widget=forms.CheckboxSelectMultiple,
         )
     # "strings" and "steps": comma-separated text (steps are ordered, so not a checkbox set).
     return forms.CharField(
@@ -231,6 +275,12 @@ class MemoryAddForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["agent"].choices = agent_choices()
         self.fields["memory_type"].choices = MemoryType.choices
+
+
+class MemoryEditForm(forms.Form):
+    """An owner's change to an item's text (re-embedded and audited by ``memory_update``)."""
+
+    content = forms.CharField(label=_("Text"), max_length=20_000, widget=forms.Textarea(attrs={"rows": 3}))
 
 
 class MemoryBulkForm(forms.Form):

@@ -7,7 +7,9 @@ belongs to someone else is a 404 and nothing changes.
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import timedelta
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages as flash
@@ -15,19 +17,22 @@ from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.core.paginator import Paginator
 from django.db.models import Count, Max, OuterRef, QuerySet, Subquery
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.urls import reverse
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memoryboard.audit import audit_record
 from memoryboard.ltm import services
 from memoryboard.ltm.selectors import filter_memories, own_memories
+from memoryboard.ltm.user_data import memory_export_payload
 from memoryboard.models import (
     ArchivedReason,
     AuditLog,
+    ChatMessage,
     LongTermMemory,
     MemoryAccess,
     MemoryFlag,
@@ -42,6 +47,7 @@ from memoryboard.ltm.namespaces import build_namespace
 from memoryboard.web.forms import (
     MemoryAddForm,
     MemoryBulkForm,
+    MemoryEditForm,
     MemorySearchForm,
     MemorySwitchForm,
     PauseRulesForm,
@@ -49,6 +55,19 @@ from memoryboard.web.forms import (
 
 MAX_BULK_ITEMS = 1000
 BULK_SAMPLE = 5
+# Bands of a search hit's final score (ltm.ranking: 0.5 ≈ a close paraphrase, 0.3 ≈ related), in words.
+CLOSE_MATCH = 0.5
+RELATED_MATCH = 0.3
+# A bulk delete is one audit entry of this object type; its id is the batch that "undo" restores whole.
+DELETE_BATCH = "memory_delete_batch"
+
+
+def form_error(form) -> str:
+    """The first error of a form, named by the field's (translated) label."""
+    field, errors = next(iter(form.errors.items()))
+    if field == "__all__":
+        return str(errors[0])
+    return _("%(field)s: %(error)s") % {"field": form.fields[field].label or field, "error": errors[0]}
 
 
 def _own(request) -> QuerySet[LongTermMemory]:
@@ -80,12 +99,10 @@ def _not_deleted(request) -> QuerySet[LongTermMemory]:
     return _own(request).exclude(archived=True, archived_reason=ArchivedReason.USER_DELETED)
 
 
-def _semantic(queryset, query: str) -> list[tuple[LongTermMemory, float]] | None:
-    """Semantic search when the retrieval module is available, else ``None`` (text search is used)."""
-    try:
-        from memoryboard.ltm.retrieval import memory_search
-    except ImportError:
-        return None
+def _semantic(queryset, query: str) -> list[tuple[LongTermMemory, float]]:
+    """The ranked search (the one ranking function of long-term memory), best first."""
+    from memoryboard.ltm.retrieval import memory_search
+
     return [(hit.memory, hit.score) for hit in memory_search(queryset=queryset, query=query, k=20)]
 
 
@@ -107,10 +124,22 @@ def _switch(user_id: str) -> UserMemorySettings:
     return UserMemorySettings.objects.filter(user_id=user_id).first() or UserMemorySettings(user_id=user_id)
 
 
+def relevance_words(score: float | None) -> str:
+    """A search hit's relevance in words for end users (raw cosine figures mean nothing to them)."""
+    if score is None:
+        return ""
+    if score >= CLOSE_MATCH:
+        return _("close match")
+    if score >= RELATED_MATCH:
+        return _("related")
+    return _("loosely related")
+
+
 @login_required
 @require_GET
 def memory_list(request):
-    """The user's active items grouped by type, search, the memory switch and recently deleted items."""
+    """The user's active items grouped by type (search results: one list, best first), the memory
+    switch and recently deleted items, with "undo" for a whole bulk delete."""
     form = MemorySearchForm(request.GET or None)
     query = form.cleaned_data["q"].strip() if form.is_valid() else ""
     mode = (form.cleaned_data.get("mode") or "text") if form.is_valid() else "text"
@@ -118,11 +147,8 @@ def memory_list(request):
     scores: dict[str, float] = {}
     if query and mode == "semantic":
         hits = _semantic(active, query)
-        if hits is None:
-            items = list(filter_memories(active, search=query).order_by("-updated_at")[:500])
-        else:
-            items = [memory for memory, _score in hits]
-            scores = {memory.pk: score for memory, score in hits}
+        items = [memory for memory, _score in hits]
+        scores = {memory.pk: score for memory, score in hits}
     else:
         items = list(filter_memories(active, search=query or None).order_by("-updated_at")[:500])
     ids = [m.pk for m in items]
@@ -132,21 +158,21 @@ def memory_list(request):
     rules = _pause_rules(user_id)
     paused_types = {t for a, t in rules if t and not a}
     paused_agents = {a for a, t in rules if a and not t}
-    source_labels = dict(Source.choices)
-    for memory in items:
+    for memory in _with_labels(items):
         memory.paused_by_rule = memory.memory_type in paused_types or memory.agent_namespace in paused_agents
-        memory.source_label = source_labels.get(memory.source, memory.source)
         memory.is_paused = memory.pk in paused
         memory.usage = usage.get(memory.pk)
         memory.score = scores.get(memory.pk)
+        memory.relevance = relevance_words(memory.score)
     groups = []
-    for value, label in MemoryType.choices:
-        group = [m for m in items if m.memory_type == value]
-        if group:
-            groups.append({"type": value, "label": label, "items": group})
-    others = [m for m in items if m.memory_type not in MemoryType.values]
-    if others:
-        groups.append({"type": "OTHER", "label": _("Other"), "items": others})
+    if not query:  # search results stay in their ranked order, not regrouped by type
+        for value, label in MemoryType.choices:
+            group = [m for m in items if m.memory_type == value]
+            if group:
+                groups.append({"type": value, "label": label, "items": group})
+        others = [m for m in items if m.memory_type not in MemoryType.values]
+        if others:
+            groups.append({"type": "OTHER", "label": _("Other"), "items": others})
     switch = _switch(user_id)
     deleted = list(_deleted(request).order_by("-archived_at")[:200])
     retention = settings.MEMORYBOARD_DELETED_RETENTION_DAYS
@@ -158,13 +184,18 @@ def memory_list(request):
     archived = _with_labels(list(_archived_by_others(request).order_by("-archived_at")[:200]))
     for memory in archived:
         memory.reason_label = reasons.get(memory.archived_reason, memory.archived_reason or _("Archived"))
+    batches = deleted_batches(user_id=user_id)
+    just_deleted = next((b for b in batches if b["id"] == request.GET.get("deleted")), None)
     context = {
         "form": form,
         "query": query,
         "mode": mode,
         "groups": groups,
+        "results": items if query else [],
         "total": len(items),
         "deleted": deleted,
+        "batches": batches,
+        "just_deleted": just_deleted,
         "archived": archived,
         "retention_days": retention,
         "add_form": MemoryAddForm(),
@@ -205,8 +236,13 @@ def memory_delete_all(request):
     user, in every state); the confirmation POSTs here and deletes all of it in one transaction
     (restorable during the retention period, then purged): with the earlier deletes, exactly the export."""
     if request.method == "POST":
-        ids = services.memory_delete_all_for_user(user_id=platform_user_id(request.user), actor=request.user)
-        flash.success(request, _("%(n)s memories deleted. You can undo this under \"Recently deleted\".") % {"n": len(ids)})
+        user_id = platform_user_id(request.user)
+        with transaction.atomic():  # the batch lists exactly what this delete changed: undo restores it whole
+            ids = services.memory_delete_all_for_user(user_id=user_id, actor=request.user)
+            batch = _record_batch(ids, request.user, user_id)
+        if batch:
+            return redirect(reverse("my-memories") + "?" + urlencode({"deleted": batch}))
+        flash.success(request, _("Nothing to delete."))
         return redirect("my-memories")
     data = {"action": "delete", "scope": "filter", "ids": [], "memory_type": "", "agent": "", "q": ""}
     return _bulk_confirmation(request, data, _not_deleted(request), post_url=reverse("my-memories-delete-all"))
@@ -216,30 +252,7 @@ def memory_delete_all(request):
 @require_GET
 def memory_export(request):
     """All of the user's items (archived ones flagged) as a JSON download."""
-    items = [
-        {
-            "id": m.pk,
-            "type": m.memory_type,
-            "content": m.content,
-            "source": m.source,
-            "agent": m.agent_id,
-            "namespace": m.namespace,
-            "created_at": m.created_at.isoformat(),
-            "updated_at": m.updated_at.isoformat(),
-            "archived": m.archived,
-            "archived_reason": m.archived_reason,
-            "archived_at": m.archived_at.isoformat() if m.archived_at else None,
-            "access_count": m.access_count,
-            "last_accessed_at": m.last_accessed_at.isoformat() if m.last_accessed_at else None,
-            "relevance_score": m.relevance_score,
-        }
-        for m in _own(request).order_by("created_at", "id").iterator()
-    ]
-    body = json.dumps(
-        {"user_id": platform_user_id(request.user), "exported_at": timezone.now().isoformat(), "memories": items},
-        ensure_ascii=False,
-        indent=2,
-    )
+    body = json.dumps(memory_export_payload(user_id=platform_user_id(request.user)), ensure_ascii=False, indent=2)
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="my-memories.json"'
     return response
@@ -308,8 +321,7 @@ def memory_add(request):
         else:
             flash.success(request, _("Memory added."))
     else:
-        field, errors = next(iter(form.errors.items()))
-        flash.error(request, f"{field}: {errors[0]}")
+        flash.error(request, form_error(form))
     return redirect("my-memories")
 
 
@@ -338,12 +350,79 @@ def _bulk_confirmation(request, data: dict, qs: QuerySet[LongTermMemory], *, pos
     })
 
 
-def _bulk_apply(action: str, memories: list[LongTermMemory], actor) -> None:
+def _bulk_apply(action: str, memories: list[LongTermMemory], actor, user_id: str) -> str | None:
+    """Apply a bulk action; a delete is recorded as one batch (returned) that "undo" restores whole."""
     for memory in memories:
         if action == "delete":
             services.memory_delete_for_user(memory=memory, actor=actor)
         else:
             services.memory_set_paused(memory=memory, actor=actor, paused=action == "pause")
+    if action != "delete":
+        return None
+    return _record_batch([m.pk for m in memories], actor, user_id)
+
+
+def _record_batch(ids: list[str], actor, user_id: str) -> str | None:
+    """One audit entry naming the items a bulk delete (or "delete all") deleted: the batch "undo" restores."""
+    if not ids:
+        return None
+    batch = uuid.uuid4().hex
+    audit_record(
+        actor=actor, action=AuditLog.Action.BULK, object_type=DELETE_BATCH, object_id=batch,
+        after={"user_id": user_id, "ids": ids}, reason=ArchivedReason.USER_DELETED,
+    )
+    return batch
+
+
+def deleted_batches(*, user_id: str) -> list[dict]:
+    """The user's bulk deletes within the retention period that can still be undone, newest first:
+    ``{"id", "when", "count"}`` where ``count`` is how many of the batch's items are still deleted."""
+    entries = list(
+        AuditLog.objects.filter(object_type=DELETE_BATCH, after__user_id=user_id, created_at__gte=_retention_cutoff())
+        .order_by("-created_at")[:20]
+    )
+    if not entries:
+        return []
+    wanted = {pk for e in entries for pk in e.after.get("ids", [])}
+    still = set(
+        own_memories(user_id=user_id).filter(
+            pk__in=wanted, archived=True, archived_reason=ArchivedReason.USER_DELETED,
+            archived_at__gte=_retention_cutoff(),
+        ).values_list("pk", flat=True)
+    )
+    out = []
+    for entry in entries:
+        count = sum(1 for pk in entry.after.get("ids", []) if pk in still)
+        if count:
+            out.append({"id": entry.object_id, "when": entry.created_at, "count": count})
+    return out
+
+
+@login_required
+@require_POST
+def memory_undo_batch(request, batch_id: str):
+    """Undo a whole bulk delete ("delete all" included) in one step, within the retention period.
+
+    Only the batch's items that are still deleted by the user come back, each to its state before (a paused
+    item comes back paused); one transaction."""
+    user_id = platform_user_id(request.user)
+    entry = get_object_or_404(
+        AuditLog, object_type=DELETE_BATCH, object_id=batch_id, after__user_id=user_id,
+        created_at__gte=_retention_cutoff(),
+    )
+    with transaction.atomic():
+        memories = list(
+            _recently_deleted(request).filter(pk__in=entry.after.get("ids", [])).select_for_update()
+        )
+        for memory in memories:  # each back to its state before: active, paused, or archived by others
+            services.memory_restore_for_user(memory=memory, actor=request.user)
+        audit_record(
+            actor=request.user, action=AuditLog.Action.RESTORE, object_type=DELETE_BATCH, object_id=batch_id,
+            after={"user_id": user_id, "ids": [m.pk for m in memories]},
+        )
+    flash.success(request, ngettext("%(n)s memory restored.", "%(n)s memories restored.", len(memories))
+                  % {"n": len(memories)})
+    return redirect("my-memories")
 
 
 @login_required
@@ -353,8 +432,7 @@ def memory_bulk(request):
     sample, then (``confirm``) one transaction."""
     form = MemoryBulkForm(request.POST)
     if not form.is_valid():
-        field, errors = next(iter(form.errors.items()))
-        flash.error(request, str(errors[0]) if field == "__all__" else f"{field}: {errors[0]}")
+        flash.error(request, form_error(form))
         return redirect("my-memories")
     data = form.cleaned_data
     qs = _bulk_queryset(request, data).order_by("-updated_at", "id")
@@ -367,12 +445,14 @@ def memory_bulk(request):
         return _bulk_confirmation(request, data, qs)
     with transaction.atomic():
         memories = list(qs.select_for_update())
-        _bulk_apply(data["action"], memories, request.user)
+        batch = _bulk_apply(data["action"], memories, request.user, platform_user_id(request.user))
     done = {
         "delete": _("%(n)s memories deleted. You can undo this under \"Recently deleted\"."),
         "pause": _("%(n)s memories paused."),
         "resume": _("%(n)s memories resumed."),
     }[data["action"]]
+    if batch:  # the page says what was deleted and offers to undo it whole, in one click
+        return redirect(reverse("my-memories") + "?" + urlencode({"deleted": batch}))
     flash.success(request, done % {"n": len(memories)})
     return redirect("my-memories")
 
@@ -380,28 +460,130 @@ def memory_bulk(request):
 ACCESS_PAGE_SIZE = 20
 
 
+def _edit_history(memory_id: str) -> list[dict]:
+    """The item's earlier texts, newest first, from the audit log's before/after of each edit."""
+    entries = AuditLog.objects.filter(
+        object_type="memory", object_id=memory_id, action=AuditLog.Action.UPDATE
+    ).order_by("-created_at", "-id")[:50]
+    out = []
+    for entry in entries:
+        before = ((entry.before or {}).get("value_json") or {}).get("content")
+        after = ((entry.after or {}).get("value_json") or {}).get("content")
+        if before is not None and before != after:
+            out.append({"when": entry.created_at, "before": before, "after": after, "by": entry.actor_label})
+    return out
+
+
+def _editable(request) -> QuerySet[LongTermMemory]:
+    """What an owner may edit: their items that are not archived (active or paused)."""
+    return _own(request).filter(archived=False)
+
+
 @login_required
 @require_GET
 def memory_detail(request, memory_id: str):
-    """One of the user's items: its access log (paginated) and its state history."""
+    """One of the user's items: edit its text, its source conversation, its access log (paginated), its
+    earlier texts and its state history."""
     memory = get_object_or_404(_own(request), pk=memory_id)
+    return _detail(request, memory, MemoryEditForm(initial={"content": memory.content}))
+
+
+def _detail(request, memory: LongTermMemory, edit_form: MemoryEditForm, status: int = 200):
     page = Paginator(MemoryAccess.objects.filter(memory_id=memory.pk).order_by("-created_at", "-id"),
                      ACCESS_PAGE_SIZE).get_page(request.GET.get("page"))
+    memory = _with_labels([memory])[0]
+    agents = agent_labels()
+    for access in page:
+        access.agent_label = agents.get(access.agent_id, access.agent_id)
     return render(request, "web/my_memory_detail.html", {
-        "memory": _with_labels([memory])[0],
+        "memory": memory,
         "state": services.memory_state(memory),
         "accesses": page,
         "usage": _usage([memory.pk]).get(memory.pk),
         "history": MemoryStateChange.objects.filter(memory_id=memory.pk).order_by("-created_at", "-id")[:50],
+        "edits": _edit_history(memory.pk),
+        "edit_form": edit_form if not memory.archived else None,
+        "conversation_visible": bool(memory.conversation_id) and _own_messages(request).filter(
+            conversation_id=memory.conversation_id).exists(),
+    }, status=status)
+
+
+@login_required
+@require_POST
+def memory_edit(request, memory_id: str):
+    """Change an item's text: re-embedded and audited; the previous text stays in its history."""
+    memory = get_object_or_404(_editable(request), pk=memory_id)
+    form = MemoryEditForm(request.POST)
+    if form.is_valid():
+        try:
+            services.memory_update(memory=memory, actor=request.user, content=form.cleaned_data["content"])
+        except services.MemoryError as exc:
+            form.add_error("content", exc.message)
+        else:
+            flash.success(request, _("Memory changed. The agents now use the new text."))
+            return redirect("my-memories-detail", memory_id=memory.pk)
+    return _detail(request, memory, form, status=400)
+
+
+def _own_messages(request) -> QuerySet[ChatMessage]:
+    """The signed-in user's own stored messages (never someone else's, whatever their role)."""
+    return ChatMessage.objects.filter(user_id=platform_user_id(request.user))
+
+
+CONVERSATION_PAGE_SIZE = 100
+
+
+@login_required
+@require_GET
+def conversation_detail(request, conversation_id: str):
+    """One of the user's own conversations, read-only: where a memory came from."""
+    rows = _own_messages(request).filter(conversation_id=conversation_id).order_by("id")
+    page = Paginator(rows, CONVERSATION_PAGE_SIZE).get_page(request.GET.get("page"))
+    if not page.object_list:
+        raise Http404(_("No such conversation."))
+    first = rows.first()
+    return render(request, "web/my_conversation.html", {
+        "conversation_id": conversation_id,
+        "agent_label": agent_labels().get(first.agent_id, first.agent_id),
+        "messages_page": page,
+        "memories": _with_labels(list(
+            _own(request).filter(archived=False, value_json__conversationId=conversation_id).order_by("-updated_at")[:50]
+        )),
     })
 
 
+def agent_labels() -> dict[str, str]:
+    """Display names of the agents (``name`` in agents.yaml), by agent id and by memory namespace."""
+    from memoryboard.ltm.config import get_agents_config
+
+    labels: dict[str, str] = {}
+    for agent_id, cfg in sorted(get_agents_config().agents.items()):
+        labels[agent_id] = cfg.name or agent_id
+        labels.setdefault(cfg.long_term_memory.namespace, cfg.name or agent_id)
+    return labels
+
+
+def source_words(source: str, agent: str) -> str:
+    """Where an item came from, in plain words for its owner."""
+    if source == Source.AUTO_EXTRACT:
+        return _("noted by %(agent)s from a chat") % {"agent": agent}
+    if source == Source.AGENT_TOOL:
+        return _("saved by %(agent)s during a chat") % {"agent": agent}
+    if source == Source.MANUAL:
+        return _("added by you for %(agent)s") % {"agent": agent}
+    return dict(Source.choices).get(source, source) if source else _("origin unknown")
+
+
 def _with_labels(memories: list[LongTermMemory]) -> list[LongTermMemory]:
-    """Set ``type_label`` and ``source_label``: the translated names of the stored codes (FACT, agent_tool)."""
-    types, sources = dict(MemoryType.choices), dict(Source.choices)
+    """Set what an end user reads instead of stored codes: ``type_label``, ``agent_label`` (the agent's
+    display name), ``source_label`` (in words) and ``conversation_id`` (the source conversation, if known)."""
+    types, agents = dict(MemoryType.choices), agent_labels()
     for memory in memories:
         memory.type_label = types.get(memory.memory_type, memory.memory_type)
-        memory.source_label = sources.get(memory.source, memory.source)
+        agent = memory.agent_id or memory.agent_namespace or ""
+        memory.agent_label = agents.get(agent) or agents.get(memory.agent_namespace or "") or agent or _("an agent")
+        memory.source_label = source_words(memory.source, memory.agent_label)
+        memory.conversation_id = str((memory.value_json or {}).get("conversationId") or "")
     return memories
 
 
@@ -415,8 +597,7 @@ def memory_pause_rules(request):
     """Replace the user's pause rules: whole types and whole agents that retrieval skips."""
     form = PauseRulesForm(request.POST)
     if not form.is_valid():
-        field, errors = next(iter(form.errors.items()))
-        flash.error(request, f"{field}: {errors[0]}")
+        flash.error(request, form_error(form))
         return redirect("my-memories")
     user_id = platform_user_id(request.user)
     wanted = [("", t) for t in form.cleaned_data["types"]] + [(a, "") for a in form.cleaned_data["agents"]]

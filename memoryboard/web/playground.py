@@ -2,13 +2,21 @@
 
 Numbers come from the strategies' own result objects (:class:`ContextResult`, :class:`MemoryPlan`) via
 :mod:`memoryboard.conversations`, exactly as the API renders them; nothing is recomputed here.
+
+The whole configuration is in the URL (a GET form; htmx pushes the URL on every change): the source
+(``conversation=`` a stored conversation, or ``trace=`` pasted messages kept as a :class:`PlaygroundTrace`),
+the mode (``mode=budget`` sets every strategy to meet ``budget=`` tokens and ranks them), each strategy's
+parameters (``c-trim-keep_last=``, ``m-filter-keep_roles=``) and the context window's ``agent=``. A reload
+keeps the view; a link shares it. Messages are numbered by their input position (#0 is the first message,
+as in the API's ``kept``/``dropped`` lists) in every column, plan and the context window.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
@@ -17,14 +25,15 @@ from django.contrib import messages as flash
 from django.db import InterfaceError, OperationalError
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponseBadRequest
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST, require_http_methods
+from django.views.decorators.http import require_GET, require_POST, require_http_methods
 
 from memoryboard import conversations
 from memoryboard.jsonguard import JSONGuardError, parse_json
+from memoryboard.models import ChatMessage, PlaygroundTrace
 from memoryboard.roles import can_apply_memory_strategy, is_developer, is_support
 from memoryboard.strategies import (
     CONTEXT_STRATEGIES,
@@ -35,7 +44,10 @@ from memoryboard.strategies import (
     memory_strategy_info,
     normalize_name,
     to_messages,
+    total_tokens,
 )
+from memoryboard.strategies.budget import BudgetFit, fit_to_budget, rank_fits
+from memoryboard.strategies.context import behind_system_prompt, system_prompt_length
 from memoryboard.web.forms import MessagesInputError, MessagesInputForm, StrategyParamsForm, parse_messages_json
 
 PREVIEW_CHARS = 280  # longer content is cut, the full text sits behind a <details> toggle
@@ -43,6 +55,7 @@ COLLAPSE_RUN = 4  # runs of dropped/summarized messages longer than this collaps
 MAX_SHOWN_IN_RUN = 10  # at most this many messages listed inside a collapsed run
 KEPT_EDGE = 15  # a kept run longer than 2*KEPT_EDGE shows its edges and collapses the middle
 PLAN_ROWS_SHOWN = 50
+MAX_BUDGET = 10_000_000
 
 
 def playground_access(view):
@@ -63,10 +76,13 @@ def playground_access(view):
 
 @dataclass
 class Row:
-    index: int | None
+    index: int | None  # the input position (#0 first); None for a produced summary
     role: str
     content: str
-    status: str  # kept, dropped, summarized, summary
+    status: str  # input, kept, dropped, summarized, summary, cleared
+    row_id: int | None = None  # the stored row's id (memory plans)
+    calls: tuple = ()  # the tool calls of an assistant message (ToolCall: id, name, arguments)
+    answers: str = ""  # for a tool result: "name (call id)" of the call it answers
 
     @property
     def long(self) -> bool:
@@ -122,51 +138,164 @@ def segments(rows: list[Row]) -> list[Segment]:
     return out
 
 
+_ROLE_CODES: dict[Any, str] = {}  # Enum.value is slow (a descriptor call): a 10k-message page reads it 60k times
+
+
+def _role_code(role: Any) -> str:
+    code = _ROLE_CODES.get(role)
+    if code is None:
+        code = _ROLE_CODES.setdefault(role, str(getattr(role, "value", role)).upper())
+    return code
+
+
 def _role(message: Any) -> str:
-    role = message["role"] if isinstance(message, dict) else message.role
-    return str(getattr(role, "value", role)).upper()
+    return _role_code(message["role"] if isinstance(message, dict) else message.role)
 
 
 def _content(message: Any) -> str:
     return message["content"] if isinstance(message, dict) else message.content
 
 
-def column_context(name: str, messages: list, form: StrategyParamsForm) -> dict[str, Any]:
-    """Everything a strategy column shows: the form, the result object, before/after rows or the error."""
-    ctx: dict[str, Any] = {"name": name, "info": context_strategy_info(name), "form": form}
-    if form.is_bound and not form.is_valid():
+def _tool_names(messages: Sequence[Message]) -> dict[str, str]:
+    return {c.id: c.name for m in messages if getattr(m, "tool_calls", ()) for c in m.tool_calls}
+
+
+def _row(index: int | None, message: Any, status: str, names: dict[str, str]) -> Row:
+    """A message as a row: its tool calls listed (collapsed in the page), a result naming its call."""
+    calls = getattr(message, "tool_calls", ())
+    answered = getattr(message, "result_ids", ())
+    answers = ", ".join(f"{names.get(rid, '?')} ({rid})" for rid in answered)
+    return Row(index, _role(message), _content(message), status, calls=calls, answers=answers)
+
+
+def input_rows(messages: Sequence[Message]) -> list[Row]:
+    """The shared "Before" column: the input, numbered by position."""
+    names = _tool_names(messages)
+    return [_row(i, m, "input", names) for i, m in enumerate(messages)]
+
+
+def result_rows(messages: Sequence[Message], result) -> list[Row]:
+    """A strategy's result in input order: each input message with what happened to it (kept, dropped,
+    summarized, cleared), and each produced summary where it sits in the output. Read from the result
+    object's ``sources`` / ``summarized`` / ``cleared``, nothing recomputed."""
+    summarized, cleared = set(result.summarized), set(result.cleared)
+    names = _tool_names(messages)
+    rows: list[Row] = []
+    nxt = 0  # next input position not yet shown
+
+    def skipped(upto: int) -> None:
+        for i in range(nxt, upto):
+            rows.append(_row(i, messages[i], "summarized" if i in summarized else "dropped", names))
+
+    for out, src in zip(result.messages, result.sources):
+        if src is None:
+            rows.append(_row(None, out, "summary", names))
+            continue
+        skipped(src)
+        rows.append(_row(src, out, "cleared" if src in cleared else "kept", names))
+        nxt = max(nxt, src + 1)
+    skipped(len(messages))
+    return rows
+
+
+def discarded_work(result) -> list[str]:
+    """Honest notes on a COMPOSITE whose step's work a later step threw away (e.g. SUMMARIZE paid for a
+    summary that SLIDING_WINDOW then dropped), read from the steps' own results."""
+    notes = []
+    steps = list(result.steps)
+    for j, step in enumerate(steps):
+        for position, src in enumerate(step.sources):
+            if src is not None:
+                continue
+            for later in steps[j + 1:]:
+                if position in later.dropped:
+                    notes.append(
+                        _("%(step)s made a summary (%(calls)s summary call) that %(later)s then dropped: "
+                          "that work is discarded. Raise the budget or lower %(step)s's keep last.")
+                        % {"step": step.strategy, "calls": step.llm_calls, "later": later.strategy}
+                    )
+                    break
+                position = later.sources.index(position) if position in later.sources else None
+                if position is None:
+                    break
+    return notes
+
+
+def _param_text(params: dict, prefix: str = "") -> str:
+    """``keep_first=2 · keep_last=37``; for COMPOSITE only its steps' parameters."""
+    steps = {str(step).lower() for step in params.get("steps") or ()} if not prefix else set()
+    parts = []
+    for key, value in params.items():
+        if steps and isinstance(value, dict) and key not in steps:
+            continue
+        if isinstance(value, dict):
+            parts.append(_param_text(value, f"{prefix}{key}."))
+        elif value in ([], (), "", None):
+            continue
+        else:
+            parts.append(f"{prefix}{key}={', '.join(map(str, value)) if isinstance(value, list) else value}")
+    return " · ".join(p for p in parts if p)
+
+
+def keep_system_prompt(request) -> bool:
+    """The visible "keep the system prompt" choice (``?keep_system=``), on by default as in the agent runtime.
+
+    The page sends a hidden ``0`` before the checkbox's ``1``, so the last value is the choice."""
+    values = request.GET.getlist("keep_system")
+    return not values or values[-1] == "1"
+
+
+def column_context(name: str, messages: Sequence[Message], form: StrategyParamsForm, *,
+                   fit: BudgetFit | None = None, keep_system: bool = True,
+                   cache_conversation: str | None = None) -> dict[str, Any]:
+    """Everything a strategy column shows: the form, the result object, its rows or the error.
+
+    With ``fit`` (same-budget mode) the column shows the fitted strategy's result and parameters.
+    ``keep_system``: the leading system messages are kept aside, as the agent runtime does.
+    ``cache_conversation``: a stored conversation's id: SUMMARIZE reuses its cached summaries (and says so)."""
+    ctx: dict[str, Any] = {"name": name, "info": context_strategy_info(name), "form": form, "fit": fit}
+    if fit is None and form.is_bound and not form.is_valid():
         ctx["error"] = form.first_error()
         return ctx
-    try:
-        result = conversations.context_apply(name, messages, form.params())
-    except StrategyError as exc:
-        ctx["error"] = str(exc)
-        return ctx
-    status = ["kept"] * len(messages)
-    for i in result.dropped:
-        status[i] = "dropped"
-    for i in result.summarized:
-        status[i] = "summarized"
-    before = [Row(i, _role(m), _content(m), status[i]) for i, m in enumerate(messages)]
-    after = [
-        Row(src, _role(m), m.content, "summary" if src is None else "kept")
-        for m, src in zip(result.messages, result.sources)
-    ]
+    if fit is not None:
+        result = fit.result
+        ctx["fit_params"] = _param_text(fit.params)
+        ctx["fit_params_json"] = json.dumps(fit.params, ensure_ascii=False)
+    else:
+        try:
+            result = conversations.context_apply(name, messages, form.params(), keep_system=keep_system,
+                                                 cache_conversation=cache_conversation)
+        except StrategyError as exc:
+            ctx["error"] = str(exc)
+            return ctx
     data = result.to_dict()
     ctx.update(
         result=data,
         saved_percent=round(data["saved_ratio"] * 100, 1),
-        before=segments(before),
-        after=segments(after),
-        unchanged=not result.dropped and not result.summarized,
-        kept_csv=compact_ids(data["kept"]),
-        dropped_csv=compact_ids(data["dropped"]),
-        summarized_csv=compact_ids(data["summarized"]),
+        rows=segments(result_rows(messages, result)),
+        notes=discarded_work(result),
+        unchanged=not result.dropped and not result.summarized and not result.cleared,
+        kept_count=len(result.kept),
+        dropped_count=len(result.dropped),
+        summarized_count=len(result.summarized),
+        cleared_count=len(result.cleared),
+        kept_csv=compact_ids(result.kept),
+        dropped_csv=compact_ids(result.dropped),
+        summarized_csv=compact_ids(result.summarized),
     )
     return ctx
 
 
-# --- input -----------------------------------------------------------------------------------------
+# --- input and configuration ---------------------------------------------------------------------------
+
+
+@dataclass
+class Source:
+    """What the strategies run on: a stored conversation's rows or a pasted trace's messages."""
+
+    messages: tuple[Message, ...]
+    conversation_id: str = ""
+    trace_id: str = ""
 
 
 def _conversation_rows(request, conversation_id: str) -> list:
@@ -178,42 +307,126 @@ def _conversation_rows(request, conversation_id: str) -> list:
         raise Http404(_("No such conversation.")) from None
 
 
-def _source_from_post(request) -> tuple[list, str, str]:
-    """The input of a column request: a stored conversation id or the carried messages JSON."""
-    conversation_id = request.POST.get("conversation", "").strip()
+def _source(request) -> Source | None:
+    """The source named in the query string (404 if unknown or not visible), or ``None`` if none."""
+    conversation_id = request.GET.get("conversation", "").strip()
     if conversation_id:
-        return _conversation_rows(request, conversation_id), conversation_id, ""
-    text = request.POST.get("messages_json", "")
-    return parse_messages_json(text), "", text
+        return Source(to_messages(_conversation_rows(request, conversation_id)), conversation_id=conversation_id)
+    trace_id = request.GET.get("trace", "").strip()
+    if trace_id:
+        trace = PlaygroundTrace.objects.filter(pk=trace_id[:64]).first()
+        if trace is None:
+            raise Http404(_("No such trace: paste the messages again."))
+        return Source(to_messages(trace.messages), trace_id=trace.pk)
+    return None
 
 
-def _page(request, *, messages: list | None, conversation_id: str = "", messages_json: str = "",
-          input_form: MessagesInputForm | None = None, status: int = 200):
-    columns = []
-    plans = []
-    if messages is not None:
-        messages = to_messages(messages)  # converted once, shared by the eight strategies
-        columns = [column_context(name, messages, StrategyParamsForm(kind="context", strategy=name))
-                   for name in CONTEXT_STRATEGIES]
-        if conversation_id:
-            plans = [plan_context(request, name, conversation_id, StrategyParamsForm(kind="memory", strategy=name),
-                                  messages=messages)
-                     for name in MEMORY_STRATEGIES]
-    window = None
-    if conversation_id and messages is not None:
-        window = _context_window(request, conversation_id, messages)
-    visible = conversations.message_queryset_for(request.user)
-    context = {
-        "window": window,
-        "conversations": conversations.conversation_list(queryset=visible),
-        "conversation_id": conversation_id,
-        "messages_json": messages_json,
-        "message_count": len(messages) if messages is not None else 0,
+def trace_store(*, messages: list, actor) -> PlaygroundTrace:
+    """Keep pasted messages under their digest (the same messages give the same link)."""
+    trace, _created = PlaygroundTrace.objects.get_or_create(
+        pk=PlaygroundTrace.digest(messages), defaults={"messages": messages, "created_by": actor}
+    )
+    return trace
+
+
+def _bound(request, kind: str, name: str) -> StrategyParamsForm:
+    """The strategy's form, bound to the query string when it carries any of its fields (else defaults)."""
+    prefix = f"{kind[0]}-{name.lower()}-"
+    data = request.GET if any(key.startswith(prefix) for key in request.GET) else None
+    return StrategyParamsForm(data, kind=kind, strategy=name)
+
+
+def _budget(request, tokens_before: float) -> tuple[int, str | None]:
+    """The budget from ``?budget=`` (default: half the input, in hundreds) and an error naming the field."""
+    default = max(100, int(round(tokens_before / 2, -2)))
+    raw = request.GET.get("budget", "").strip()
+    if not raw:
+        return default, None
+    try:
+        value = int(raw)
+    except ValueError:
+        return default, _("budget: enter a whole number of tokens.")
+    if not 1 <= value <= MAX_BUDGET:
+        return default, _("budget: between 1 and %(max)s tokens.") % {"max": MAX_BUDGET}
+    return value, None
+
+
+def _push_url(request) -> str:
+    """The page's URL for the current configuration (what a reload or a shared link shows)."""
+    query = request.GET.copy()
+    query.pop("page", None)
+    return reverse("playground") + ("?" + query.urlencode() if query else "")
+
+
+def _budget_columns(request, messages, budget: int) -> tuple[list[dict], list[dict]]:
+    """Same-budget mode: every strategy fitted to the budget, its column, and the ranked summary rows.
+
+    With the system prompt kept aside, the strategies are fitted on the messages after it, to the budget
+    less the prompt's tokens; each result is then given back over the whole input (the prompt kept)."""
+    head = system_prompt_length(tuple(messages)) if keep_system_prompt(request) else 0
+    prompt, body = tuple(messages[:head]), tuple(messages[head:])
+    reserved = total_tokens(prompt)
+
+    def run(name, params):
+        return conversations.context_apply(name, body, params)
+
+    fits, columns = [], []
+    for name in CONTEXT_STRATEGIES:
+        form = _bound(request, "context", name)
+        base = form.params() if not form.is_bound or form.is_valid() else None
+        try:
+            fit = fit_to_budget(name, len(body), max(1, int(budget - reserved)), run=run, params=base)
+        except StrategyError as exc:
+            columns.append({"name": name, "info": context_strategy_info(name), "form": form, "error": str(exc)})
+            continue
+        fit = replace(fit, budget=budget, result=behind_system_prompt(fit.result, prompt))
+        fits.append(fit)
+        columns.append(column_context(name, messages, form, fit=fit))
+    summary = []
+    for rank, fit in enumerate(rank_fits(fits), start=1):
+        r = fit.result
+        summary.append({
+            "rank": rank, "name": fit.strategy, "meets": fit.meets, "tokens": r.tokens_after,
+            "kept": len(r.kept), "summarized": len(r.summarized), "llm_calls": r.llm_calls,
+            "fallback": r.fallback, "params": _param_text(fit.params), "discarded": bool(discarded_work(r)),
+        })
+    return columns, summary
+
+
+def _page(request, *, source: Source | None, input_form: MessagesInputForm | None = None, status: int = 200):
+    ctx: dict[str, Any] = {
+        "conversations": conversations.conversation_list(queryset=conversations.message_queryset_for(request.user)),
         "input_form": input_form or MessagesInputForm(),
-        "columns": columns,
-        "plans": plans,
+        "source": source,
+        "columns": [],
+        "plans": [],
+        "window": None,
     }
-    return render(request, "web/playground.html", context, status=status)
+    if source is not None:
+        messages = source.messages
+        tokens_before = total_tokens(messages)
+        mode = "budget" if request.GET.get("mode") == "budget" else "own"
+        budget, budget_error = _budget(request, tokens_before)
+        if mode == "budget":
+            columns, summary = _budget_columns(request, messages, budget)
+        else:
+            columns, summary = [column_context(name, messages, _bound(request, "context", name),
+                                               keep_system=keep_system_prompt(request),
+                                               cache_conversation=source.conversation_id or None)
+                                for name in CONTEXT_STRATEGIES], []
+        ctx.update(
+            keep_system=keep_system_prompt(request),
+            mode=mode, budget=budget, budget_error=budget_error, summary=summary, columns=columns,
+            tokens_before=tokens_before, message_count=len(messages),
+            before=segments(input_rows(messages)),
+            push_url=_push_url(request),
+        )
+        if source.conversation_id:
+            ctx["plans"] = [plan_context(request, name, source.conversation_id, _bound(request, "memory", name),
+                                         messages=messages)
+                            for name in MEMORY_STRATEGIES]
+            ctx["window"] = _context_window(request, source.conversation_id, messages)
+    return render(request, "web/playground.html", ctx, status=status)
 
 
 def _context_window(request, conversation_id: str, messages: Sequence[Message]) -> dict[str, Any]:
@@ -233,8 +446,9 @@ def _context_window(request, conversation_id: str, messages: Sequence[Message]) 
         "data": window,
         "agent_id": agent_id,
         "agents": [(a, cfg.name or a) for a, cfg in sorted(config.agents.items())],
-        "sides": [(label, side, segments([Row(i, m["role"].upper(), m["content"], "kept")
-                                          for i, m in enumerate(side.messages)]))
+        "sides": [(label, side, segments([Row(pos, m["role"].upper(), m["content"], "kept" if pos is not None
+                                              else ("input" if i == 0 else "summary"))
+                                          for i, (m, pos) in enumerate(zip(side.messages, side.positions))]))
                   for label, side in ((_("Before the pipeline"), window.before),
                                       (_("After the pipeline"), window.after))],
         "tools_json": json.dumps(window.tools, ensure_ascii=False, indent=2),
@@ -244,19 +458,15 @@ def _context_window(request, conversation_id: str, messages: Sequence[Message]) 
 @playground_access
 @require_http_methods(["GET", "POST"])
 def playground(request):
-    """GET: pick a stored conversation (``?conversation=``). POST: pasted or uploaded JSON messages."""
+    """GET: the playground for the configuration in the query string. POST: pasted or uploaded JSON
+    messages, kept as a trace; the answer redirects to the trace's URL (a reload keeps it, a link shares it)."""
     if request.method == "POST":
         form = MessagesInputForm(request.POST, request.FILES)
         if not form.is_valid():
-            return _page(request, messages=None, input_form=form, status=400)
-        parsed = form.cleaned_data["messages"]
-        return _page(request, messages=parsed, messages_json=json.dumps(parsed, ensure_ascii=False),
-                     input_form=form)
-    conversation_id = request.GET.get("conversation", "").strip()
-    if conversation_id:
-        rows = _conversation_rows(request, conversation_id)
-        return _page(request, messages=rows, conversation_id=conversation_id)
-    return _page(request, messages=None)
+            return _page(request, source=None, input_form=form, status=400)
+        trace = trace_store(messages=form.cleaned_data["messages"], actor=request.user)
+        return redirect(reverse("playground") + "?" + urlencode({"trace": trace.pk}))
+    return _page(request, source=_source(request))
 
 
 def _strategy_or_404(name: str, kind: str) -> str:
@@ -266,18 +476,27 @@ def _strategy_or_404(name: str, kind: str) -> str:
         raise Http404(_("Unknown strategy.")) from None
 
 
+def _with_push_url(request, response: HttpResponse) -> HttpResponse:
+    response["HX-Push-Url"] = _push_url(request)
+    return response
+
+
 @playground_access
-@require_POST
+@require_GET
 def context_column(request, name: str):
-    """One context strategy's column, re-rendered when its parameters change (htmx target)."""
+    """One context strategy's column, re-rendered when its parameters change (htmx target); the answer
+    tells htmx the page URL of the whole configuration (``HX-Push-Url``)."""
     name = _strategy_or_404(name, "context")
-    try:
-        messages, conversation_id, messages_json = _source_from_post(request)
-    except MessagesInputError as exc:
-        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
-    form = StrategyParamsForm(request.POST, kind="context", strategy=name)
-    ctx = column_context(name, messages, form)
-    return render(request, "web/_context_column.html", {"col": ctx}, status=400 if "error" in ctx else 200)
+    source = _source(request)
+    if source is None:
+        return HttpResponseBadRequest(_("conversation or trace: name the messages to run on."),
+                                      content_type="text/plain; charset=utf-8")
+    form = StrategyParamsForm(request.GET, kind="context", strategy=name)
+    ctx = column_context(name, source.messages, form, keep_system=keep_system_prompt(request),
+                         cache_conversation=source.conversation_id or None)
+    response = render(request, "web/_context_column.html", {"col": ctx, "mode": "own"},
+                      status=400 if "error" in ctx else 200)
+    return _with_push_url(request, response)
 
 
 # --- memory strategies -------------------------------------------------------------------------------
@@ -286,7 +505,8 @@ def context_column(request, name: str):
 def plan_context(
     request, name: str, conversation_id: str, form: StrategyParamsForm, *, messages: Sequence[Message] | None = None
 ) -> dict[str, Any]:
-    """A memory strategy's dry-run plan for a stored conversation, with the rows it would delete/insert.
+    """A memory strategy's dry-run plan for a stored conversation, with the rows it would delete/insert,
+    numbered by input position and row id.
 
     ``messages`` are the conversation's stored messages (with ids) when already read.
     """
@@ -298,40 +518,67 @@ def plan_context(
         ctx["error"] = form.first_error()
         return ctx
     params = form.params()
+    if messages is None:
+        messages = to_messages(_conversation_rows(request, conversation_id))
     try:
         plan = conversations.memory_plan(name, conversation_id=conversation_id, params=params, rows=messages)
     except StrategyError as exc:
         ctx["error"] = str(exc)
         return ctx
     delete_ids = list(plan.delete_ids)
-    if messages is None:
-        messages = to_messages(conversations.message_queryset_for(request.user)
-                               .filter(pk__in=delete_ids[:PLAN_ROWS_SHOWN]).order_by("id"))
+    position = {m.id: i for i, m in enumerate(messages)}
     by_id = {m.id: m for m in messages}
     shown = [by_id[i] for i in delete_ids[:PLAN_ROWS_SHOWN] if i in by_id]
+    roles = Counter(by_id[i].role for i in delete_ids if i in by_id)
+    role_labels = dict(ChatMessage.Role.choices)
     data = plan.to_dict()
     ctx.update(
         plan=data,
         saved_percent=round(data["saved_ratio"] * 100, 1),
-        deleted_rows=[Row(m.id, m.role.value, m.content, "dropped") for m in shown],
+        deleted_rows=[Row(position.get(m.id), _role(m), m.content, "dropped", row_id=m.id) for m in shown],
         deleted_hidden=max(0, len(delete_ids) - PLAN_ROWS_SHOWN),
-        inserted_rows=[Row(m.id, m.role.value, m.content, "summary") for m in plan.inserts],
+        deleted_by_role=sorted((str(role_labels.get(_role_code(r), _role_code(r))).lower(), n)
+                               for r, n in roles.items()),
+        deleted_positions=compact_ids(sorted(position[i] for i in delete_ids if i in position)),
+        inserted_rows=[Row(None, _role(m), m.content, "summary") for m in plan.inserts],
         params_json=json.dumps(params, ensure_ascii=False),
         delete_ids_csv=compact_ids(delete_ids),
+        # the whole configuration goes along, so that "Cancel" comes back to the very same view
+        confirm_url=reverse("playground-memory-confirm", args=[name.lower()]) + "?" + urlencode(
+            {**dict(request.GET.lists()), "conversation": conversation_id}, doseq=True),
     )
     return ctx
 
 
 @playground_access
-@require_POST
+@require_GET
 def memory_plan_view(request, name: str):
     """A memory strategy's dry-run plan, re-rendered when its rules change (htmx target)."""
     name = _strategy_or_404(name, "memory")
-    conversation_id = request.POST.get("conversation", "").strip()
-    _conversation_rows(request, conversation_id)  # 404 unless visible
-    form = StrategyParamsForm(request.POST, kind="memory", strategy=name)
-    ctx = plan_context(request, name, conversation_id, form)
-    return render(request, "web/_memory_plan.html", {"plan": ctx}, status=400 if "error" in ctx else 200)
+    conversation_id = request.GET.get("conversation", "").strip()
+    messages = to_messages(_conversation_rows(request, conversation_id))  # 404 unless visible
+    form = StrategyParamsForm(request.GET, kind="memory", strategy=name)
+    ctx = plan_context(request, name, conversation_id, form, messages=messages)
+    response = render(request, "web/_memory_plan.html", {"plan": ctx}, status=400 if "error" in ctx else 200)
+    return _with_push_url(request, response)
+
+
+@playground_access
+@require_GET
+def memory_confirm_view(request, name: str):
+    """The confirmation before applying a plan: exactly which rows will be deleted (by role, position and
+    row id, with their text) and inserted; applying posts the confirmed deletions."""
+    if not can_apply_memory_strategy(request.user):
+        raise PermissionDenied(_("Only staff may apply memory strategies."))
+    name = _strategy_or_404(name, "memory")
+    conversation_id = request.GET.get("conversation", "").strip()
+    messages = to_messages(_conversation_rows(request, conversation_id))
+    form = _bound(request, "memory", name)
+    ctx = plan_context(request, name, conversation_id, form, messages=messages)
+    back = _push_url(request) + f"#plan-{name.lower()}"
+    return render(request, "web/playground_confirm.html", {"plan": ctx, "back": back,
+                                                             "message_count": len(messages)},
+                  status=400 if "error" in ctx else 200)
 
 
 def compact_ids(ids: Sequence[int]) -> str:

@@ -27,4 +27,8 @@ STRATEGY_TEXTS = (
     gettext_noop('An assistant message containing one of these is kept.'),
     gettext_noop('Keep tool messages.'),
     gettext_noop('Messages shorter than this (stripped) are deleted.'),
+    gettext_noop('Above the trigger, replace the content of the oldest tool results by a placeholder (calls, ids and order stay).'),
+    gettext_noop('Clear only when the estimated tokens exceed this.'),
+    gettext_noop('Newest tool results left untouched.'),
+    gettext_noop('Tools whose results are never cleared.'),
 )

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import my_memories, playground, views
+from . import memory_import, my_memories, people, playground, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -10,15 +10,25 @@ urlpatterns = [
     path("playground/", playground.playground, name="playground"),
     path("playground/context/<str:name>/", playground.context_column, name="playground-context"),
     path("playground/memory/<str:name>/plan/", playground.memory_plan_view, name="playground-memory-plan"),
+    path("playground/memory/<str:name>/confirm/", playground.memory_confirm_view, name="playground-memory-confirm"),
     path("playground/memory/<str:name>/apply/", playground.memory_apply_view, name="playground-memory-apply"),
+    path("support/users/", people.people_search, name="people"),
+    # Platform user ids may hold "/": the actions come first.
+    path("support/users/<path:user_id>/export/", people.person_export, name="person-export"),
+    path("support/users/<path:user_id>/erase/", people.person_erase, name="person-erase"),
+    path("support/users/<path:user_id>/", people.person_detail, name="person"),
     path("me/memories/", my_memories.memory_list, name="my-memories"),
     path("me/memories/export/", my_memories.memory_export, name="my-memories-export"),
+    path("me/memories/import/", memory_import.memory_import_page, name="my-memories-import"),
     path("me/memories/delete-all/", my_memories.memory_delete_all, name="my-memories-delete-all"),
     path("me/memories/switch/", my_memories.memory_switch, name="my-memories-switch"),
     path("me/memories/pause-rules/", my_memories.memory_pause_rules, name="my-memories-pause-rules"),
     path("me/memories/add/", my_memories.memory_add, name="my-memories-add"),
     path("me/memories/bulk/", my_memories.memory_bulk, name="my-memories-bulk"),
+    path("me/memories/undo/<str:batch_id>/", my_memories.memory_undo_batch, name="my-memories-undo-batch"),
+    path("me/conversations/<str:conversation_id>/", my_memories.conversation_detail, name="my-conversation"),
     path("me/memories/<str:memory_id>/", my_memories.memory_detail, name="my-memories-detail"),
+    path("me/memories/<str:memory_id>/edit/", my_memories.memory_edit, name="my-memories-edit"),
     path("me/memories/<str:memory_id>/delete/", my_memories.memory_delete, name="my-memories-delete"),
     path("me/memories/<str:memory_id>/restore/", my_memories.memory_restore, name="my-memories-restore"),
     path("me/memories/<str:memory_id>/pause/", my_memories.memory_pause, name="my-memories-pause"),

@@ -157,7 +157,8 @@ def test_change_page_shows_history_access_and_related(login, support_user, alice
     ])
     client = login(support_user)
     page = client.get(change_url(memory)).content.decode()
-    assert "Used 14 times" in page and "last in conversation conv-" in page
+    assert "Used 14 times" in page and "The access log holds 25 reads; the latest in conversation conv-" in page
+    assert "Not read by any agent yet." not in page
     assert "page 1 of 2" in page
     assert "/admin/memoryboard/chatmessage/?conversation_id=conv-" in page
     assert "page 2 of 2" in client.get(change_url(memory) + "?access_page=2").content.decode()
@@ -258,3 +259,54 @@ def test_merge_selected_refuses_two_users(login, support_user, alice, bob, make_
     messages = [str(m) for m in client.get(changelist_url()).context["messages"]]
     assert any("one user at a time" in m for m in messages)
     assert not LongTermMemory.objects.filter(archived=True).exists()
+
+
+def test_item_page_buttons_confirm_audit_and_come_back(login, support_user, alice, make_memory):
+    """Archive / restore / pause / re-embed from an item's page: the bulk actions' confirmation and audit."""
+    from memoryboard.models import MemoryFlag
+
+    memory = make_memory(alice, "prefers tea")
+    client = login(support_user)
+    page = client.get(change_url(memory))
+    assert [name for name, _label in page.context["item_actions"]] == [
+        "archive_selected", "pause_selected", "reembed_selected"]
+    form = {"action": "archive_selected", "_selected_action": memory.pk, "index": 0, "select_across": 0,
+            "_from_item": 1}
+    confirm = client.post(changelist_url(), form)
+    html = confirm.content.decode()
+    assert confirm.status_code == 200 and "This action applies to 1 item." in html
+    assert 'name="_from_item" value="1"' in html and not LongTermMemory.objects.get(pk=memory.pk).archived
+    done = client.post(changelist_url(), {**form, "confirm": "yes"})
+    assert done.status_code == 302 and done["Location"] == change_url(memory)
+    assert LongTermMemory.objects.get(pk=memory.pk).archived_reason == "staff"
+    assert AuditLog.objects.filter(action="archive", object_id=memory.pk).count() == 1
+    assert AuditLog.objects.filter(action="bulk").count() == 1
+    page = client.get(done["Location"])
+    assert [name for name, _label in page.context["item_actions"]] == ["restore_selected"]
+    assert "Archived 1 item." in page.content.decode()
+    client.post(changelist_url(), {**form, "action": "restore_selected", "confirm": "yes"})
+    assert not LongTermMemory.objects.get(pk=memory.pk).archived
+    client.post(changelist_url(), {**form, "action": "pause_selected", "confirm": "yes"})
+    assert MemoryFlag.objects.get(memory_id=memory.pk).paused
+    page = client.get(change_url(memory))
+    assert ("resume_selected", "Resume") in page.context["item_actions"]
+
+
+def test_item_page_buttons_need_the_change_right(login, developer, alice, make_memory):
+    memory = make_memory(alice, "prefers tea")
+    page = login(developer).get(change_url(memory))
+    assert page.context["item_actions"] == [] and 'class="mb-item-action"' not in page.content.decode()
+
+
+def test_usage_figures_agree(login, support_user, alice, make_memory):
+    """The count of uses and the access log are told apart, never contradicting each other."""
+    memory = make_memory(alice, "prefers tea")
+    client = login(support_user)
+    html = client.get(change_url(memory)).content.decode()
+    assert "Not read by any agent yet." in html and "Used" not in html
+    LongTermMemory.objects.filter(pk=memory.pk).update(access_count=2)
+    html = client.get(change_url(memory)).content.decode()
+    assert "Used 2 times" in html and "Not read by any agent yet." not in html
+    assert "The access log has no reads of this item" in html
+    listing = client.get(changelist_url()).content.decode()
+    assert "2 times" in listing

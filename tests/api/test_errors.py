@@ -58,18 +58,32 @@ def test_message_without_role(as_user, alice):
 
 
 def test_ten_megabyte_body_is_413_json(as_user, alice, settings):
+    settings.MEMORYBOARD_STRATEGY_MAX_BODY_BYTES = 8 * 1024 * 1024
     body = json.dumps({"messages": [{"role": "user", "content": "x" * (10 * 1024 * 1024)}]}).encode()
     response = post_raw(as_user(alice), CONTEXT, body)
     assert response.status_code == 413
     error = error_of(response)
     assert error["code"] == "request_too_large"
-    assert str(settings.DATA_UPLOAD_MAX_MEMORY_SIZE) in error["message"]
+    assert str(settings.MEMORYBOARD_STRATEGY_MAX_BODY_BYTES) in error["message"]
 
 
 def test_413_also_when_the_limit_is_lowered(as_user, alice, settings):
-    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    settings.MEMORYBOARD_STRATEGY_MAX_BODY_BYTES = 1000
     response = as_user(alice).post(CONTEXT, {"messages": [{"role": "user", "content": "y" * 2000}]}, format="json")
     assert response.status_code == 413
+
+
+def test_strategy_endpoints_have_their_own_larger_limit(as_user, alice, settings):
+    """A 10k-message trace is above the default body limit: the strategy endpoints take it, others do not."""
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100_000
+    messages = [{"role": "user" if i % 2 else "assistant", "content": "z" * 40} for i in range(10_000)]
+    body = json.dumps({"messages": messages, "params": {"keep_first": 1, "keep_last": 1}}).encode()
+    assert len(body) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    response = post_raw(as_user(alice), CONTEXT, body)
+    assert response.status_code == 200, response.content[:300]
+    assert response.json()["kept"] == [0, 9999]
+    other = as_user(alice).generic("PATCH", "/api/v1/memories/x/", body, content_type="application/json")
+    assert other.status_code == 413
 
 
 def test_invalid_utf8(as_user, alice):

@@ -93,7 +93,7 @@ def test_context_apply_needs_sign_in(api):
 
 def test_strategy_listing(as_user, alice):
     body = as_user(alice).get("/api/v1/strategies/").json()
-    assert [s["name"] for s in body["context"]] == ["TRIM", "SUMMARIZE", "SLIDING_WINDOW", "COMPOSITE"]
+    assert [s["name"] for s in body["context"]] == ["TRIM", "SUMMARIZE", "SLIDING_WINDOW", "CLEAR_TOOL_RESULTS", "COMPOSITE"]
     assert [s["name"] for s in body["memory"]] == ["TRIM", "SUMMARIZE", "DELETE", "FILTER"]
     trim = body["context"][0]
     assert [p["name"] for p in trim["params"]] == ["keep_first", "keep_last"]

@@ -113,17 +113,24 @@ def test_pasted_json_error_is_shown(session, developer):
 def test_staff_applies_a_memory_plan_after_confirming(session, support_user, alice):
     _conversation(alice, 10)
     s = session().login(support_user)
-    s.goto("/playground/?conversation=c1#memory")
-    plan = s.page.locator("#plan-filter")
-    to_delete = len(parse_ids(plan.get_attribute("data-delete-ids")))
-    s.accept_dialogs = False  # first: cancel the confirmation, nothing changes
-    plan.locator("form.apply button").click()
-    assert s.dialogs and ChatMessage.objects.count() == 10
-    s.accept_dialogs = True
-    plan.locator("form.apply button").click()
+    s.goto("/playground/?conversation=c1&m-delete-keep_latest=4#memory")
+    plan = s.page.locator("#plan-delete")
+    assert len(parse_ids(plan.get_attribute("data-delete-ids"))) == 6
+    plan.locator("a[data-action=review-apply]").click()
+    s.page.wait_for_load_state("load")
+    # The confirmation says what will be deleted; cancelling changes nothing.
+    assert "This deletes 6 of the conversation's 10 stored messages for good" in s.text()
+    assert s.page.locator("#confirm-apply li.msg").count() == 6
+    s.shot("playground_memory_confirm")
+    s.page.locator("#confirm-apply a.button", has_text="Cancel").click()
+    s.page.wait_for_load_state("load")
+    assert ChatMessage.objects.count() == 10
+    s.page.locator("#plan-delete a[data-action=review-apply]").click()
+    s.page.wait_for_load_state("load")
+    s.page.click("#confirm-apply-button")
     s.page.wait_for_load_state("load")
     s.page.wait_for_selector(".messages li.success")
-    assert ChatMessage.objects.count() == 10 - to_delete
+    assert ChatMessage.objects.count() == 4
     s.shot("playground_memory_applied")
 
 

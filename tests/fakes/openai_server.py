@@ -11,6 +11,10 @@ Example:
     server.requests[-1]["body"]           # what the client sent
     server.stop()
 
+Chat requests are validated as the OpenAI API does (:func:`chat_messages_error`: roles, content types,
+tool calls paired with their ``tool`` results); an invalid request gets OpenAI's 400
+``invalid_request_error``, which the ``openai`` client raises as ``BadRequestError``.
+
 Faults: ``"timeout"`` (answers after ``timeout_delay`` seconds, longer than the tests' client timeout),
 ``"http500"`` (or any ``"http<status>"``), ``"malformed"`` (invalid JSON body), ``"empty_choices"``
 (no choices / no embedding data), ``"bad_tool_args"`` (a tool call whose arguments are not JSON).
@@ -212,6 +216,86 @@ class FakeOpenAI:
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
 
+_PART_TYPES = {
+    "system": {"text"},
+    "developer": {"text"},
+    "user": {"text", "image_url", "input_audio", "file"},
+    "assistant": {"text", "refusal"},
+    "tool": {"text"},
+}
+
+
+def chat_messages_error(messages: Any) -> tuple[str, str] | None:
+    """Why the OpenAI Chat Completions API would refuse ``messages``, as ``(param, message)``; None if valid.
+
+    The rules the API enforces on a request: a non-empty list of objects; a known role; content a string
+    or a list of parts of the types that role allows (``null`` only for an assistant message with tool
+    calls); well-formed tool calls (id, ``type: function``, a name and string arguments); every assistant
+    message with tool calls followed by ``tool`` messages answering each of its call ids, and no ``tool``
+    message that does not answer a call of the assistant message before it.
+    """
+    if not isinstance(messages, list) or not messages:
+        return "messages", "'messages' must be a non-empty array"
+    pending: set[str] = set()
+    answered: set[str] = set()
+    for i, m in enumerate(messages):
+        at = f"messages.[{i}]"
+        if not isinstance(m, dict):
+            return at, f"Invalid type for '{at}': expected an object"
+        role = m.get("role")
+        if role not in _PART_TYPES:
+            return f"{at}.role", f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'tool', 'developer'."
+        if role != "tool" and pending:
+            return at, ("An assistant message with 'tool_calls' must be followed by tool messages responding to "
+                        f"each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+                        f"{', '.join(sorted(pending))}")
+        content = m.get("content")
+        if content is None:
+            if not (role == "assistant" and (m.get("tool_calls") or m.get("refusal"))):
+                return f"{at}.content", f"Invalid value for '{at}.content': expected a string, got null."
+        elif isinstance(content, list):
+            for j, part in enumerate(content):
+                if not isinstance(part, dict) or part.get("type") not in _PART_TYPES[role]:
+                    return f"{at}.content.[{j}].type", f"Invalid content part type for role '{role}'"
+                if part["type"] in ("text", "refusal") and not isinstance(part.get(part["type"]), str):
+                    return f"{at}.content.[{j}].{part['type']}", "expected a string"
+        elif not isinstance(content, str):
+            return f"{at}.content", f"Invalid type for '{at}.content': expected one of a string or array of objects"
+        if "tool_calls" in m:
+            if role != "assistant":
+                return f"{at}.tool_calls", "Only assistant messages can have tool_calls"
+            calls = m["tool_calls"]
+            if not isinstance(calls, list) or not calls:
+                return f"{at}.tool_calls", "'tool_calls' must be a non-empty array"
+            ids = set()
+            for k, call in enumerate(calls):
+                function = call.get("function") if isinstance(call, dict) else None
+                if (not isinstance(call, dict) or not isinstance(call.get("id"), str) or call.get("type") != "function"
+                        or not isinstance(function, dict) or not isinstance(function.get("name"), str)
+                        or not isinstance(function.get("arguments"), str)):
+                    return f"{at}.tool_calls.[{k}]", "Invalid tool call"
+                ids.add(call["id"])
+            pending = ids
+            answered = set()
+        if role == "tool":
+            call_id = m.get("tool_call_id")
+            if not isinstance(call_id, str):
+                return f"{at}.tool_call_id", "Missing required parameter: 'tool_call_id'."
+            if call_id not in pending and call_id not in answered:
+                return at, ("Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+                            "message with 'tool_calls'.")
+            pending.discard(call_id)
+            answered.add(call_id)
+        elif role != "assistant" or "tool_calls" not in m:
+            answered = set()
+    if pending:
+        return f"messages.[{len(messages) - 1}]", (
+            "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+            f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(sorted(pending))}"
+        )
+    return None
+
+
 def default_reply(messages: list[dict[str, Any]]) -> str:
     """Deterministic answer when nothing is queued: a short 'summary' of the last user message."""
     text = ""
@@ -284,6 +368,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
 
         if path.endswith("/chat/completions"):
+            invalid = chat_messages_error(body.get("messages"))
+            if invalid is not None:
+                param, message = invalid
+                self._send_json(400, {"error": {"message": message, "type": "invalid_request_error",
+                                                "param": param, "code": None}})
+                return
             self._send_json(200, self.fake.chat_response(body, reply, fault))
         elif path.endswith("/embeddings"):
             self._send_json(200, self.fake.embeddings_response(body, fault))

@@ -41,3 +41,21 @@ def test_seed_demo_is_idempotent():
     counts = (LongTermMemory.objects.count(), ChatMessage.objects.count())
     call_command("seed_demo")
     assert (LongTermMemory.objects.count(), ChatMessage.objects.count()) == counts
+
+
+@pytest.mark.django_db
+def test_the_long_tool_using_conversation_is_acted_on_by_every_strategy():
+    from memoryboard.conversations import conversation_messages
+    from memoryboard.strategies import CONTEXT_STRATEGIES, apply_context
+
+    call_command("seed_demo")
+    rows = conversation_messages("demo-react-analyst")
+    assert sum(1 for r in rows if r.role == "TOOL") >= 30
+    for name in CONTEXT_STRATEGIES:
+        result = apply_context(name, rows, None, keep_system=True)
+        assert result.dropped or result.summarized or result.cleared, name
+        out_ids = {m.id for m in result.messages if m.id is not None}
+        called = {c.id for m in result.messages for c in m.tool_calls}
+        answered = {rid for m in result.messages for rid in m.result_ids}
+        assert called == answered, name  # whole units
+        assert out_ids  # stored rows come back as themselves

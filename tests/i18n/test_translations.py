@@ -284,12 +284,12 @@ def test_browser_language_is_honoured_until_the_user_picks_one(csrf_client):
 def test_playground_results_are_translated(request, login, developer):
     """Strategy descriptions, parameter labels and help texts, the result numbers' labels."""
     client = login(developer)
-    html = _html(client.post(reverse("playground"), {"messages_json": json.dumps(MESSAGES)}))
+    html = _html(client.post(reverse("playground"), {"messages_json": json.dumps(MESSAGES)}, follow=True))
     for text in ("保留开头 N 条和末尾 M 条消息，丢弃中间部分。", "保留开头", 'title="从开头保留的消息数。"',
-                 "Token 数", "LLM 调用次数", "粘贴的输入：16 条消息。", "保留 Token 预算内能容纳的最新消息。"):
+                 "Token 数", "摘要调用", "个 token（估算）", "粘贴的输入：16 条消息。", "保留 Token 预算内能容纳的最新消息。"):
         assert text in html, text
     client.cookies[django_settings.LANGUAGE_COOKIE_NAME] = "en"
-    html = _html(client.post(reverse("playground"), {"messages_json": json.dumps(MESSAGES)}))
+    html = _html(client.post(reverse("playground"), {"messages_json": json.dumps(MESSAGES)}, follow=True))
     for text in ("Keep the first N and the last M messages, drop the middle.", "keep first",
                  'title="Messages kept from the start."', "Pasted input: 16 messages."):
         assert text in html, text
@@ -320,7 +320,7 @@ def test_my_memory_pages_name_types_sources_and_states(login, alice, make_memory
     client = login(alice)
     client.post(reverse("my-memories-pause", args=[memory.pk]))
     html = _html(client.get(reverse("my-memories-detail", args=[memory.pk])))
-    assert '<span class="badge">偏好</span>' in html and "智能体工具" in html and "<strong>已暂停</strong>" in html
+    assert '<span class="badge">偏好</span>' in html and "由通用助手 Chat assistant在对话中保存" in html and "<strong>已暂停</strong>" in html
     assert "agent_tool" not in html
     listing = _html(client.get(reverse("my-memories")))
     assert f'data-id="{gone.pk}"' in listing and '<span class="badge">事实</span>' in listing

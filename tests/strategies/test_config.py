@@ -32,7 +32,7 @@ def test_defaults_match_design():
     assert SlidingWindowConfig().max_tokens == 4000
     assert CompositeConfig().steps == ("SUMMARIZE", "SLIDING_WINDOW")
     assert DeleteConfig().keep_latest == 50
-    assert FilterRules().keep_roles == {Role.SYSTEM, Role.USER}
+    assert FilterRules().keep_roles == {Role.SYSTEM, Role.USER, Role.ASSISTANT}
 
 
 @pytest.mark.parametrize(
@@ -127,7 +127,7 @@ def test_apply_context_accepts_config_objects():
 
 
 def test_normalize_name_and_registry():
-    assert CONTEXT_STRATEGIES == ("TRIM", "SUMMARIZE", "SLIDING_WINDOW", "COMPOSITE")
+    assert CONTEXT_STRATEGIES == ("TRIM", "SUMMARIZE", "SLIDING_WINDOW", "CLEAR_TOOL_RESULTS", "COMPOSITE")
     assert MEMORY_STRATEGIES == ("TRIM", "SUMMARIZE", "DELETE", "FILTER")
     assert normalize_name("sliding-window", "context") == "SLIDING_WINDOW"
     assert normalize_name("filter", "memory") == "FILTER"

@@ -254,8 +254,8 @@ def test_apply_context_composite_from_json():
 
 def test_to_dict_api_shape():
     data = apply_context("trim", numbered(10), {"keep_first": 2, "keep_last": 3}).to_dict()
-    assert set(data) == {"strategy", "messages", "kept", "dropped", "summarized", "tokens_before",
-                         "tokens_after", "llm_calls", "fallback", "saved_ratio"}
+    assert set(data) == {"strategy", "format", "messages", "kept", "dropped", "summarized", "cleared",
+                         "tokens_before", "tokens_after", "llm_calls", "fallback", "saved_ratio"}
     assert data["messages"][0] == {"role": "user", "content": "1"}
     assert data["tokens_before"] == 44.4 and data["tokens_after"] == 22.4
     assert 0 <= data["saved_ratio"] <= 1

@@ -85,7 +85,7 @@ def test_filter_with_callable():
     assert plan.delete_ids == (2,) and plan.keep_ids == (1, 3)
 
 
-def test_filter_rules_default_keeps_system_and_user():
+def test_filter_rules_default_keeps_system_user_and_assistant_replies():
     rows = [
         Message(Role.SYSTEM, "sys", 1),
         Message(Role.USER, "hello", 2),
@@ -93,10 +93,10 @@ def test_filter_rules_default_keeps_system_and_user():
         Message(Role.ASSISTANT, "Your DEADLINE is Friday", 4),
         Message(Role.TOOL, "{}", 5),
     ]
-    assert plan_filter(rows, predicate=FilterRules()).delete_ids == (3, 4, 5)
-    rules = FilterRules(assistant_keywords=("deadline",), keep_tool=True)
+    assert plan_filter(rows, predicate=FilterRules()).delete_ids == (5,)  # only the tool message
+    rules = FilterRules(keep_roles=("SYSTEM", "USER"), assistant_keywords=("deadline",), keep_tool=True)
     assert plan_filter(rows, predicate=rules).delete_ids == (3,)
-    assert plan_filter(rows, predicate=FilterRules(min_length=4)).delete_ids == (1, 3, 4, 5)
+    assert plan_filter(rows, predicate=FilterRules(keep_roles=("SYSTEM", "USER"), min_length=4)).delete_ids == (1, 3, 4, 5)
 
 
 def test_plan_memory_filter_from_json():

@@ -221,9 +221,10 @@ def test_manual_add(login, alice):
 @pytest.mark.parametrize(
     "data,needle",
     [
-        ({"agent": "nope", "memory_type": "FACT", "content": "x"}, "agent:"),
-        ({"agent": "chat", "memory_type": "WISH", "content": "x"}, "memory_type:"),
-        ({"agent": "chat", "memory_type": "FACT", "content": ""}, "content:"),
+        # The field is named by its label, as the user sees it (not its code name).
+        ({"agent": "nope", "memory_type": "FACT", "content": "x"}, "Agent: "),
+        ({"agent": "chat", "memory_type": "WISH", "content": "x"}, "Type: "),
+        ({"agent": "chat", "memory_type": "FACT", "content": ""}, "Content: "),
     ],
 )
 def test_manual_add_errors_name_the_field(login, alice, data, needle):
@@ -284,12 +285,12 @@ def test_detail_page_shows_access_log_paginated_and_state_history(login, alice, 
     client.post(reverse("my-memories-pause", args=[memory.pk]))
     html = client.get(reverse("my-memories-detail", args=[memory.pk])).content.decode()
     assert "Used 25 times, last in conversation conv-0" in html
-    assert html.count("<tr><td>") == 20 + 1  # one page of accesses + one state change
+    assert html.count('<tr class="access">') == 20 and html.count('<tr class="state-change">') == 1
     assert "page 1 of 2" in html and "Paused" in html
     page2 = client.get(reverse("my-memories-detail", args=[memory.pk]), {"page": 2}).content.decode()
     assert "conv-24" in page2 and "conv-0<" not in page2
     listing = client.get(reverse("my-memories")).content.decode()
-    assert "used 25 times, last in conversation conv-0" in listing
+    assert "used 25 times by agents, last " in listing
 
 
 def test_detail_of_someone_elses_item_is_404(login, alice, bob, make_memory):

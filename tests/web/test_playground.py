@@ -10,6 +10,7 @@ from django.urls import Resolver404, resolve, reverse
 
 from memoryboard import conversations
 from memoryboard.models import AuditLog, ChatMessage
+from memoryboard.strategies import CONTEXT_STRATEGIES
 from memoryboard.web.playground import compact_ids, parse_ids
 
 pytestmark = pytest.mark.django_db
@@ -24,6 +25,13 @@ def _column(html: str, name: str) -> dict[str, str]:
     match = re.search(r'<section class="pg-col" id="col-%s"(.*?)>' % name.lower(), html, re.S)
     assert match, f"column {name} not rendered"
     return dict(re.findall(r'data-([a-z-]+)="([^"]*)"', match.group(1)))
+
+
+def _paste(client, messages) -> str:
+    """Paste messages: the answer redirects to the trace's URL; returns the trace id."""
+    response = client.post(reverse("playground"), {"messages_json": json.dumps(messages)})
+    assert response.status_code == 302, response.content[:500]
+    return response["Location"].split("trace=")[1]
 
 
 def _ints(csv: str) -> list[int]:
@@ -53,8 +61,9 @@ def test_end_users_get_403_everywhere(login, alice, make_conversation):
     make_conversation(alice)
     client = login(alice)
     assert client.get(reverse("playground")).status_code == 403
-    assert client.post(reverse("playground-context", args=["trim"]), {"conversation": "c1"}).status_code == 403
-    assert client.post(reverse("playground-memory-plan", args=["delete"]), {"conversation": "c1"}).status_code == 403
+    assert client.get(reverse("playground-context", args=["trim"]), {"conversation": "c1"}).status_code == 403
+    assert client.get(reverse("playground-memory-plan", args=["delete"]), {"conversation": "c1"}).status_code == 403
+    assert client.get(reverse("playground-memory-confirm", args=["delete"]), {"conversation": "c1"}).status_code == 403
     assert client.post(reverse("playground-memory-apply", args=["delete"]),
                        {"conversation": "c1", "params": "{}", "expected_delete_ids": ""}).status_code == 403
     assert ChatMessage.objects.count() == 12
@@ -65,15 +74,19 @@ def test_anonymous_is_sent_to_login(client):
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
 
 
-def test_pasted_messages_render_four_columns_with_the_results_numbers(login, developer):
-    response = login(developer).post(reverse("playground"), {"messages_json": json.dumps(MESSAGES)})
+def test_pasted_messages_render_every_column_with_the_results_numbers(login, developer):
+    client = login(developer)
+    trace = _paste(client, MESSAGES)
+    response = client.get(reverse("playground"), {"trace": trace})
     assert response.status_code == 200
     html = response.content.decode()
-    for name in ("TRIM", "SUMMARIZE", "SLIDING_WINDOW", "COMPOSITE"):
+    for name in CONTEXT_STRATEGIES:
         data = _column(html, name)
-        assert_column_matches(data, conversations.context_apply(name, MESSAGES, None).to_dict())
-    # the input is carried for the column requests
-    assert 'id="pg-source"' in html and "turn 29" in html
+        # The playground keeps the system prompt aside by default, as the agent runtime does.
+        assert_column_matches(data, conversations.context_apply(name, MESSAGES, None, keep_system=True).to_dict())
+    # the trace is named in the configuration form, the input shown once in the shared Before column
+    assert f'name="trace" value="{trace}"' in html and html.count("turn 29") >= 1
+    assert html.count('id="col-before"') == 1
 
 
 @pytest.mark.parametrize(
@@ -95,32 +108,30 @@ def test_pasted_messages_render_four_columns_with_the_results_numbers(login, dev
 def test_column_numbers_equal_the_apis(login, developer, name, form, params):
     """The column endpoint and the API's result object agree for the same messages and parameters."""
     client = login(developer)
-    response = client.post(
-        reverse("playground-context", args=[name.lower()]), {"messages_json": json.dumps(MESSAGES), **form}
-    )
+    response = client.get(reverse("playground-context", args=[name.lower()]), {"trace": _paste(client, MESSAGES), **form})
     assert response.status_code == 200
     data = _column(response.content.decode(), name)
     url = f"/api/v1/strategies/context/{name.lower()}/apply"
     try:
         resolve(url)
     except Resolver404:  # the API is not wired in this checkout: compare with the object it renders
-        expected = conversations.context_apply(name, MESSAGES, params).to_dict()
+        expected = conversations.context_apply(name, MESSAGES, params, keep_system=True).to_dict()
     else:
-        api = client.post(url, {"messages": MESSAGES, "params": params}, content_type="application/json")
+        api = client.post(url, {"messages": MESSAGES, "params": params, "keep_system": True},
+                          content_type="application/json")
         assert api.status_code == 200, api.content
         expected = api.json()
     assert_column_matches(data, expected)
 
 
 def test_column_is_marked_with_classes_and_text_labels(login, developer):
-    response = login(developer).post(
-        reverse("playground-context", args=["trim"]),
-        {"messages_json": json.dumps(MESSAGES), "c-trim-keep_first": "1", "c-trim-keep_last": "2"},
-    )
+    client = login(developer)
+    response = client.get(reverse("playground-context", args=["trim"]),
+                          {"trace": _paste(client, MESSAGES), "c-trim-keep_first": "1", "c-trim-keep_last": "2"})
     html = response.content.decode()
     assert 'class="msg msg-kept"' in html and 'class="tag tag-kept">kept<' in html
-    # 27 dropped messages in one run: collapsed with a count
-    assert 'class="msg-run msg-dropped"' in html and "27 messages" in html
+    # 26 dropped messages in one run (the system prompt is kept aside, then 1 first + 2 last): collapsed
+    assert 'class="msg-run msg-dropped"' in html and "26 messages" in html
 
 
 @pytest.mark.parametrize(
@@ -131,9 +142,8 @@ def test_column_is_marked_with_classes_and_text_labels(login, developer):
     ],
 )
 def test_bad_parameter_is_a_400_naming_the_field(login, developer, name, form, needle):
-    response = login(developer).post(
-        reverse("playground-context", args=[name]), {"messages_json": json.dumps(MESSAGES), **form}
-    )
+    client = login(developer)
+    response = client.get(reverse("playground-context", args=[name]), {"trace": _paste(client, MESSAGES), **form})
     assert response.status_code == 400
     assert needle in response.content
 
@@ -159,7 +169,7 @@ def test_uploaded_file_is_accepted(login, developer):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     upload = SimpleUploadedFile("m.json", json.dumps({"messages": MESSAGES}).encode(), "application/json")
-    response = login(developer).post(reverse("playground"), {"messages_file": upload})
+    response = login(developer).post(reverse("playground"), {"messages_file": upload}, follow=True)
     assert response.status_code == 200
     assert _column(response.content.decode(), "TRIM")["kept"]
 
@@ -180,7 +190,7 @@ def test_unknown_conversation_is_404(login, developer):
 
 def test_memory_plan_endpoint_renders_the_plan(login, support_user, alice, make_conversation):
     rows = make_conversation(alice, 10)
-    response = login(support_user).post(
+    response = login(support_user).get(
         reverse("playground-memory-plan", args=["delete"]), {"conversation": "c1", "m-delete-keep_latest": "4"}
     )
     assert response.status_code == 200
@@ -190,7 +200,7 @@ def test_memory_plan_endpoint_renders_the_plan(login, support_user, alice, make_
 
 def test_filter_rules_form(login, support_user, alice, make_conversation):
     rows = make_conversation(alice, 6, contents=["sys", "q1", "answer with keyword", "q2", "plain answer", "q3"])
-    response = login(support_user).post(
+    response = login(support_user).get(
         reverse("playground-memory-plan", args=["filter"]),
         {"conversation": "c1", "m-filter-keep_roles": ["SYSTEM", "USER"], "m-filter-assistant_keywords": "keyword",
          "m-filter-min_length": "0"},
@@ -202,8 +212,17 @@ def test_filter_rules_form(login, support_user, alice, make_conversation):
 def test_staff_apply_with_confirmation_and_audit(login, support_user, alice, make_conversation):
     rows = make_conversation(alice, 8)
     client = login(support_user)
-    page = client.get(reverse("playground"), {"conversation": "c1"}).content.decode()
-    assert 'action="/playground/memory/filter/apply/"' in page and "data-confirm=" in page
+    page = client.get(reverse("playground"), {"conversation": "c1", "m-delete-keep_latest": "5"}).content.decode()
+    link = re.search(r'href="(/playground/memory/delete/confirm/\?[^"]+)"', page).group(1).replace("&amp;", "&")
+    assert "conversation=c1" in link and "m-delete-keep_latest=5" in link
+    confirm = client.get(link).content.decode()
+    # the confirmation states what will be deleted: how many, which roles, positions and row ids, the text
+    assert "This deletes 3 of the conversation's 8 stored messages for good" in confirm
+    assert "(1 assistant, 1 system, 1 user;" in confirm
+    assert "positions 0-2" in confirm
+    for position, row in enumerate(rows[:3]):
+        assert f'data-index="{position}" data-row-id="{row.pk}"' in confirm and f"row {row.pk}" in confirm
+    assert f'name="expected_delete_ids" value="{compact_ids([r.pk for r in rows[:3]])}"' in confirm
     expected = compact_ids([r.pk for r in rows[:3]])
     response = client.post(
         reverse("playground-memory-apply", args=["delete"]),
@@ -214,6 +233,15 @@ def test_staff_apply_with_confirmation_and_audit(login, support_user, alice, mak
     assert "DELETE applied: 3 messages deleted" in response.content.decode()
     assert list(ChatMessage.objects.values_list("pk", flat=True).order_by("pk")) == [r.pk for r in rows[3:]]
     assert AuditLog.objects.filter(action=AuditLog.Action.APPLY_STRATEGY, object_id="c1").count() == 1
+
+
+def test_filter_default_keeps_assistant_replies(login, support_user, alice, make_conversation):
+    make_conversation(alice, 8)
+    html = login(support_user).get(reverse("playground"), {"conversation": "c1"}).content.decode()
+    plan = re.search(r'<section class="pg-plan" id="plan-filter"(.*?)>', html, re.S).group(1)
+    assert 'data-delete-ids=""' in plan  # nothing deleted unless the rules say so
+    assert 'name="m-filter-keep_roles" value="ASSISTANT"' in html and re.search(
+        r'value="ASSISTANT"[^>]*checked', html)
 
 
 def test_stale_plan_changes_nothing(login, support_user, alice, make_conversation):
@@ -253,17 +281,17 @@ def test_apply_needs_csrf(support_user, alice, make_conversation):
 def test_content_is_escaped(login, developer):
     evil = [{"role": "user", "content": "<script>alert(1)</script>"},
             {"role": "assistant", "content": "<img src=x onerror=alert(2)>"}]
-    html = login(developer).post(reverse("playground"), {"messages_json": json.dumps(evil)}).content.decode()
+    client = login(developer)
+    html = client.get(reverse("playground"), {"trace": _paste(client, evil)}).content.decode()
     assert "<script>alert(1)" not in html and "<img src=x" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
 def test_large_conversation_renders_compactly(login, developer):
     big = [{"role": "user" if i % 2 else "assistant", "content": f"m{i} " + "x" * 600} for i in range(2000)]
-    response = login(developer).post(
-        reverse("playground-context", args=["trim"]),
-        {"messages_json": json.dumps(big), "c-trim-keep_first": "2", "c-trim-keep_last": "10"},
-    )
+    client = login(developer)
+    response = client.get(reverse("playground-context", args=["trim"]),
+                          {"trace": _paste(client, big), "c-trim-keep_first": "2", "c-trim-keep_last": "10"})
     html = response.content.decode()
     assert response.status_code == 200
     assert "1988 messages" in html

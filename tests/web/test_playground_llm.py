@@ -11,7 +11,14 @@ from django.urls import reverse
 pytestmark = pytest.mark.django_db
 
 MESSAGES = [{"role": "user" if i % 2 else "assistant", "content": f"turn {i} about the project"} for i in range(12)]
-FORM = {"messages_json": json.dumps(MESSAGES), "c-summarize-threshold": "5", "c-summarize-keep_last": "3"}
+FORM = {"c-summarize-threshold": "5", "c-summarize-keep_last": "3"}
+
+
+def _column(client) -> object:
+    """Paste the messages (kept as a trace), then render the SUMMARIZE column for them."""
+    pasted = client.post(reverse("playground"), {"messages_json": json.dumps(MESSAGES)})
+    trace = pasted["Location"].split("trace=")[1]
+    return client.get(reverse("playground-context", args=["summarize"]), {"trace": trace, **FORM})
 
 
 def _attrs(html: str) -> dict[str, str]:
@@ -21,7 +28,7 @@ def _attrs(html: str) -> dict[str, str]:
 
 def test_llm_summary_is_rendered(login, developer, openai_settings):
     openai_settings.push_reply("The user discussed the project over twelve turns.")
-    response = login(developer).post(reverse("playground-context", args=["summarize"]), FORM)
+    response = _column(login(developer))
     html = response.content.decode()
     data = _attrs(html)
     assert response.status_code == 200
@@ -35,7 +42,7 @@ def test_llm_summary_is_rendered(login, developer, openai_settings):
 @pytest.mark.parametrize("fault", ["http500", "malformed", "timeout"])
 def test_llm_failure_shows_the_fallback(login, developer, openai_settings, fault):
     openai_settings.set_fault(fault)
-    response = login(developer).post(reverse("playground-context", args=["summarize"]), FORM)
+    response = _column(login(developer))
     html = response.content.decode()
     data = _attrs(html)
     assert response.status_code == 200

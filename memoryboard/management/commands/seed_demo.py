@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
@@ -41,6 +42,8 @@ ALICE_MEMORIES = [
     ("coder", "Uses Python 3.11 and pytest for side projects", "FACT", "auto_extract", None),
     ("coder", "Code review checklist: tests, naming, error handling", "PROCEDURE", "agent_tool", None),
 ]
+# The conversation each demo item came from (by user and agent), so "My memories" can link to it.
+SOURCE_CONVERSATIONS = {("alice", "chat"): "demo-zh-redis", ("bob", "coder"): "demo-sql-review"}
 BOB_MEMORIES = [
     ("chat", "User is a product manager at a fintech startup", "FACT", "auto_extract", None),
     ("chat", "喜欢简洁的要点式回答", "PREFERENCE", "agent_tool", None),
@@ -96,6 +99,40 @@ def long_conversation(turns: int = 160) -> list[tuple[str, str]]:
     return messages
 
 
+def react_conversation(rounds: int = 30) -> list[tuple[str, str, dict | None]]:
+    """A ReAct agent's long tool-using conversation: each round a question, one or two parallel tool calls
+    (stored in ``metadata.tool_calls`` with ids), their TOOL results (``metadata.tool_call_id``) and the
+    answer. Long enough that every context strategy visibly acts on it (CLEAR_TOOL_RESULTS included)."""
+    tables = ["orders", "users", "payments", "shipments", "refunds"]
+    messages: list[tuple[str, str, dict | None]] = [
+        ("SYSTEM", "You are a data analyst agent with the tools run_sql and search_docs. 你是一名数据分析智能体。", None)
+    ]
+    call = 0
+    for i in range(rounds):
+        table = tables[i % len(tables)]
+        messages.append(("USER", f"第{i + 1}步 / step {i + 1}: how many rows in {table} changed last week, and why?", None))
+        calls = [("run_sql", json.dumps({"sql": f"SELECT count(*) FROM {table} WHERE updated_at > now() - interval 7 day"}))]
+        if i % 3 == 0:
+            calls.append(("search_docs", json.dumps({"query": f"{table} retention policy"})))
+        ids = []
+        for _name, _args in calls:
+            call += 1
+            ids.append(f"call_demo_{call:03d}")
+        messages.append(("ASSISTANT", "", {"demo": True, "tool_calls": [
+            {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+            for cid, (name, args) in zip(ids, calls)]}))
+        for cid, (name, _args) in zip(ids, calls):
+            if name == "run_sql":
+                rows = ", ".join(f'{{"day": "2026-11-{d:02d}", "changed": {(i * 37 + d * 11) % 500}}}' for d in range(20, 27))
+                result = f'{{"rows": [{rows}], "elapsed_ms": {12 + i}}}'
+            else:
+                result = (f"{table} retention: rows are archived after 90 days; 归档任务每天凌晨运行。"
+                          + " See runbook section 4.2 for the backfill procedure." * 3)
+            messages.append(("TOOL", result, {"demo": True, "tool_call_id": cid, "name": name}))
+        messages.append(("ASSISTANT", f"({i + 1}) {table}: the changes follow the nightly job; 变化来自夜间任务。", None))
+    return messages
+
+
 class Command(BaseCommand):
     help = "Load demo users, conversations and memories (idempotent; --reset wipes the demo data first)."
 
@@ -143,6 +180,7 @@ class Command(BaseCommand):
             ("demo-en-kafka", "chat", alice, ENGLISH_CONVERSATION),
             ("demo-long-tutor", "chat", alice, long_conversation()),
             ("demo-sql-review", "coder", bob, CODER_CONVERSATION),
+            ("demo-react-analyst", "coder", alice, react_conversation()),
         ]
         start = timezone.now() - timedelta(days=3)
         for conversation_id, agent, user_id, messages in plan:
@@ -154,12 +192,12 @@ class Command(BaseCommand):
                         conversation_id=conversation_id,
                         agent_id=agent,
                         user_id=user_id,
-                        role=role,
-                        content=content,
-                        metadata={"demo": True},
+                        role=message[0],
+                        content=message[1],
+                        metadata=message[2] if len(message) > 2 and message[2] else {"demo": True},
                         created_at=start + timedelta(seconds=30 * i),
                     )
-                    for i, (role, content) in enumerate(messages)
+                    for i, message in enumerate(messages)
                 ]
             )
         return len(plan)
@@ -176,6 +214,7 @@ class Command(BaseCommand):
                     memory_type=memory_type,
                     source=source,
                     agent_id=agent,
+                    conversation_id=SOURCE_CONVERSATIONS.get((username, agent), "") if source != "manual" else "",
                 )
                 # Stable ids make the command idempotent.
                 memory.pk = memory.key_name = f"demo-{username}-{index:02d}"

@@ -1,0 +1,73 @@
+"""``POST /api/v1/memories/import``: bring memories in (memoryboard's export or a plain JSON list)."""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext as _
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memoryboard.api.exceptions import ApplicationError, error_body
+from memoryboard.api.serializers import StrictCharField, StrictSerializer
+from memoryboard.api.views import _errors
+from memoryboard.ltm.importing import MODES, MemoryImportError, memory_import
+from memoryboard.roles import can_change_any_memory, is_developer, platform_user_id
+
+
+class MemoryImportInputSerializer(StrictSerializer):
+    items = serializers.JSONField(help_text="A list of {content, type?, created_at?, agent?} or an export's memories.")
+    mode = serializers.ChoiceField(choices=MODES, default="skip")
+    dry_run = serializers.BooleanField(default=True)
+    agent = StrictCharField(required=False, max_length=100, help_text="Agent of rows that name none.")
+    user = StrictCharField(required=False, max_length=100, help_text="Staff only: the platform user id to import for.")
+
+
+ImportSummarySerializer = inline_serializer("MemoryImportSummary", {
+    "new": serializers.IntegerField(),
+    "duplicate": serializers.IntegerField(),
+    "invalid": serializers.ListField(child=serializers.DictField()),
+    "imported": serializers.IntegerField(),
+    "archived_skipped": serializers.IntegerField(),
+    "dry_run": serializers.BooleanField(),
+})
+
+
+def import_target_user(*, caller, requested: str | None) -> str:
+    """The platform user id an import writes for: the caller's own; another only for support and superusers."""
+    own = platform_user_id(caller)
+    if requested in (None, "", own):
+        return own
+    if not can_change_any_memory(caller):
+        raise ApplicationError(_("You can only import into your own memories."), field="user",
+                               status_code=status.HTTP_403_FORBIDDEN, code="permission_denied")
+    return requested
+
+
+class MemoryImportView(APIView):
+    """Check (``dry_run``, the default) or apply an import into the caller's own namespaces.
+
+    Nothing is written unless every row is valid; then everything is written in one transaction, each
+    item embedded and audited. Invalid rows are listed by ``index`` and ``field``.
+    """
+
+    @extend_schema(request=MemoryImportInputSerializer,
+                   responses={200: ImportSummarySerializer, **_errors(400, 401, 403, 413, 503)})
+    def post(self, request):
+        if is_developer(request.user) and not can_change_any_memory(request.user):
+            raise ApplicationError(_("Developers have read-only access."), status_code=403, code="permission_denied")
+        data = MemoryImportInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        user_id = import_target_user(caller=request.user, requested=values.get("user"))
+        try:
+            summary = memory_import(items=values["items"], user_id=user_id, actor=request.user, mode=values["mode"],
+                                    dry_run=values["dry_run"], agent_id=values.get("agent"))
+        except MemoryImportError as exc:
+            raise ApplicationError(exc.message, field=exc.field) from exc
+        if summary.invalid and not summary.dry_run:
+            fields = {f"items[{e['index']}].{e['field']}": [e["message"]] for e in summary.invalid}
+            message = _("%(count)d invalid items; nothing was imported.") % {"count": len(summary.invalid)}
+            return Response({**error_body("invalid", message, fields), **summary.to_dict()},
+                            status=status.HTTP_400_BAD_REQUEST)
+        return Response(summary.to_dict())

@@ -1,0 +1,53 @@
+"""Translated names of the codes the tables store (types, sources, reasons), for every page that shows them.
+
+Stored codes (``FACT``, ``agent_tool``, ``user_deleted``, ``restore``) are data: a page shows their
+label, never the code itself.
+"""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext, gettext_lazy as _
+
+from memoryboard.models import ArchivedReason, MemoryType, Source
+
+# Reasons written by the services next to the archive reasons (audit log and state history).
+OTHER_REASONS = {
+    "restore": _("Restored"),
+    "pause": _("Paused"),
+    "resume": _("Resumed"),
+    "purged by a superuser": _("Purged by a superuser"),
+    "retention period over": _("Retention period over"),
+    "privacy request": _("Privacy request"),
+    "delete all": _("Deleted with “delete all”"),
+}
+UNDO_DELETE = "undo delete: back to "
+
+
+def type_label(code: str) -> str:
+    code = str(code or "").upper()
+    return str(MemoryType(code).label) if code in MemoryType.values else code
+
+
+def role_label(role: str) -> str:
+    from memoryboard.models.chat import Role
+
+    code = str(role or "").upper()
+    return str(Role(code).label) if code in Role.values else str(role or "")
+
+
+def source_label(code: str) -> str:
+    return str(Source(code).label) if code in Source.values else str(code or "")
+
+
+def reason_label(reason: str | None) -> str:
+    """The translated reason of an audit entry or a state change (free text is shown as it is)."""
+    reason = str(reason or "")
+    if reason in ArchivedReason.values:
+        return str(ArchivedReason(reason).label)
+    if reason in OTHER_REASONS:
+        return str(OTHER_REASONS[reason])
+    if reason.startswith(UNDO_DELETE):
+        return gettext("Undo of a delete: back to “%(state)s”") % {"state": reason_label(reason[len(UNDO_DELETE):])}
+    if reason.startswith("memory strategy "):
+        return gettext("Memory strategy %(name)s") % {"name": reason[len("memory strategy "):]}
+    return reason

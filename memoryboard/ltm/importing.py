@@ -1,0 +1,264 @@
+"""Import of long-term memories: memoryboard's own export or a plain JSON list, into one user's namespaces.
+
+One service for the API (``POST /api/v1/memories/import``), the "My memories → Import" page and
+``manage.py import_memories``. Every call first checks every row (a dry run stops there); applying
+writes nothing unless every row is valid, and writes everything in one transaction: the items
+(new ids; a file's ids, users and namespaces are never used), their vectors, an audit entry per item
+and one for the import.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import datetime
+from datetime import timezone as dt_timezone
+from typing import Any, Literal
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from memoryboard.audit import audit_record, audit_record_many
+from memoryboard.ltm.config import get_agents_config
+from memoryboard.ltm.embeddings import memory_embed_many
+from memoryboard.ltm.locks import namespace_lock
+from memoryboard.ltm.namespaces import Namespace, build_namespace, parse_namespace
+from memoryboard.ltm.selectors import namespace_q
+from memoryboard.ltm.services import MAX_CONTENT_CHARS, memory_build, memory_snapshot, memory_update
+from memoryboard.ltm.store import memory_upsert_many
+from memoryboard.ltm.tools import normalize_content
+from memoryboard.models import AuditLog, LongTermMemory, MemoryType, Source
+
+MAX_IMPORT_ITEMS = 5_000
+Mode = Literal["skip", "overwrite"]
+MODES = ("skip", "overwrite")
+
+
+class MemoryImportError(ValueError):
+    """The import as a whole cannot be read (not one row: the document). ``field`` names the input."""
+
+    def __init__(self, message: str, *, field: str = "items") -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+@dataclass
+class ImportSummary:
+    new: int = 0
+    duplicate: int = 0
+    invalid: list[dict[str, Any]] = field(default_factory=list)
+    imported: int = 0
+    archived_skipped: int = 0
+    dry_run: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"new": self.new, "duplicate": self.duplicate, "invalid": self.invalid, "imported": self.imported,
+                "archived_skipped": self.archived_skipped, "dry_run": self.dry_run}
+
+
+@dataclass
+class _Row:
+    index: int
+    content: str
+    memory_type: str
+    created_at: datetime | None
+    agent_id: str
+    namespace: Namespace
+    source: str
+
+
+def import_items_from_document(document: Any) -> list:
+    """The items of an uploaded document: memoryboard's export (``{"memories": [...]}``), a request body
+    (``{"items": [...]}``) or a plain list.
+
+    Raises:
+        MemoryImportError: anything else.
+    """
+    if isinstance(document, list):
+        return document
+    if isinstance(document, dict):
+        for key in ("memories", "items"):
+            if isinstance(document.get(key), list):
+                return document[key]
+    raise MemoryImportError("Expected a JSON list of items, or memoryboard's export (an object with \"memories\").")
+
+
+def import_items_from_text(text: str) -> list:
+    """Parse a JSON document (file or pasted text) into its items.
+
+    Raises:
+        MemoryImportError: not JSON, or not an accepted shape.
+    """
+    from memoryboard.jsonguard import JSONGuardError, parse_json
+
+    try:
+        document = parse_json(text)
+    except JSONGuardError as exc:
+        raise MemoryImportError(f"Not valid JSON: {exc}", field="file") from exc
+    return import_items_from_document(document)
+
+
+def _check_row(index: int, item: Any, *, user_id: str, default_agent: str) -> tuple[_Row | None, list[dict]]:
+    def bad(name: str, message: str) -> tuple[None, list[dict]]:
+        return None, [{"index": index, "field": name, "message": message}]
+
+    if not isinstance(item, dict):
+        return bad("item", "Each item must be an object with a \"content\".")
+    content = item.get("content")
+    if not isinstance(content, str) or not content.strip():
+        return bad("content", "Content must be a non-empty string.")
+    if len(content.strip()) > MAX_CONTENT_CHARS:
+        return bad("content", f"Content is longer than {MAX_CONTENT_CHARS} characters.")
+    memory_type = item.get("type", MemoryType.FACT)
+    if not isinstance(memory_type, str) or memory_type.upper() not in MemoryType.values:
+        return bad("type", f"Unknown memory type; use one of {', '.join(MemoryType.values)}.")
+    created_at = item.get("created_at")
+    if created_at is not None:
+        parsed = parse_datetime(created_at) if isinstance(created_at, str) else None
+        if parsed is None:
+            return bad("created_at", "Not an ISO 8601 date and time.")
+        if timezone.is_naive(parsed):
+            parsed = timezone.make_aware(parsed, dt_timezone.utc)
+        if parsed > timezone.now():
+            return bad("created_at", "Lies in the future.")
+        created_at = parsed
+    agent_id = item.get("agent", default_agent)
+    agent = get_agents_config().get(agent_id) if isinstance(agent_id, str) else None
+    if agent is None:
+        return bad("agent", "Unknown agent.")
+    if not agent.long_term_memory.enabled:
+        return bad("agent", "This agent keeps no long-term memory.")
+    namespace = build_namespace(agent_namespace=agent.long_term_memory.namespace, user_id=user_id)
+    source = item.get("source")
+    return _Row(index=index, content=content.strip(), memory_type=memory_type.upper(), created_at=created_at,
+                agent_id=agent.agent_id, namespace=namespace,
+                source=source if source in Source.values else Source.MANUAL), []
+
+
+def memory_import(
+    *,
+    items: Any,
+    user_id: str,
+    actor,
+    mode: Mode = "skip",
+    dry_run: bool = True,
+    agent_id: str | None = None,
+    embedder=None,
+) -> ImportSummary:
+    """Check, and unless ``dry_run`` write, the items into ``user_id``'s namespaces.
+
+    Args:
+        items: the rows: ``{"content", "type"?, "created_at"?, "agent"?}`` (an export's other fields,
+            its ids, namespaces and user are not read; its ``source`` is kept when known, else ``manual``;
+            rows flagged ``archived`` are skipped).
+        user_id: the platform user id of the owner; always the caller's own except for staff.
+        actor: who imports (audit).
+        mode: a row whose content an active item of the namespace already has (compared as the memory
+            tools' dedup normalizes it) is skipped, or with ``overwrite`` replaces that item's content
+            and type. A row repeating an earlier row of the same import is a duplicate in both modes.
+        dry_run: only count.
+        agent_id: the agent of rows that name none (default ``MEMORYBOARD_DEFAULT_AGENT``).
+
+    Returns:
+        The summary; ``imported`` is 0 for a dry run or when a row is invalid (nothing is written).
+
+    Raises:
+        MemoryImportError: ``items`` is not a list, is empty or too long, or ``mode`` is unknown.
+    """
+    if mode not in MODES:
+        raise MemoryImportError("Use \"skip\" or \"overwrite\".", field="mode")
+    if not isinstance(items, list) or not items:
+        raise MemoryImportError("A non-empty list of items is required.")
+    if len(items) > MAX_IMPORT_ITEMS:
+        raise MemoryImportError(f"At most {MAX_IMPORT_ITEMS} items per import.")
+    default_agent = agent_id or settings.MEMORYBOARD_DEFAULT_AGENT
+    summary = ImportSummary(dry_run=dry_run)
+    rows: list[_Row] = []
+    for index, item in enumerate(items):
+        if isinstance(item, dict) and item.get("archived") is True:
+            summary.archived_skipped += 1
+            continue
+        row, errors = _check_row(index, item, user_id=str(user_id), default_agent=default_agent)
+        summary.invalid += errors
+        if row is not None:
+            rows.append(row)
+    namespaces = sorted({row.namespace for row in rows}, key=lambda ns: (ns.agent, ns.user_id))
+    with ExitStack() as locks:
+        if not dry_run:
+            for namespace in namespaces:
+                locks.enter_context(namespace_lock(namespace))
+        new_rows, overwrites = _classify(rows, summary, namespaces)
+        _check_limits(new_rows, summary)
+        if dry_run or summary.invalid:
+            return summary
+        with transaction.atomic():
+            summary.imported = _write(new_rows, overwrites, mode=mode, actor=actor, embedder=embedder)
+            audit_record(actor=actor, action=AuditLog.Action.BULK, object_type="import", object_id=str(user_id),
+                         after={**summary.to_dict(), "mode": mode}, reason="import")
+    return summary
+
+
+def _classify(rows: list[_Row], summary: ImportSummary, namespaces: list[Namespace]):
+    """Split valid rows into new ones and duplicates (of an active item, or of an earlier row)."""
+    existing: dict[tuple[Namespace | None, str], LongTermMemory] = {}
+    if namespaces:
+        where = functools.reduce(operator.or_, (namespace_q(ns) for ns in namespaces))
+        for memory in LongTermMemory.objects.filter(where, archived=False):
+            existing.setdefault((parse_namespace(memory.namespace), normalize_content(memory.content)), memory)
+    seen: set[tuple[Namespace | None, str]] = set()
+    new_rows: list[_Row] = []
+    overwrites: list[tuple[_Row, LongTermMemory]] = []
+    for row in rows:
+        key = (row.namespace, normalize_content(row.content))
+        if key in seen or key in existing:
+            summary.duplicate += 1
+            if key not in seen:
+                overwrites.append((row, existing[key]))
+        else:
+            summary.new += 1
+            new_rows.append(row)
+        seen.add(key)
+    return new_rows, overwrites
+
+
+def _check_limits(new_rows: list[_Row], summary: ImportSummary) -> None:
+    """Rows beyond an agent's ``max-items`` (active items plus the new ones) are invalid."""
+    by_namespace: dict[Namespace, list[_Row]] = {}
+    for row in new_rows:
+        by_namespace.setdefault(row.namespace, []).append(row)
+    for namespace, group in by_namespace.items():
+        limit = get_agents_config().get(group[0].agent_id).long_term_memory.max_items
+        active = LongTermMemory.objects.filter(namespace_q(namespace), archived=False).count()
+        for row in group[max(limit - active, 0):]:
+            summary.new -= 1
+            summary.invalid.append({"index": row.index, "field": "agent",
+                                    "message": f"Over the item limit of {limit} for agent {row.agent_id} "
+                                               f"({active} active items)."})
+    summary.invalid.sort(key=lambda error: error["index"])
+
+
+def _write(new_rows: list[_Row], overwrites, *, mode: Mode, actor, embedder) -> int:
+    memories = []
+    for row in new_rows:
+        memory = memory_build(namespace=row.namespace, content=row.content, memory_type=row.memory_type,
+                              source=row.source, agent_id=row.agent_id)
+        if row.created_at:
+            memory.created_at = row.created_at
+        memories.append(memory)
+    memory_upsert_many(memories)
+    memory_embed_many(memories, embedder=embedder)
+    audit_record_many([
+        {"actor": actor, "action": AuditLog.Action.CREATE, "object_type": "memory", "object_id": m.pk,
+         "after": memory_snapshot(m), "reason": "import"}
+        for m in memories
+    ])
+    if mode != "overwrite":
+        return len(memories)
+    for row, memory in overwrites:
+        memory_update(memory=memory, actor=actor, content=row.content, memory_type=row.memory_type, embedder=embedder)
+    return len(memories) + len(overwrites)

@@ -1,0 +1,1 @@
+"""memoryboard as an MCP server (official ``mcp`` SDK): memory tools for the user bound to a token."""

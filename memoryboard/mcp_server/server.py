@@ -1,0 +1,86 @@
+"""The MCP server (``mcp`` SDK's MCPServer) with memoryboard's four memory tools.
+
+Each tool asks ``identity_of(ctx)`` who it acts for: over stdio the identity fixed when the process
+started (``--token``), over HTTP the one the ``/mcp/`` view authenticated for this request. The tools'
+arguments have no user, agent or namespace; extra arguments are ignored.
+"""
+
+# No ``from __future__ import annotations``: the SDK reads the tools' signatures (Context, Annotated).
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from django.db import close_old_connections
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from memoryboard.mcp_server.tools import (
+    MAX_LIST,
+    TOOL_SEARCH_MAX_K,
+    McpError,
+    McpIdentity,
+    mcp_memory_delete,
+    mcp_memory_list,
+    mcp_memory_save,
+    mcp_memory_search,
+)
+from memoryboard.models import MemoryType
+
+INSTRUCTIONS = (
+    "Long-term memory of the user you are talking to (memoryboard). Search it before answering questions "
+    "about the user; save durable facts, preferences, procedures and episodes as short sentences."
+)
+MemoryTypeName = Annotated[str, Field(description="FACT (stable), PREFERENCE (may change), PROCEDURE (may expire), "
+                                                  "EPISODE (time-bound).", json_schema_extra={"enum": list(MemoryType.values)})]
+
+
+def _call(identity_of: Callable[[Context], McpIdentity], ctx: Context, service, **kwargs) -> dict[str, Any]:
+    """Run a service in the tool's worker thread with a usable database connection; errors for the model."""
+    close_old_connections()
+    try:
+        return service(identity=identity_of(ctx), **kwargs)
+    except McpError as exc:
+        raise ToolError(str(exc)) from exc
+    finally:
+        close_old_connections()
+
+
+def build_server(*, identity_of: Callable[[Context], McpIdentity]) -> MCPServer:
+    """The MCP server; ``identity_of`` binds every call to a user and an agent."""
+    server = MCPServer(name="memoryboard", instructions=INSTRUCTIONS)
+
+    @server.tool(description="Search the user's long-term memory for items relevant to a query, best first.")
+    def memory_search(
+        query: Annotated[str, Field(min_length=1, description="What to look for.")],
+        ctx: Context,
+        k: Annotated[int, Field(ge=1, le=TOOL_SEARCH_MAX_K, description="How many items at most.")] = 5,
+    ) -> dict[str, Any]:
+        return _call(identity_of, ctx, mcp_memory_search, query=query, k=k)
+
+    @server.tool(description="Save one durable memory about the user (one short, self-contained sentence). "
+                             "An item that contains it, or that it contains, is not saved twice.")
+    def memory_save(
+        content: Annotated[str, Field(min_length=1, description="The memory, one sentence.")],
+        ctx: Context,
+        type: MemoryTypeName = MemoryType.FACT,  # noqa: A002 - the argument's name in the memory_save tool
+    ) -> dict[str, Any]:
+        return _call(identity_of, ctx, mcp_memory_save, content=content, memory_type=type)
+
+    @server.tool(description="List the user's active memories, newest first.")
+    def memory_list(
+        ctx: Context,
+        type: Annotated[str | None, Field(description="Only this type (FACT, PREFERENCE, PROCEDURE, EPISODE).")] = None,  # noqa: A002
+        limit: Annotated[int, Field(ge=1, le=MAX_LIST)] = 20,
+        offset: Annotated[int, Field(ge=0)] = 0,
+    ) -> dict[str, Any]:
+        return _call(identity_of, ctx, mcp_memory_list, memory_type=type, limit=limit, offset=offset)
+
+    @server.tool(description="Delete one memory by id. The user can restore it from 'My memories' for a while.")
+    def memory_delete(
+        id: Annotated[str, Field(min_length=1, description="The id from memory_search or memory_list.")],  # noqa: A002
+        ctx: Context,
+    ) -> dict[str, Any]:
+        return _call(identity_of, ctx, mcp_memory_delete, memory_id=id)
+
+    return server

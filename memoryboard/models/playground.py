@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import hashlib
+import json
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+class PlaygroundTrace(models.Model):
+    """Messages pasted or uploaded into the playground, kept so the page's URL (``?trace=<id>``) holds the
+    whole configuration: a reload keeps it and a link shares it. The id is the SHA-256 of the messages, so
+    pasting the same trace twice gives the same link and an id cannot be guessed from another."""
+
+    id = models.CharField(primary_key=True, max_length=64)
+    messages = models.JSONField()
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "memoryboard_playground_trace"
+        verbose_name = _("playground trace")
+        verbose_name_plural = _("playground traces")
+
+    @staticmethod
+    def digest(messages) -> str:
+        text = json.dumps(messages, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -1,0 +1,13 @@
+"""Template filters that show stored codes by their translated names (see ``memoryboard.labels``):
+``{{ row.role|role_label }}``, ``{{ m.memory_type|type_label }}``, ``{{ m.source|source_label }}``,
+``{{ entry.reason|reason_label }}``."""
+
+from __future__ import annotations
+
+from django import template
+
+from memoryboard import labels
+
+register = template.Library()
+for _name in ("role_label", "type_label", "source_label", "reason_label"):
+    register.filter(_name, getattr(labels, _name))

@@ -1,0 +1,106 @@
+"""``manage.py mcp --transport stdio`` driven by the SDK's own stdio client, as an MCP host launches it.
+
+The server runs in its own process, so it gets its own SQLite file, migrated and filled by
+``manage.py`` too; the test reads the outcome from that file through ``manage.py shell``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.mcp_server.conftest import tool_json
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SETUP = """
+import json
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+from memoryboard.ltm.namespaces import build_namespace
+from memoryboard.ltm.services import memory_create
+User = get_user_model()
+alice = User.objects.create_user("alice", password="x")
+bob = User.objects.create_user("bob", password="x")
+secret = memory_create(namespace=build_namespace(agent_namespace="chat", user_id=str(bob.pk)),
+                       content="Bob's vault code is 4321", memory_type="FACT", agent_id="chat")
+print(json.dumps({"alice": Token.objects.create(user=alice).key, "alice_id": str(alice.pk),
+                  "bob_id": str(bob.pk), "secret": secret.pk}))
+"""
+
+STATE = """
+import json
+from memoryboard.models import LongTermMemory
+print(json.dumps([[m.pk, m.namespace, m.content, m.source, m.archived, m.archived_reason]
+                  for m in LongTermMemory.objects.order_by("created_at")]))
+"""
+
+
+@pytest.fixture(scope="module")
+def server_env(tmp_path_factory):
+    """Environment of a server process on a fresh SQLite file, and the data created in it."""
+    directory = tmp_path_factory.mktemp("mcp-stdio")
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{directory / 'db.sqlite3'}", "OPENAI_BASE_URL": "",
+           "MEMORYBOARD_TASKS_INLINE": "1", "PYTHONUNBUFFERED": "1"}
+    env.pop("MEMORYBOARD_TOKEN", None)
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    data = json.loads(manage_shell(env, SETUP))
+    return env, data
+
+
+def manage_shell(env, code: str) -> str:
+    done = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=env,
+                          check=True, capture_output=True, text=True)
+    return done.stdout.strip().splitlines()[-1]
+
+
+def ns(user_id: str) -> str:
+    return json.dumps(["agent:chat", f"user:{user_id}", "memories"], separators=(",", ":"))
+
+
+def test_stdio_lists_saves_searches_deletes_and_ignores_forged_arguments(server_env):
+    env, data = server_env
+    # The token from the environment, as an MCP host's "env" block passes it.
+    params = StdioServerParameters(command=sys.executable, args=["manage.py", "mcp", "--transport", "stdio"],
+                                   env={**env, "MEMORYBOARD_TOKEN": data["alice"]}, cwd=str(ROOT))
+    forged = {"user_id": data["bob_id"], "namespace": ns(data["bob_id"])}
+
+    async def main():
+        async with Client(params, read_timeout_seconds=60) as client:
+            names = sorted(tool.name for tool in (await client.list_tools()).tools)
+            saved = tool_json(await client.call_tool("memory_save", {"content": "I prefer dark mode", **forged}))
+            found = tool_json(await client.call_tool("memory_search", {"query": "dark mode vault code", **forged}))
+            bob_delete = tool_json(await client.call_tool("memory_delete", {"id": data["secret"], **forged}))
+            deleted = tool_json(await client.call_tool("memory_delete", {"id": saved["id"]}))
+            listed = tool_json(await client.call_tool("memory_list", {}))
+            return names, saved, found, bob_delete, deleted, listed
+
+    names, saved, found, bob_delete, deleted, listed = asyncio.run(main())
+    assert names == ["memory_delete", "memory_list", "memory_save", "memory_search"]
+    assert saved["saved"] is True
+    assert [r["id"] for r in found["results"]] == [saved["id"]]
+    assert "no memory" in bob_delete["error"]
+    assert deleted["deleted"] is True and listed["items"] == []
+    state = json.loads(manage_shell(env, STATE))
+    assert state == [
+        [data["secret"], ns(data["bob_id"]), "Bob's vault code is 4321", "manual", False, None],
+        [saved["id"], ns(data["alice_id"]), "I prefer dark mode", "mcp", True, "user_deleted"],
+    ]
+
+
+def test_a_bad_or_missing_token_stops_the_server(server_env):
+    env, _data = server_env
+    bad = subprocess.run([sys.executable, "manage.py", "mcp", "--transport", "stdio", "--token", "nope"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert bad.returncode != 0 and "token is not valid" in bad.stderr and bad.stdout == ""
+    missing = subprocess.run([sys.executable, "manage.py", "mcp"], cwd=ROOT, env=env, capture_output=True,
+                             text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert missing.returncode != 0 and "MEMORYBOARD_TOKEN" in missing.stderr

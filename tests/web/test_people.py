@@ -1,0 +1,249 @@
+"""The user directory and the support user pages: people by name, everything about one user, export, erase."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from memoryboard.models import ArchivedReason, AuditLog, ChatMessage, LongTermMemory, MemoryAccess
+from memoryboard.users import Person, find_people, people, user_ids_matching
+
+pytestmark = pytest.mark.django_db
+
+
+
+
+# --- the directory -----------------------------------------------------------------------------------
+
+
+def test_people_are_named_from_django_users(bob_named, alice):
+    found = people([str(bob_named.pk), str(alice.pk), "9999"])
+    assert found[str(bob_named.pk)] == Person(user_id=str(bob_named.pk), name="Bob Builder",
+                                              email="bob@example.com", username="bob")
+    assert found[str(alice.pk)].name == "alice"
+    assert found["9999"].name == "9999" and not found["9999"].known  # unknown ids are shown as they are
+
+
+def test_a_filter_takes_a_name_an_email_or_an_id(bob_named, alice, django_user_model):
+    django_user_model.objects.create_user(username="bobby")
+    assert user_ids_matching("bob") == ["bob", str(bob_named.pk)]  # exact user name wins over "bobby"
+    assert user_ids_matching("BOB@example.com") == ["BOB@example.com", str(bob_named.pk)]
+    assert user_ids_matching(str(alice.pk)) == [str(alice.pk)]
+    assert set(user_ids_matching("bo")) == {"bo", str(bob_named.pk), str(django_user_model.objects.get(
+        username="bobby").pk)}  # no exact match: everyone whose name contains it
+    assert user_ids_matching("  ") == []
+    assert [p.username for p in find_people("builder")] == ["bob"]
+
+
+def test_a_custom_id_function_is_followed(settings, bob):
+    settings.MEMORYBOARD_USER_ID_FUNCTION = "tests.web.test_people.prefixed_id"
+    assert user_ids_matching("bob") == ["bob", f"ext-{bob.pk}"]
+    assert people([f"ext-{bob.pk}"])[f"ext-{bob.pk}"].username == "bob"
+
+
+def prefixed_id(user) -> str:
+    return f"ext-{user.pk}"
+
+
+class StaticDirectory:
+    """A platform whose users live elsewhere (MEMORYBOARD_USER_DIRECTORY)."""
+
+    PEOPLE = [Person(user_id="u-7", name="Carol Chen", email="carol@corp.example", username="carol")]
+
+    def people(self, user_ids):
+        return {p.user_id: p for p in self.PEOPLE if p.user_id in set(user_ids)}
+
+    def find(self, term, *, limit=20):
+        return [p for p in self.PEOPLE if term.lower() in (p.name + p.email + p.username + p.user_id).lower()]
+
+
+def test_the_directory_can_be_replaced_by_a_setting(settings, login, support_user, make_memory):
+    from memoryboard.ltm.namespaces import build_namespace
+    from memoryboard.ltm.services import memory_create
+
+    settings.MEMORYBOARD_USER_DIRECTORY = "tests.web.test_people.StaticDirectory"
+    memory_create(namespace=build_namespace(agent_namespace="chat", user_id="u-7"), content="carol likes tea",
+                  memory_type="FACT", source="agent_tool", agent_id="chat")
+    client = login(support_user)
+    page = client.get(reverse("admin:memoryboard_longtermmemory_changelist") + "?user=carol").content.decode()
+    assert "carol likes tea" in page and "Carol Chen" in page
+    assert "Carol Chen" in client.get(reverse("person", args=["u-7"])).content.decode()
+
+
+# --- filters -----------------------------------------------------------------------------------------
+
+
+def test_admin_user_filter_finds_bob_by_name_and_shows_name_and_id(login, support_user, bob_named, alice,
+                                                                     make_memory):
+    make_memory(bob_named, "bob rides a bike")
+    make_memory(alice, "alice drives")
+    client = login(support_user)
+    page = client.get(reverse("admin:memoryboard_longtermmemory_changelist") + "?user=bob").content.decode()
+    assert "bob rides a bike" in page and "alice drives" not in page
+    assert f'<a href="{reverse("person", args=[bob_named.pk])}">Bob Builder</a>' in page
+    assert f'<span class="mb-uid">{bob_named.pk}</span>' in page
+    by_mail = client.get(reverse("admin:memoryboard_longtermmemory_changelist") + "?user=bob@example.com")
+    assert "bob rides a bike" in by_mail.content.decode()
+
+
+def test_api_user_filter_takes_a_name(as_user_client, support_user, bob_named, alice, make_memory):
+    make_memory(bob_named, "bob rides a bike")
+    make_memory(alice, "alice drives")
+    response = as_user_client(support_user).get("/api/v1/memories/?user=bob")
+    assert [m["content"] for m in response.json()["results"]] == ["bob rides a bike"]
+    # An end user's filter narrows their own items only: bob's name gives alice nothing of bob's.
+    response = as_user_client(alice).get("/api/v1/memories/?user=bob")
+    assert response.json()["results"] == []
+
+
+@pytest.fixture
+def as_user_client():
+    from rest_framework.test import APIClient
+
+    def make(user):
+        client = APIClient()
+        client.force_authenticate(user)
+        return client
+
+    return make
+
+
+def test_chat_messages_by_user_name_and_content_search_within_the_user(login, support_user, bob_named, alice):
+    ChatMessage.objects.create(conversation_id="cb", agent_id="chat", user_id=str(bob_named.pk), role="USER",
+                               content="where is my parcel")
+    ChatMessage.objects.create(conversation_id="ca", agent_id="chat", user_id=str(alice.pk), role="USER",
+                               content="where is my parcel too")
+    client = login(support_user)
+    url = reverse("admin:memoryboard_chatmessage_changelist")
+    page = client.get(url + "?user=bob&q=parcel").content.decode()
+    assert "where is my parcel" in page and "where is my parcel too" not in page and "Bob Builder" in page
+    # Without a user, the search is an exact conversation id (no scan of every message).
+    page = client.get(url + "?q=parcel").content.decode()
+    assert "where is my parcel" not in page
+    assert "where is my parcel too" in client.get(url + "?q=ca").content.decode()
+    assert client.get(url).context["cl"].list_per_page == 50
+
+
+def test_audit_log_filtered_by_subject_user_and_agent(login, support_user, bob_named, alice, make_memory):
+    from memoryboard.ltm.services import memory_archive, memory_restore
+
+    bobs = make_memory(bob_named, "bob rides a bike")
+    bobs_coder = make_memory(bob_named, "bob writes go", agent="coder")
+    alices = make_memory(alice, "alice drives")
+    for m in (bobs, bobs_coder, alices):
+        memory_restore(memory=memory_archive(memory=m, actor=support_user), actor=support_user)
+    client = login(support_user)
+    url = reverse("admin:memoryboard_auditlog_changelist")
+    cl = client.get(url + "?subject_user=bob").context["cl"]
+    assert {(e.object_id, e.action) for e in cl.result_list} >= {(bobs.pk, "archive"), (bobs.pk, "restore")}
+    assert {e.object_id for e in cl.result_list} == {bobs.pk, bobs_coder.pk}
+    page = client.get(url + "?subject_user=bob").content.decode()
+    assert "Bob Builder" in page and "Archived by staff" in page  # the reason, translated, not "staff"
+    cl = client.get(url + "?subject_user=bob&subject_agent=coder").context["cl"]
+    assert {e.object_id for e in cl.result_list} == {bobs_coder.pk}
+
+
+def test_bulk_audit_entries_have_correct_plurals(login, support_user, alice, make_memory):
+    from tests.admin.conftest import run_action
+
+    one = make_memory(alice, "one")
+    client = login(support_user)
+    response = run_action(client, "archive_selected", [one.pk])
+    page = client.get(response["Location"]).content.decode()
+    assert "Archived 1 item." in page and "1 items" not in page
+    page = client.get(reverse("admin:memoryboard_auditlog_changelist")).content.decode()
+    assert "1 item<" in page and "1 items" not in page
+
+
+# --- the user page -------------------------------------------------------------------------------------
+
+
+def test_people_search_and_user_page(login, support_user, bob_named, make_memory, alice):
+    item = make_memory(bob_named, "bob rides a bike", memory_type="PREFERENCE")
+    make_memory(bob_named, "bob writes go", agent="coder", archived_reason=ArchivedReason.STAFF)
+    make_memory(bob_named, "bob deleted this", archived_reason=ArchivedReason.USER_DELETED)
+    make_memory(alice, "alice drives")
+    MemoryAccess.objects.create(memory_id=item.pk, agent_id="chat", conversation_id="conv-9", kind="retrieval")
+    ChatMessage.objects.create(conversation_id="conv-9", agent_id="chat", user_id=str(bob_named.pk), role="USER",
+                               content="hi")
+    client = login(support_user)
+    found = client.get(reverse("people") + "?q=Builder").content.decode()
+    assert f'href="{reverse("person", args=[bob_named.pk])}"' in found and "bob@example.com" in found
+    page = client.get(reverse("person", args=[bob_named.pk]))
+    html = page.content.decode()
+    assert page.status_code == 200 and "Bob Builder" in html and "3 items" in html
+    rows = {r["agent"]: r for r in page.context["rows"]}
+    assert [n for n, _url in rows["chat"]["states"]] == [1, 0, 0, 1]  # active, paused, archived, deleted
+    assert [n for n, _url in rows["coder"]["states"]] == [0, 0, 1, 0]
+    assert dict(zip(["FACT", "PREFERENCE", "PROCEDURE", "EPISODE"], [n for n, _ in rows["chat"]["types"]])) == {
+        "FACT": 1, "PREFERENCE": 1, "PROCEDURE": 0, "EPISODE": 0}
+    assert "conv-9" in html and "Retrieval" in html  # accesses and conversations
+    assert "alice drives" not in html
+    assert [e.object_id for e in page.context["audit"]].count(item.pk) >= 1
+
+
+def test_an_unknown_id_with_items_is_offered(login, support_user, make_memory):
+    from memoryboard.ltm.namespaces import build_namespace
+    from memoryboard.ltm.services import memory_create
+
+    memory_create(namespace=build_namespace(agent_namespace="chat", user_id="ext-42"), content="x",
+                  memory_type="FACT", source="agent_tool", agent_id="chat")
+    html = login(support_user).get(reverse("people") + "?q=ext-42").content.decode()
+    assert 'href="/support/users/ext-42/"' in html
+
+
+def test_user_pages_are_for_staff_and_actions_for_support(login, alice, developer, bob):
+    assert login(alice).get(reverse("people")).status_code == 403
+    assert login(alice).get(reverse("person", args=[bob.pk])).status_code == 403
+    client = login(developer)
+    assert client.get(reverse("person", args=[bob.pk])).status_code == 200
+    assert client.post(reverse("person-export", args=[bob.pk])).status_code == 403
+    assert client.post(reverse("person-erase", args=[bob.pk]), {"confirm": "yes"}).status_code == 403
+
+
+def test_export_for_a_user_is_audited(login, support_user, bob, make_memory):
+    make_memory(bob, "bob rides a bike")
+    make_memory(bob, "old", archived_reason=ArchivedReason.DECAY)
+    client = login(support_user)
+    assert client.get(reverse("person-export", args=[bob.pk])).status_code == 405  # a POST: it is recorded
+    response = client.post(reverse("person-export", args=[bob.pk]))
+    data = json.loads(response.content)
+    assert data["user_id"] == str(bob.pk) and len(data["memories"]) == 2
+    entry = AuditLog.objects.get(action="export")
+    assert (entry.object_type, entry.object_id, entry.actor) == ("user", str(bob.pk), support_user)
+
+
+def test_erase_all_asks_first_then_deletes_everything_in_one_audited_step(login, support_user, bob, alice,
+                                                                          make_memory):
+    items = [make_memory(bob, "bob rides a bike"), make_memory(bob, "old", archived_reason=ArchivedReason.STAFF)]
+    other = make_memory(alice, "alice drives")
+    client = login(support_user)
+    confirm = client.get(reverse("person-erase", args=[bob.pk]))
+    assert "2 items will be deleted" in confirm.content.decode()
+    assert not LongTermMemory.objects.filter(archived_reason=ArchivedReason.USER_DELETED).exists()
+    response = client.post(reverse("person-erase", args=[bob.pk]), {"confirm": "yes"}, follow=True)
+    assert "Erased 2 items" in response.content.decode()
+    assert set(LongTermMemory.objects.filter(archived_reason=ArchivedReason.USER_DELETED)
+               .values_list("pk", flat=True)) == {m.pk for m in items}
+    assert not LongTermMemory.objects.get(pk=other.pk).archived
+    erase = AuditLog.objects.get(action="erase")
+    assert erase.object_id == str(bob.pk) and sorted(erase.after["ids"]) == sorted(m.pk for m in items)
+    assert AuditLog.objects.filter(action="delete", object_id__in=[m.pk for m in items]).count() == 2
+    assert "Nothing left to erase" in client.get(reverse("person-erase", args=[bob.pk])).content.decode()
+
+
+@pytest.mark.parametrize("user_id", ["ext 42", "team/ext-42", "ü-7"])
+def test_user_pages_take_any_platform_id(login, support_user, user_id):
+    from memoryboard.admin.memory import person_link
+    from memoryboard.ltm.namespaces import build_namespace
+    from memoryboard.ltm.services import memory_create
+
+    memory_create(namespace=build_namespace(agent_namespace="chat", user_id=user_id), content="odd id item",
+                  memory_type="FACT", source="agent_tool", agent_id="chat")
+    url = reverse("person", args=[user_id])
+    assert f'href="{url}"' in person_link(people([user_id])[user_id])
+    response = login(support_user).get(url)
+    assert response.status_code == 200 and response.context["total"] == 1
+    assert login(support_user).get(reverse("person-erase", args=[user_id])).context["count"] == 1
