@@ -41,3 +41,25 @@ class RetrievalReceipt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_id} / {self.user_id}: {self.query[:60]}"
+
+    def count_labels(self) -> list[tuple[str, int]]:
+        """``(outcome in words, count)`` for display."""
+        return [(OUTCOME_LABELS.get(outcome, outcome), n) for outcome, n in (self.counts or {}).items()]
+
+    def candidate_rows(self) -> list[dict]:
+        """The candidates with their outcome in words (``label``) for display."""
+        return [{**c, "label": OUTCOME_LABELS.get(c.get("outcome"), c.get("outcome"))} for c in self.candidates or []]
+
+    @property
+    def index_label(self) -> str:
+        return str(INDEX_LABELS.get(self.index, self.index))
+
+
+OUTCOME_LABELS = {
+    "returned": _("returned"),
+    "paused": _("paused"),
+    "below_threshold": _("below the minimum relevance"),
+    "beyond_k": _("beyond the top K"),
+    "no_vector": _("no vector yet"),
+}
+INDEX_LABELS = {"exact": _("exact search"), "hnsw": _("HNSW index")}
