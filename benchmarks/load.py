@@ -312,7 +312,7 @@ the ratio to the floor measured in the same run is what to compare.
 
 {"All targets met." if not misses else "Targets missed in this run:" + chr(10) + chr(10).join("- " + m for m in misses)}
 
-What an end user's search request does (`MemoryViewSet.search` → `ltm.retrieval.memory_search_own`),
+What an end user's search request does (`MemoryViewSet.search` → `ltm.retrieval.memory_search`),
 three queries in all:
 
 1. token authentication: the user and their role groups in one hand-written query;

@@ -58,12 +58,12 @@ def _old_agent_q(agent: str):
 def main() -> None:
     _setup()
     from memoryboard.ltm.namespaces import build_namespace, namespace_spellings
-    from memoryboard.ltm.retrieval import _namespace_rows, _embedder
+    from memoryboard.ltm.retrieval import _candidate_rows
+    from memoryboard.ltm.selectors import namespace_texts_q
     from memoryboard.ltm.selectors import agent_q, known_agent_namespaces, user_namespaces_q
     from memoryboard.models import LongTermMemory
 
     agents = [ns for ns, _label in known_agent_namespaces()]
-    embedder = _embedder()
     page = lambda q: list(LongTermMemory.objects.filter(q).order_by("-updated_at", "-id").values_list("pk", flat=True)[:50])  # noqa: E731
     every = lambda q: list(LongTermMemory.objects.filter(q).values_list("pk", flat=True))  # noqa: E731
     cases = []
@@ -71,9 +71,12 @@ def main() -> None:
         cases.append((f"user {user}, all items (every agent)", lambda u=user: every(user_namespaces_q(u)),
                       lambda u=user: every(_old_user_q(u, agents))))
         ns = build_namespace(agent_namespace="chat", user_id=user)
-        cases.append((f"user {user} + agent chat, retrieval candidates (hand-written SQL)",
-                      lambda n=ns: _namespace_rows(namespace_spellings(n), embedder)[0],
-                      lambda n=ns: _namespace_rows([n.key()], embedder)[0]))
+        # The one search path's candidate query (issue 13), every spelling vs the compact one only.
+        cases.append((f"user {user} + agent chat, retrieval candidates",
+                      lambda n=ns: _candidate_rows(LongTermMemory.objects.filter(
+                          namespace_texts_q(namespace_spellings(n)), archived=False), None),
+                      lambda n=ns: _candidate_rows(LongTermMemory.objects.filter(
+                          namespace_texts_q([n.key()]), archived=False), None)))
     cases.append(("agent coder, first page by -updated_at", lambda: page(agent_q("coder")),
                   lambda: page(_old_agent_q("coder"))))
     print(f"agents: {agents}; {REPEATS} interleaved repeats per case\n")

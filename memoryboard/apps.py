@@ -1,3 +1,5 @@
+import sys
+
 from django.apps import AppConfig
 from django.utils.translation import gettext_lazy as _
 
@@ -28,4 +30,16 @@ class MemoryboardConfig(AppConfig):
         checks.register(memoryboard_checks.check_namespace_spelling)
         checks.register(memoryboard_checks.check_default_agent)
         checks.register(memoryboard_checks.check_database_backend, checks.Tags.database)
+        checks.register(memoryboard_checks.check_embedder)
         signals.connect()
+        if sys.argv[1:2] in (["runserver"], ["db_worker"]):
+            _warm_up_in_background()
+
+
+def _warm_up_in_background() -> None:
+    """Load the embedder while the server or worker starts (a first search would wait ~1.5 s for it)."""
+    import threading
+
+    from memoryboard.llm.factory import warm_up
+
+    threading.Thread(target=warm_up, name="memoryboard-warm-up", daemon=True).start()

@@ -51,6 +51,30 @@ def check_database_backend(app_configs=None, **kwargs) -> list[checks.CheckMessa
     return []
 
 
+def check_embedder(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    from memoryboard.llm.factory import EMBEDDER_CHOICES, embedder_choice
+
+    choice = embedder_choice()
+    if choice not in EMBEDDER_CHOICES:
+        return [
+            checks.Error(
+                f"Unknown embedder {choice!r} in MEMORYBOARD_EMBEDDER.",
+                hint="Use one of: " + ", ".join(EMBEDDER_CHOICES) + ".",
+                id="memoryboard.E130",
+            )
+        ]
+    if choice == "openai" and not (settings.OPENAI_BASE_URL and settings.OPENAI_EMBEDDING_MODEL):
+        return [
+            checks.Warning(
+                "MEMORYBOARD_EMBEDDER=openai needs OPENAI_BASE_URL and OPENAI_EMBEDDING_MODEL; "
+                "the offline embedder is used.",
+                hint="Set both, or choose the offline embedder (MEMORYBOARD_EMBEDDER=use).",
+                id="memoryboard.W131",
+            )
+        ]
+    return []
+
+
 def check_default_agent(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
     """The MCP server and imports write under MEMORYBOARD_DEFAULT_AGENT: it must keep long-term memory."""
     from memoryboard.ltm.config import AgentConfigError, load_agents_config

@@ -226,6 +226,10 @@ OPENAI_EMBEDDING_MODEL = os.environ.get("OPENAI_EMBEDDING_MODEL", "text-embeddin
 OPENAI_TIMEOUT_SECONDS = float(os.environ.get("OPENAI_TIMEOUT_SECONDS", "30"))
 OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 1)
 
+# The embedder, independent of the chat model: use (offline multilingual model, default), hashing
+# (light hashed n-grams) or openai (OPENAI_EMBEDDING_MODEL at OPENAI_BASE_URL). Run reembed after a change.
+MEMORYBOARD_EMBEDDER = os.environ.get("MEMORYBOARD_EMBEDDER", "use")
+
 # Agent configuration (YAML); the repository's agents.yaml by default.
 MEMORYBOARD_AGENTS_FILE = os.environ.get("MEMORYBOARD_AGENTS_FILE", str(BASE_DIR / "agents.yaml"))
 
@@ -247,7 +251,10 @@ MEMORYBOARD_CLEANUP_SCORE_THRESHOLD = float(os.environ.get("MEMORYBOARD_CLEANUP_
 MEMORYBOARD_CLEANUP_MIN_ACCESS = env_int("MEMORYBOARD_CLEANUP_MIN_ACCESS", 3)
 MEMORYBOARD_DELETED_RETENTION_DAYS = env_int("MEMORYBOARD_DELETED_RETENTION_DAYS", 30)
 
-# Vectors kept in each process for search (ltm.vector_cache); 64 MB hold ~43,000 vectors of 384 floats.
+# HNSW index files of large scopes (ltm.ann), one per embedding model; built by manage.py ann_rebuild.
+MEMORYBOARD_ANN_DIR = os.environ.get("MEMORYBOARD_ANN_DIR", str(BASE_DIR / "var" / "ann"))
+
+# What searches build per scope (vectors, keyword index), kept in each process (ltm.vector_cache).
 MEMORYBOARD_VECTOR_CACHE_MB = float(os.environ.get("MEMORYBOARD_VECTOR_CACHE_MB", "64"))
 
 LOGGING = {

@@ -12,6 +12,8 @@ def _tasks_inline_and_offline(settings):
     """Tasks run in the caller's thread; models are offline unless a test points them at the fake."""
     settings.MEMORYBOARD_TASKS_INLINE = True
     settings.OPENAI_BASE_URL = ""
+    # The light embedder where meaning is not under test; ``use_embedder`` gives the default model.
+    settings.MEMORYBOARD_EMBEDDER = "hashing"
     settings.LANGUAGE_CODE = "en"
     # Users are created in almost every test: PBKDF2's million rounds would cost a second each.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -20,16 +22,24 @@ def _tasks_inline_and_offline(settings):
 @pytest.fixture(autouse=True)
 def _fresh_cache():
     """Per-process caches (the known agent namespaces, login throttling, vectors) never leak between
-    tests (a rolled-back test may leave ids and vector generations to the next)."""
+    tests (a rolled-back test may leave ids and timestamps to the next)."""
     from django.core.cache import cache
 
-    from memoryboard.ltm.vector_cache import get_vector_cache, scope_vectors
+    from memoryboard.ltm.vector_cache import scope_cache
 
-    get_vector_cache().clear()
-    scope_vectors.clear()
+    scope_cache.clear()
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture
+def use_embedder(settings):
+    """The default offline model (loaded once per test process: the model is a process-wide singleton)."""
+    settings.MEMORYBOARD_EMBEDDER = "use"
+    from memoryboard.llm.factory import get_embedder
+
+    return get_embedder()
 
 
 def _make_user(django_user_model, username: str, *, groups=(), is_staff=False, is_superuser=False):

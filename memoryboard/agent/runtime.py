@@ -177,7 +177,7 @@ def run_turn(
         try:
             memories = memory_retrieve(
                 namespace=namespace, query=user_message, k=ltm.load_max_items, agent_id=agent.agent_id,
-                conversation_id=conversation_id, kind=MemoryAccess.Kind.INJECTION,
+                conversation_id=conversation_id, kind=MemoryAccess.Kind.INJECTION, receipt=True,
             )
         except LLMError as exc:
             # Without the embedding endpoint the agent still answers, only without its memories.

@@ -107,11 +107,24 @@ def memory_to_dict(memory: LongTermMemory, tz=None) -> dict:
     return data
 
 
+class ScoreExplanationSerializer(serializers.Serializer):
+    """The parts of a search score (``explain=true``), see docs/retrieval.md."""
+
+    cosine = serializers.FloatField()
+    semantic = serializers.FloatField()
+    keyword = serializers.FloatField()
+    match = serializers.FloatField()
+    type_weight = serializers.FloatField()
+    decay = serializers.FloatField()
+    final = serializers.FloatField()
+
+
 class ScoredMemorySerializer(MemorySerializer):
     score = serializers.FloatField(read_only=True)
+    explain = ScoreExplanationSerializer(read_only=True, required=False)
 
     class Meta(MemorySerializer.Meta):
-        fields = [*MemorySerializer.Meta.fields, "score"]
+        fields = [*MemorySerializer.Meta.fields, "score", "explain"]
         read_only_fields = fields
 
 
@@ -127,18 +140,20 @@ class MemoryUpdateSerializer(StrictSerializer):
 
 _SEARCH_Q = serializers.CharField(max_length=2000, trim_whitespace=True)
 _SEARCH_K = serializers.IntegerField(min_value=1, max_value=100)
+_SEARCH_EXPLAIN = serializers.BooleanField()
 
 
-def search_params(data) -> tuple[str, int]:
-    """``q`` (required, at most 2000 characters) and ``k`` (1..100, default 10) of a search, checked by
-    DRF's own fields (same messages as a serializer, without building one per request).
+def search_params(data) -> tuple[str, int, bool]:
+    """``q`` (required, at most 2000 characters), ``k`` (1..100, default 10) and ``explain`` (a boolean,
+    default false) of a search, checked by DRF's own fields (same messages as a serializer, without
+    building one per request).
 
     Raises:
         ValidationError: naming each field at fault.
     """
     errors: dict[str, list] = {}
     values = {}
-    for name, field, default in (("q", _SEARCH_Q, empty), ("k", _SEARCH_K, 10)):
+    for name, field, default in (("q", _SEARCH_Q, empty), ("k", _SEARCH_K, 10), ("explain", _SEARCH_EXPLAIN, False)):
         raw = data.get(name, empty)
         if raw is empty and default is not empty:
             values[name] = default
@@ -149,7 +164,7 @@ def search_params(data) -> tuple[str, int]:
             errors[name] = exc.detail
     if errors:
         raise serializers.ValidationError(errors)
-    return values["q"], values["k"]
+    return values["q"], values["k"], values["explain"]
 
 
 # --- conversations -------------------------------------------------------------------------------

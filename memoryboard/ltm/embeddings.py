@@ -6,11 +6,9 @@ from collections.abc import Sequence
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
-from memoryboard.ltm.namespaces import parse_namespace
-from memoryboard.models import LongTermMemory, MemoryEmbedding, VectorGeneration, vector_checksum
+from memoryboard.models import LongTermMemory, MemoryEmbedding, vector_checksum
 
 
 def _embedder(embedder=None):
@@ -21,11 +19,15 @@ def _embedder(embedder=None):
     return get_embedder()
 
 
-def memory_embed_many(memories: Sequence[LongTermMemory], *, embedder=None) -> int:
-    """Embed the items' content with the current model and store (or replace) the vectors."""
+def memory_embed_many(memories: Sequence[LongTermMemory], *, embedder=None, return_vectors: bool = False):
+    """Embed the items' content with the current model and store (or replace) the vectors.
+
+    Returns:
+        How many were stored, or (``return_vectors``) their vectors, aligned with ``memories``.
+    """
     memories = [m for m in memories if m is not None]
     if not memories:
-        return 0
+        return np.zeros((0, 0), dtype=np.float32) if return_vectors else 0
     embedder = _embedder(embedder)
     vectors = np.asarray(embedder.embed([m.content for m in memories]), dtype=np.float32)
     now = timezone.now()
@@ -52,18 +54,23 @@ def memory_embed_many(memories: Sequence[LongTermMemory], *, embedder=None) -> i
             unique_fields=unique_fields,
             update_fields=["dim", "vector", "checksum", "updated_at"],
         )
-        _raise_generations({ns.user_id for ns in map(parse_namespace, (m.namespace for m in memories)) if ns})
-    return len(rows)
+        _queue_index_update(embedder.name, [m.pk for m in memories])
+    return vectors if return_vectors else len(rows)
 
 
-def _raise_generations(user_ids: set[str]) -> None:
-    """Raise the vector generation of each user (see ``VectorGeneration``); sorted, so concurrent
-    writers lock the rows in one order."""
-    if not user_ids:
+def _queue_index_update(model_name: str, memory_ids: list[str]) -> None:
+    """After the commit, update the model's HNSW index (``ltm.ann``) in a task, when there is one."""
+    from memoryboard.ltm.ann import index_path
+
+    if not index_path(model_name).exists():
         return
-    ordered = sorted(user_ids)
-    VectorGeneration.objects.bulk_create([VectorGeneration(user_id=u) for u in ordered], ignore_conflicts=True)
-    VectorGeneration.objects.filter(user_id__in=ordered).update(generation=F("generation") + 1)
+
+    def enqueue() -> None:
+        from memoryboard.tasks import ann_update_task
+
+        ann_update_task.enqueue(model_name=model_name, memory_ids=memory_ids)
+
+    transaction.on_commit(enqueue)
 
 
 def _reembed_queryset(*, missing_only: bool, embedder):

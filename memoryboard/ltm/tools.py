@@ -172,7 +172,7 @@ def memory_tool_search(
     k = max(1, min(k, TOOL_SEARCH_MAX_K))
     items = memory_retrieve(
         namespace=namespace, query=query, k=k, agent_id=agent_id,
-        conversation_id=conversation_id, kind=MemoryAccess.Kind.TOOL_SEARCH,
+        conversation_id=conversation_id, kind=MemoryAccess.Kind.TOOL_SEARCH, receipt=True,
     )
     return {"results": [item.to_dict() for item in items]}
 

@@ -2,7 +2,7 @@
 
 from .audit import AuditLog
 from .chat import ChatMessage, ConversationOwner
-from .embedding import MemoryEmbedding, VectorGeneration, vector_checksum
+from .embedding import MemoryEmbedding, vector_checksum
 from .lifecycle import (
     MemoryAccess,
     MemoryFlag,
@@ -14,6 +14,7 @@ from .lifecycle import (
 from .memory import ArchivedReason, LongTermMemory, MemoryType, Source
 from .playground import PlaygroundTrace
 from .summary import SummaryCacheEntry
+from .retrieval import RetrievalReceipt
 
 __all__ = [
     "ArchivedReason",
@@ -28,10 +29,10 @@ __all__ = [
     "MemoryStateChange",
     "MemoryType",
     "PauseRule",
+    "RetrievalReceipt",
     "PlaygroundTrace",
     "Source",
     "SummaryCacheEntry",
     "UserMemorySettings",
-    "VectorGeneration",
     "vector_checksum",
 ]

@@ -15,7 +15,7 @@ class MemoryEmbedding(models.Model):
     No database constraint to the shared table: the platform may delete rows itself.
     ``checksum`` names the vector bytes (see :func:`vector_checksum`); it sits in an index with the
     item and model, so a search reads which vectors its candidates have without touching the rows,
-    and takes the vectors themselves from a per-process cache (``ltm.vector_cache``).
+    and finds what it built for them in ``ltm.vector_cache`` (keyed by the checksums).
     """
 
     memory = models.ForeignKey(
@@ -43,21 +43,6 @@ class MemoryEmbedding(models.Model):
 
     def as_array(self) -> np.ndarray:
         return np.frombuffer(self.vector, dtype=np.float32)
-
-
-class VectorGeneration(models.Model):
-    """A counter per platform user, raised with every write of that user's vectors in the same
-    transaction (``ltm.embeddings``). A search that knows which vectors a user's items had at one
-    generation need not read them again while it is unchanged (``ltm.vector_cache``). No row is
-    generation 0."""
-
-    user_id = models.CharField(primary_key=True, max_length=255)
-    generation = models.BigIntegerField(default=0)
-
-    class Meta:
-        db_table = "memoryboard_vector_generation"
-        verbose_name = _("vector generation")
-        verbose_name_plural = _("vector generations")
 
 
 def vector_checksum(vector: bytes) -> int:

@@ -42,6 +42,7 @@ class ContextWindow:
     emergency_threshold: int
     notes: list[str]
     scale_budget: float = 0.0  # x position (percent) of the budget line
+    receipt: Any = None  # the retrieval receipt of the preview (unsaved ``RetrievalReceipt``)
 
 
 def _split_system(content: str) -> tuple[str, str]:
@@ -117,7 +118,8 @@ def context_window(*, agent, user_id: str, conversation_id: str, rows: list, cha
     from memoryboard.agent.hooks import EMERGENCY_TOKEN_THRESHOLD, SummarizationHook
     from memoryboard.agent.interceptors import ChainContext, ContextEditingInterceptor, run_before_model_chain
     from memoryboard.agent.runtime import agent_namespace, build_system_prompt, history_with_positions
-    from memoryboard.ltm.retrieval import memory_retrieve
+    from memoryboard.ltm.receipts import receipt_build
+    from memoryboard.ltm.retrieval import memory_retrieve_ranking
     from memoryboard.ltm.tools import MEMORY_TOOLS
     from memoryboard.models import MemoryAccess
 
@@ -130,12 +132,17 @@ def context_window(*, agent, user_id: str, conversation_id: str, rows: list, cha
     history, positions = history_with_positions(rows)
     query = next((m["content"] for m in reversed(history) if m["role"] == "user"), "")
     memories = []
+    receipt = None
     if ltm.enabled and ltm.auto_load:
-        memories = memory_retrieve(
+        found = memory_retrieve_ranking(
             namespace=agent_namespace(agent, user_id), query=query, k=ltm.load_max_items,
             agent_id=agent.agent_id, conversation_id=conversation_id, kind=MemoryAccess.Kind.INJECTION,
             log_access=False,
         )
+        if found is not None:
+            memories = found.results
+            receipt = receipt_build(ranking=found, agent_id=agent.agent_id, user_id=user_id,
+                                    conversation_id=conversation_id, kind=MemoryAccess.Kind.INJECTION)
     before_messages = [{"role": "system", "content": build_system_prompt(agent, memories)}, *history]
     context = ChainContext(agent=agent, conversation_id=conversation_id)
     after_messages = run_before_model_chain(
@@ -153,5 +160,5 @@ def context_window(*, agent, user_id: str, conversation_id: str, rows: list, cha
     return ContextWindow(
         agent_id=agent.agent_id, before=before, after=after, tools=tools, memories=memories, budget=budget,
         emergency_threshold=EMERGENCY_TOKEN_THRESHOLD, notes=context.notes,
-        scale_budget=round(budget / scale * 100, 3) if budget else 0.0,
+        scale_budget=round(budget / scale * 100, 3) if budget else 0.0, receipt=receipt,
     )

@@ -55,7 +55,7 @@ from memoryboard.web.forms import (
 
 MAX_BULK_ITEMS = 1000
 BULK_SAMPLE = 5
-# Cosine similarity bands of a search hit, shown in words (see relevance_words).
+# Bands of a search hit's final score (ltm.ranking: 0.5 ≈ a close paraphrase, 0.3 ≈ related), in words.
 CLOSE_MATCH = 0.5
 RELATED_MATCH = 0.3
 # A bulk delete is one audit entry of this object type; its id is the batch that "undo" restores whole.

@@ -44,3 +44,9 @@ def api(alice):
     client = APIClient()
     client.force_authenticate(alice)
     return client
+
+
+@pytest.fixture(autouse=True)
+def _default_embedder(use_embedder):
+    """Agent tests run on the default offline model (loaded once per test process)."""
+    return use_embedder

@@ -25,3 +25,20 @@ def test_end_user_search_skips_paused_items_and_other_users(as_user, alice, bob,
     MemoryFlag.objects.filter(memory_id=flagged.pk).update(paused=False)
     results = as_user(alice).get("/api/v1/memories/search/?q=tea&k=10").json()
     assert {item["id"] for item in results} == {kept.pk, flagged.pk}
+
+
+def test_explain_gives_the_score_parts_and_unrelated_items_stay_out(as_user, alice, make_memory):
+    tea = make_memory(alice, "Alice drinks green tea")
+    make_memory(alice, "Alice flies to Berlin on Monday", memory_type="EPISODE")
+    plain = as_user(alice).get("/api/v1/memories/search/?q=green tea").json()
+    assert [item["id"] for item in plain] == [tea.pk] and "explain" not in plain[0]
+    explained = as_user(alice).get("/api/v1/memories/search/?q=green tea&explain=true").json()
+    parts = explained[0]["explain"]
+    assert set(parts) == {"cosine", "semantic", "keyword", "match", "type_weight", "decay", "final"}
+    assert parts["final"] == explained[0]["score"] and parts["keyword"] > 0 and parts["type_weight"] == 1.0
+
+
+def test_explain_must_be_a_boolean(as_user, alice):
+    response = as_user(alice).get("/api/v1/memories/search/?q=tea&explain=maybe")
+    assert response.status_code == 400
+    assert "explain" in response.json()["error"]["fields"]

@@ -37,6 +37,7 @@ def openai_settings(settings, openai_server: FakeOpenAI) -> Iterator[FakeOpenAI]
 
     settings.OPENAI_BASE_URL = openai_server.base_url
     settings.OPENAI_API_KEY = "test-key"
+    settings.MEMORYBOARD_EMBEDDER = "openai"
     settings.OPENAI_TIMEOUT_SECONDS = 1
     settings.OPENAI_MAX_RETRIES = 0
     reset_models()

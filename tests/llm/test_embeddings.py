@@ -139,3 +139,31 @@ def test_openai_embedder_faults(client, openai_server, fault, reason):
     with pytest.raises(LLMError) as info:
         OpenAIEmbedder(client, "fake-embedding").embed(["a", "b"])
     assert info.value.reason == reason
+
+
+# --- the default offline model --------------------------------------------------------------------
+
+
+def test_the_default_model_is_multilingual_and_normalized(use_embedder):
+    from memoryboard.llm.embeddings import UniversalSentenceEncoder
+
+    assert isinstance(use_embedder, UniversalSentenceEncoder) and use_embedder.dim == 512
+    job, food, question = use_embedder.embed(["用户是Java后端开发者", "User likes green tea", "what does the user do for a living?"])
+    assert np.allclose(np.linalg.norm([job, food, question], axis=1), 1.0, atol=1e-5)
+    assert question @ job > question @ food
+    assert use_embedder.embed([]).shape == (0, 512)
+    with pytest.raises(TypeError):
+        use_embedder.embed("text")
+
+
+def test_the_embedder_is_its_own_setting(settings, openai_server):
+    from memoryboard.checks import check_embedder
+    from memoryboard.llm import factory
+
+    settings.OPENAI_BASE_URL = openai_server.base_url  # an online chat model does not change the embedder
+    settings.MEMORYBOARD_EMBEDDER = "hashing"
+    assert isinstance(factory.get_embedder(), HashingEmbedder)
+    settings.MEMORYBOARD_EMBEDDER = "openai"
+    assert isinstance(factory.get_embedder(), OpenAIEmbedder)
+    settings.MEMORYBOARD_EMBEDDER = "bert"
+    assert [e.id for e in check_embedder()] == ["memoryboard.E130"]

@@ -10,7 +10,7 @@ if "DJANGO_SETTINGS_MODULE" not in os.environ:  # run with -p no:django
 
 from memoryboard.llm import factory
 from memoryboard.llm.chat import OfflineChatModel, OpenAIChatModel
-from memoryboard.llm.embeddings import HashingEmbedder, OpenAIEmbedder
+from memoryboard.llm.embeddings import HashingEmbedder, OpenAIEmbedder, UniversalSentenceEncoder
 from memoryboard.llm.extraction import ExtractedItem, LLMExtractor, RuleBasedExtractor
 from memoryboard.llm.summarizer import OpenAISummarizer
 from memoryboard.strategies.errors import SummarizerError
@@ -84,7 +84,7 @@ def test_online_timeout_uses_settings(openai_settings):
 
 def test_empty_embedding_model_keeps_the_offline_embedder(openai_settings, settings):
     settings.OPENAI_EMBEDDING_MODEL = ""
-    assert isinstance(factory.get_embedder(), HashingEmbedder)
+    assert isinstance(factory.get_embedder(), UniversalSentenceEncoder)
     status = factory.models_status()
     assert status["offline"] is False and status["any_offline"] is True
 

@@ -28,13 +28,11 @@ def test_retrieve_ranks_the_relevant_item_first_and_counts_the_access(alice, mak
 
     items = memory_retrieve(namespace=ns(alice), query="我是一名Java开发者", k=2, agent_id="chat", conversation_id="c1")
 
-    assert [i.memory.pk for i in items][0] == java.pk
-    assert len(items) == 2
-    assert items[0].score >= items[1].score
+    assert [i.memory.pk for i in items] == [java.pk]  # the unrelated items are below the minimum relevance
     java.refresh_from_db()
     assert java.access_count == 1 and java.last_accessed_at is not None
     logged = list(MemoryAccess.objects.values_list("memory_id", "kind", "conversation_id"))
-    assert (java.pk, "retrieval", "c1") in logged and len(logged) == 2
+    assert logged == [(java.pk, "retrieval", "c1")]
 
 
 def test_retrieve_only_reads_the_namespace(alice, bob, make_memory):
@@ -130,10 +128,9 @@ def test_access_statistics_are_written_by_the_background_writer(settings, alice,
     assert MemoryAccess.objects.filter(memory_id=memory.pk, conversation_id="bg").count() == 1
 
 
-def test_search_pages_through_many_items_and_caps_on_the_fly_embedding(monkeypatch, alice, make_memory):
+def test_search_caps_on_the_fly_embedding(monkeypatch, alice, make_memory):
     from memoryboard.ltm import retrieval
 
-    monkeypatch.setattr(retrieval, "CHUNK_ROWS", 3)
     monkeypatch.setattr(retrieval, "MAX_EMBED_ON_THE_FLY", 2)
     items = [make_memory(alice, f"User note number {i} about Java") for i in range(8)]
     best = make_memory(alice, "Java Java Java developer")
@@ -142,6 +139,9 @@ def test_search_pages_through_many_items_and_caps_on_the_fly_embedding(monkeypat
     assert [f.score for f in found] == sorted((f.score for f in found), reverse=True)
 
     MemoryEmbedding.objects.filter(memory_id__in=[m.pk for m in items]).delete()
+    from memoryboard.ltm.vector_cache import scope_cache
+
+    scope_cache.clear()  # a process that has not seen these items (the items themselves did not change)
     found = memory_search(queryset=memory_queryset_for(alice), query="Java developer", k=20)
     assert len(found) == 1 + 2  # the item with a vector, and two embedded on the fly
     assert MemoryEmbedding.objects.count() == 3

@@ -19,7 +19,7 @@ DATA = json.loads((Path(__file__).parent / "data" / "retrieval_quality.json").re
 MIN_RECALL_AT_3 = 0.85
 
 
-def test_recall_at_3_on_the_bilingual_set():
+def test_recall_at_3_on_the_bilingual_set(use_embedder):
     ns = build_namespace(agent_namespace="chat", user_id="42")
     items = [
         memory_build(namespace=ns, content=item["content"], memory_type=item["type"], source="manual",

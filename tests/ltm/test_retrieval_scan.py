@@ -1,4 +1,5 @@
-"""Search's candidate scan: one joined query (vectors and pause flags), paging for large scopes."""
+"""Search's candidates: one query (state, pause flags and rules, vector checksums), exact or for large
+scopes through the HNSW index (here: none built, so the exact fallback)."""
 
 from __future__ import annotations
 
@@ -27,9 +28,9 @@ def mixed(alice, bob, make_memory):
     return {m.pk for m in kept} | {resumed.pk}, bobs
 
 
-@pytest.mark.parametrize("chunk_rows", [20_000, 3, 1])
-def test_scan_keeps_only_active_own_items_in_one_page_or_many(monkeypatch, alice, mixed, chunk_rows):
-    monkeypatch.setattr(retrieval, "CHUNK_ROWS", chunk_rows)
+@pytest.mark.parametrize("exact_max", [20_000, 3, 1])
+def test_scan_keeps_only_active_own_items_exact_or_large(monkeypatch, alice, mixed, exact_max):
+    monkeypatch.setattr(retrieval, "EXACT_MAX", exact_max)
     expected, bobs = mixed
     for user_id in (None, str(alice.pk)):
         found = memory_search(queryset=memory_queryset_for(alice), query="Java", k=100, user_id=user_id)
@@ -51,7 +52,7 @@ def test_scan_of_an_empty_queryset(alice, mixed):
 
 @pytest.mark.parametrize("paused_count", [1, 3, 7])
 def test_paused_best_items_give_way_to_the_next_ones(alice, make_memory, paused_count):
-    """Flags are checked when the best items are loaded: paused ones are skipped, batch after batch."""
+    """Paused items are ranked but never returned: the next ones take their place."""
     best = [make_memory(alice, "Java " * (20 - i) + f"developer {i}") for i in range(paused_count)]
     for memory in best:
         MemoryFlag.objects.create(memory_id=memory.pk, paused=True)

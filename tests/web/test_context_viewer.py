@@ -28,6 +28,12 @@ def test_injected_memories_are_shown_without_counting_as_a_use(login, developer,
     assert 'class="part-memory"' in html and 'class="part-tools"' in html  # chat has the memory tools
     assert LongTermMemory.objects.get(pk=memory.pk).access_count == 0
     assert not MemoryAccess.objects.exists()
+    # The preview's retrieval receipt: the candidate, its outcome and score parts; nothing stored.
+    assert 'id="retrieval-receipt" data-returned="1"' in html
+    assert re.search(rf'<tr data-outcome="returned"><td><code>{memory.pk}</code>', html)
+    from memoryboard.models import RetrievalReceipt
+
+    assert not RetrievalReceipt.objects.exists()
 
 
 def test_memory_switch_off_means_no_injection(login, developer, alice, make_memory, make_conversation):

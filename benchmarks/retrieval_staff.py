@@ -1,0 +1,177 @@
+"""Benchmark: staff search across every user's items on MariaDB through the API, with the HNSW index (issue 13).
+
+Run (MariaDB on 127.0.0.1, database ``i13bench``, created if missing and kept between runs)::
+
+    .venv/bin/python benchmarks/retrieval_staff.py --n 1000000     # seeds what is missing, then measures
+
+1. Seeds ``--n`` items (200 per user) with random clustered 512-d unit vectors stored under the default
+   model's name (embedding a million texts would measure the model, not search), by plain INSERTs.
+2. ``ann_rebuild`` (the command's code path: reads every vector from the database, builds, writes the
+   file): vectors per second.
+3. ``GET /api/v1/memories/search/?q=…&k=10`` as support staff through Django's test client (routing,
+   DRF, the view, the one search path, serialization; no network), p50 over the queries. The query
+   embedding is replaced by a vector near a stored one (perturbed), so that the search has true
+   neighbours to find; everything after the embedding is the real path.
+4. Recall@10: the API's results against exact search with the same scoring over every vector (numpy,
+   in this process), on the same queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import statistics
+import sys
+import time
+import uuid
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+DIM = 512
+PER_USER = 200
+MODEL = "use-multilingual-v3"
+TYPES = ["FACT", "PREFERENCE", "PROCEDURE", "EPISODE"]
+BATCH = 2_000
+
+
+def _vectors(rng, n: int, centres: np.ndarray) -> np.ndarray:
+    m = centres[rng.integers(0, len(centres), n)] + 0.6 * rng.standard_normal((n, DIM), dtype=np.float32)
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    return m
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=30)
+    parser.add_argument("--database", default="i13bench")
+    parser.add_argument("--skip-build", action="store_true", help="keep the index file of an earlier run")
+    args = parser.parse_args()
+
+    import MySQLdb
+
+    MySQLdb.connect(host="127.0.0.1", user="root").cursor().execute(
+        f"CREATE DATABASE IF NOT EXISTS {args.database} CHARACTER SET utf8mb4")
+    os.environ["DATABASE_URL"] = f"mysql://root@127.0.0.1:3306/{args.database}"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "memoryboard.settings"
+    os.environ["MEMORYBOARD_EMBEDDER"] = "use"
+    os.environ["MEMORYBOARD_ANN_DIR"] = str(ROOT / "var" / "bench-ann")
+    os.environ.pop("OPENAI_BASE_URL", None)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    call_command("migrate", verbosity=0)
+    from memoryboard.ltm import ranking
+    from memoryboard.ltm.namespaces import build_namespace
+    from memoryboard.models import LongTermMemory, MemoryEmbedding, vector_checksum
+
+    rng = np.random.default_rng(11)
+    centres = rng.standard_normal((2000, DIM), dtype=np.float32)
+    have = LongTermMemory.objects.count()
+    start = time.perf_counter()
+    now = "2026-12-03 12:00:00.000000"
+    while have < args.n:
+        n = min(BATCH, args.n - have)
+        vectors = _vectors(rng, n, centres)
+        items, embeddings = [], []
+        for i in range(n):
+            index = have + i
+            pk = uuid.uuid4().hex
+            ns = build_namespace(agent_namespace="chat", user_id=f"b{index // PER_USER}").as_text()
+            value = '{"content": "note %d about %s", "type": "%s", "agentId": "chat", "source": "auto_extract"}' % (
+                index, ["tea", "java", "travel", "music"][index % 4], TYPES[index % 4])
+            items.append((pk, ns, pk, value, now, now, 0, 1.0, 0))
+            blob = vectors[i].tobytes()
+            embeddings.append((pk, MODEL, DIM, blob, vector_checksum(blob), now))
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO ah_long_term_memory (id, namespace, key_name, value_json, created_at, updated_at, "
+                "access_count, relevance_score, archived) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)", items)
+            cursor.executemany(
+                "INSERT INTO memoryboard_embedding (memory_id, model_name, dim, vector, checksum, updated_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s)", embeddings)
+        have += n
+        if have % 50_000 < BATCH:
+            print(f"  seeded {have:,} ({have / (time.perf_counter() - start):,.0f}/s)", flush=True)
+
+    from memoryboard.ltm.ann import ann_rebuild
+
+    t = time.perf_counter()
+    if args.skip_build:
+        built, build_s = 0, float("nan")
+    else:
+        built = ann_rebuild(model_name=MODEL, dim=DIM, threads=0)
+    build_s = time.perf_counter() - t if not args.skip_build else float("nan")
+    print(f"index: {built:,} vectors in {build_s:.0f} s = {built / build_s:,.0f}/s (database read included)", flush=True)
+
+    # Every stored vector, for the exact baseline and for choosing query vectors.
+    ids, matrix, types = [], [], []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT e.memory_id, e.vector, m.value_json FROM memoryboard_embedding e "
+                       "JOIN ah_long_term_memory m ON m.id = e.memory_id WHERE e.model_name = %s", [MODEL])
+        for pk, blob, value in cursor.fetchall():
+            ids.append(pk)
+            matrix.append(np.frombuffer(blob, dtype=np.float32))
+            types.append(value.split('"type": "')[1].split('"')[0])
+    matrix = np.vstack(matrix)
+    weights = ranking.type_weights(types)
+
+    queries = {}
+    for i in range(args.queries):
+        q = matrix[rng.integers(0, len(ids))] + 0.02 * rng.standard_normal(DIM, dtype=np.float32)
+        queries[f"benchmark query {i}"] = (q / np.linalg.norm(q)).astype(np.float32)
+
+    from memoryboard.llm import factory
+
+    real = factory.get_embedder()
+
+    class QueryVectors:  # the default model's name and dimension, vectors chosen above for the queries
+        name, dim, is_offline = real.name, real.dim, True
+
+        def embed(self, texts):
+            return np.vstack([queries[t] for t in texts])
+
+    factory._cache["embedder"] = QueryVectors()
+
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from memoryboard.roles import ensure_role_groups
+    from django.contrib.auth.models import Group
+
+    ensure_role_groups()
+    staff, _created = get_user_model().objects.get_or_create(username="bench-support", defaults={"is_staff": True})
+    staff.groups.add(Group.objects.get(name="support"))
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(staff)
+
+    times, recalls = [], []
+    for text, q in queries.items():
+        t = time.perf_counter()
+        response = client.get("/api/v1/memories/search/", {"q": text, "k": 10})
+        times.append((time.perf_counter() - t) * 1000)
+        assert response.status_code == 200, response.content[:300]
+        got = [item["id"] for item in response.json()]
+        scores = ranking.score(cosine=matrix @ q, keyword=np.zeros(len(ids), np.float32), types=weights,
+                               relevance_scores=np.ones(len(ids), np.float32), model_name=MODEL)
+        eligible = np.flatnonzero(scores.match >= ranking.MIN_RELEVANCE)
+        best = eligible[np.argsort(-scores.final[eligible])[:10]]
+        truth = {ids[i] for i in best}
+        if truth:
+            recalls.append(len(truth & set(got)) / len(truth))
+    times.sort()
+    print(f"staff search over {len(ids):,} items on MariaDB through the API: p50 {statistics.median(times):.0f} ms, "
+          f"p90 {times[int(len(times) * 0.9) - 1]:.0f} ms; recall@10 against exact {np.mean(recalls):.3f} "
+          f"({len(recalls)} queries); index build {built / build_s:,.0f} vectors/s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

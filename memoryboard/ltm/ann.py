@@ -1,0 +1,162 @@
+"""The HNSW index of large scopes (staff search across every user), one per embedding model (``usearch``).
+
+Per-user scopes are searched exactly (``ltm.retrieval``); a scope larger than ``retrieval.EXACT_MAX``
+asks this index for candidates, which the search then filters by the caller's queryset and state
+(archived, paused) exactly as exact search does, and re-ranks with the one scoring function.
+
+- Keys are the ``memoryboard_embedding`` row ids (an item keeps its row when re-embedded).
+- One file per model under ``MEMORYBOARD_ANN_DIR``; web processes open it memory-mapped
+  (``Index.restore(path, view=True)``): the operating system shares the pages between processes, and
+  a process re-opens the file when it changes.
+- Writes go through one writer at a time (the worker task :func:`ann_update`, the command
+  ``manage.py ann_rebuild``), which loads the index, changes it and replaces the file atomically.
+- Items archived or deleted stay in the index until the next rebuild; searches filter them out.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+# HNSW parameters: graph degree, and the candidate lists while building and searching.
+CONNECTIVITY = 16
+EXPANSION_ADD = 64
+EXPANSION_SEARCH = 1000
+# Vectors are stored as 8-bit integers (a quarter of float32's size); results are re-ranked exactly.
+STORED_DTYPE = "i8"
+BUILD_BATCH = 20_000
+
+_lock = threading.Lock()
+_views: dict[str, tuple[float, object]] = {}
+
+
+def index_path(model_name: str) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", model_name)
+    return Path(settings.MEMORYBOARD_ANN_DIR) / f"{safe}.usearch"
+
+
+def _new_index(dim: int):
+    from usearch.index import Index
+
+    return Index(ndim=dim, metric="cos", dtype=STORED_DTYPE, connectivity=CONNECTIVITY,
+                 expansion_add=EXPANSION_ADD, expansion_search=EXPANSION_SEARCH)
+
+
+def _view(model_name: str):
+    """This process's memory-mapped view of the model's index (re-opened when the file changed)."""
+    path = index_path(model_name)
+    try:
+        mtime = path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return None
+    key = str(path)
+    cached = _views.get(key)
+    if cached is not None and cached[0] == mtime:
+        return cached[1]
+    with _lock:
+        from usearch.index import Index
+
+        index = Index.restore(str(path), view=True)
+        if index is not None:
+            index.expansion_search = EXPANSION_SEARCH
+        _views[key] = (mtime, index)
+        return index
+
+
+def ann_candidates(*, model_name: str, dim: int, vector: np.ndarray, count: int) -> list[str] | None:
+    """The ids of the items whose vectors are nearest to ``vector``; ``None`` without an index."""
+    from memoryboard.models import MemoryEmbedding
+
+    index = _view(model_name)
+    if index is None or index.ndim != dim or len(index) == 0:
+        return None
+    matches = index.search(np.asarray(vector, dtype=np.float32), count=min(count, len(index)))
+    keys = [int(key) for key in matches.keys]
+    return list(MemoryEmbedding.objects.filter(id__in=keys, model_name=model_name).values_list("memory_id", flat=True))
+
+
+def _save(index, model_name: str) -> None:
+    path = index_path(model_name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    index.save(str(tmp))
+    os.replace(tmp, path)  # readers keep the old mapping until they see the new file
+
+
+def _vectors(rows: Sequence[tuple[int, bytes]], dim: int) -> tuple[np.ndarray, np.ndarray]:
+    good = [(key, blob) for key, blob in rows if blob is not None and len(blob) == dim * 4]
+    keys = np.asarray([key for key, _blob in good], dtype=np.uint64)
+    matrix = np.frombuffer(b"".join(blob for _key, blob in good), dtype=np.float32).reshape(len(good), dim)
+    return keys, matrix
+
+
+def ann_rebuild(*, model_name: str, dim: int, on_batch: Callable[[int], None] | None = None,
+                threads: int = 0) -> int:
+    """Build the model's index from every stored vector of that model and replace the file.
+
+    Returns:
+        The number of vectors indexed.
+    """
+    from memoryboard.models import MemoryEmbedding
+
+    index = _new_index(dim)
+    qs = MemoryEmbedding.objects.filter(model_name=model_name).order_by("id").values_list("id", "vector")
+    last, done = 0, 0
+    while True:
+        rows = [(key, bytes(blob)) for key, blob in qs.filter(id__gt=last)[:BUILD_BATCH]]
+        if not rows:
+            break
+        keys, matrix = _vectors(rows, dim)
+        if len(keys):
+            index.add(keys, matrix, threads=threads)
+        done += len(keys)
+        last = rows[-1][0]
+        if on_batch is not None:
+            on_batch(len(rows))
+    _save(index, model_name)
+    return done
+
+
+def ann_rebuild_count(*, model_name: str) -> int:
+    from memoryboard.models import MemoryEmbedding
+
+    return MemoryEmbedding.objects.filter(model_name=model_name).count()
+
+
+def ann_update(*, model_name: str, embedding_ids: Sequence[int]) -> int:
+    """Add (or replace) the vectors of these embedding rows in the model's index, if it exists.
+
+    Called by the worker task after items are written or re-embedded; without an index file (small
+    deployments, where every scope is searched exactly) it does nothing.
+    """
+    from usearch.index import Index
+
+    from memoryboard.models import MemoryEmbedding
+
+    path = index_path(model_name)
+    if not path.exists() or not embedding_ids:
+        return 0
+    with _lock:
+        index = Index.restore(str(path), view=False)
+        if index is None:
+            return 0
+        rows = [(key, bytes(blob)) for key, blob in MemoryEmbedding.objects.filter(
+            id__in=list(embedding_ids), model_name=model_name).values_list("id", "vector")]
+        keys, matrix = _vectors(rows, index.ndim)
+        if not len(keys):
+            return 0
+        present = [key for key in keys if key in index]
+        if present:
+            index.remove(present)
+        index.add(keys, matrix)
+        _save(index, model_name)
+    return len(keys)

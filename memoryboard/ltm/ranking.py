@@ -1,0 +1,206 @@
+"""The one scoring function of long-term memory search, and its constants (see docs/retrieval.md).
+
+Every search (an end user's, staff's, the agent's session-start retrieval, the ``memory_search`` tool)
+ranks its candidates here::
+
+    semantic  = max(0, (cosine - floor) / (ceiling - floor))       floor, ceiling = COSINE_RANGE[model]
+    keyword   = min(1, BM25(query, item) / BM25 of a plain match of the query) (0..1)
+    match     = SEMANTIC_WEIGHT * semantic + KEYWORD_WEIGHT * keyword          (0..1)
+    type      = TYPE_WEIGHTS[item type]                         FACT 1.0 ... EPISODE 0.9
+    decay     = DECAY_FLOOR + (1 - DECAY_FLOOR) * clip(relevance_score, 0, 1)
+    final     = match * type * decay
+
+An item whose ``match`` is below ``MIN_RELEVANCE`` is not returned, whatever its type and score: the
+threshold asks "is this about the query at all?", the weights then order what is.
+
+The keyword score is BM25 (``bm25s``, Lucene's variant) over the scope's items, on tokens that serve
+English and Chinese alike: lower-cased words of letters and digits (English stop words dropped) and
+character bigrams of CJK runs (a lone CJK character is its own token). It is divided by the score of a
+text of average length holding each query token once (the sum of the query tokens' IDF / (1 + k1); a
+token no item has counts with the highest IDF) and capped at 1, so it says how much of the query an item
+matches, comparable across scopes.
+
+Nothing here imports Django.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+# --- the constants (documented in docs/retrieval.md; change them there too) -------------------------
+
+SEMANTIC_WEIGHT = 0.8
+KEYWORD_WEIGHT = 0.2
+# Per embedding model, the cosine that unrelated texts typically reach (floor) and the one that a
+# close paraphrase reaches (ceiling): the semantic part maps that range to 0..1 (above it, beyond 1). Measured on the
+# bilingual set (tests/ltm/data/bilingual_eval.json): with USE, unrelated queries' best item 0.15-0.24,
+# the expected item's median 0.39. Models not listed use DEFAULT_COSINE_RANGE.
+COSINE_RANGE = {
+    "use-multilingual-v3": (0.15, 0.65),
+    "hashing-ngram-384": (0.1, 0.6),
+}
+DEFAULT_COSINE_RANGE = (0.1, 0.7)
+TYPE_WEIGHTS = {"FACT": 1.0, "PREFERENCE": 0.97, "PROCEDURE": 0.94, "EPISODE": 0.9}
+DEFAULT_TYPE_WEIGHT = 0.94
+# A fully decayed item keeps this share of its score (decay orders, it does not hide).
+DECAY_FLOOR = 0.5
+# The least ``match`` an item needs to be returned (with USE and no keyword: a cosine of 0.2).
+MIN_RELEVANCE = 0.08
+# BM25 parameters (bm25s defaults, Lucene's variant).
+BM25_K1 = 1.5
+BM25_B = 0.75
+
+# --- tokens --------------------------------------------------------------------------------------
+
+_CJK = "\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u3190-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_TOKEN = re.compile(f"[{_CJK}]+|(?:(?![{_CJK}])\\w)+")
+_CJK_RUN = re.compile(f"[{_CJK}]")
+
+
+def _stopwords() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    return frozenset(STOPWORDS_EN_PLUS)
+
+
+_STOPWORDS = _stopwords()
+
+
+def tokenize(text: str) -> list[str]:
+    """Keyword tokens of a text: lower-cased words (no English stop words), CJK character bigrams.
+
+    Example:
+        >>> tokenize("The user is a Java后端开发者")
+        ['user', 'java', '后端', '端开', '开发', '发者']
+    """
+    tokens: list[str] = []
+    for run in _TOKEN.findall((text or "").lower()):
+        if _CJK_RUN.match(run):
+            if len(run) == 1:
+                tokens.append(run)
+            else:
+                tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
+        elif run not in _STOPWORDS and run != "_":
+            tokens.append(run)
+    return tokens
+
+
+# --- the keyword index of a scope ----------------------------------------------------------------
+
+
+class KeywordIndex:
+    """BM25 over the texts of one scope (``bm25s``), built once per set of texts."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        import bm25s
+
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build
+        self.size = len(texts)
+        self._retriever = None
+        if not texts:
+            return
+        corpus = [tokenize(text) for text in texts]
+        vocabulary: dict[str, int] = {}
+        ids = [[vocabulary.setdefault(token, len(vocabulary)) for token in tokens] for tokens in corpus]
+        if not vocabulary:
+            return
+        retriever = bm25s.BM25(k1=BM25_K1, b=BM25_B, method="lucene")
+        retriever.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocabulary), show_progress=False)
+        self._retriever = retriever
+        # Lucene's IDF of each token, from its document frequency (the columns of bm25s's score matrix).
+        doc_freq = np.diff(retriever.scores["indptr"]).astype(np.float64)
+        self._idf = np.log1p((self.size - doc_freq + 0.5) / (doc_freq + 0.5))
+        self._unseen_idf = float(np.log1p((self.size + 0.5) / 0.5))
+
+    def scores(self, query: str) -> np.ndarray:
+        """Each text's BM25 score for ``query`` divided by a perfect match's (0..1), in input order."""
+        if self._retriever is None:
+            return np.zeros(self.size, dtype=np.float32)
+        tokens = tokenize(query)
+        vocabulary = self._retriever.vocab_dict
+        known = [vocabulary[token] for token in tokens if token in vocabulary]
+        if not known:
+            return np.zeros(self.size, dtype=np.float32)
+        # A perfect match has every query token once, at the average length: IDF / (1 + k1) each.
+        best = (float(self._idf[known].sum()) + self._unseen_idf * (len(tokens) - len(known))) / (1.0 + BM25_K1)
+        raw = self._retriever.get_scores(known)
+        return np.clip(raw / best, 0.0, 1.0).astype(np.float32)
+
+
+# --- the score -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScoreParts:
+    """The parts of one item's score (explanations, receipts): see the module docstring."""
+
+    cosine: float
+    semantic: float
+    keyword: float
+    match: float
+    type_weight: float
+    decay: float
+    final: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {name: round(float(value), 4) for name, value in asdict(self).items()}
+
+
+def cosine_range(model_name: str) -> tuple[float, float]:
+    return COSINE_RANGE.get(model_name, DEFAULT_COSINE_RANGE)
+
+
+@dataclass(frozen=True)
+class Scores:
+    """The score arrays of a scope's items for one query, aligned with the items."""
+
+    cosine: np.ndarray
+    semantic: np.ndarray
+    keyword: np.ndarray
+    match: np.ndarray
+    type_weight: np.ndarray
+    decay: np.ndarray
+    final: np.ndarray
+
+    def reordered(self, order: np.ndarray) -> Scores:
+        return Scores(**{name: getattr(self, name)[order] for name in ScoreParts.__dataclass_fields__})
+
+    def parts(self, i: int) -> ScoreParts:
+        return ScoreParts(*(float(getattr(self, name)[i]) for name in ScoreParts.__dataclass_fields__))
+
+
+def type_weights(types: Sequence[str]) -> np.ndarray:
+    return np.asarray([TYPE_WEIGHTS.get(str(t).upper(), DEFAULT_TYPE_WEIGHT) for t in types], dtype=np.float32)
+
+
+def score(
+    *,
+    cosine: np.ndarray,
+    keyword: np.ndarray,
+    types: np.ndarray,
+    relevance_scores: np.ndarray,
+    model_name: str,
+) -> Scores:
+    """The one scoring function (see the module docstring), vectorized over a scope's items.
+
+    Args:
+        cosine: cosine similarity of each item's vector to the query's.
+        keyword: :meth:`KeywordIndex.scores` of each item.
+        types: each item's type weight (:func:`type_weights`).
+        relevance_scores: each item's decayed ``relevance_score``.
+        model_name: the embedding model (its cosine range).
+    """
+    floor, ceiling = cosine_range(model_name)
+    cosine = np.asarray(cosine, dtype=np.float32)
+    # Not capped at 1: closer than a typical paraphrase still ranks higher (a cap made near-duplicates tie).
+    semantic = np.maximum((cosine - floor) / (ceiling - floor), 0.0)
+    match = SEMANTIC_WEIGHT * semantic + KEYWORD_WEIGHT * np.asarray(keyword, dtype=np.float32)
+    decay = DECAY_FLOOR + (1.0 - DECAY_FLOOR) * np.clip(np.asarray(relevance_scores, dtype=np.float32), 0.0, 1.0)
+    final = match * types * decay
+    return Scores(cosine=cosine, semantic=semantic, keyword=np.asarray(keyword, dtype=np.float32), match=match,
+                  type_weight=types, decay=decay, final=final)

@@ -1,0 +1,70 @@
+"""The HNSW index of large scopes: built by a command, updated by the worker task, filtered like exact search."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from memoryboard.ltm import ann, retrieval
+from memoryboard.ltm.retrieval import memory_rank
+from memoryboard.ltm.selectors import memory_queryset_for
+from memoryboard.models import MemoryFlag
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def ann_dir(settings, tmp_path):
+    settings.MEMORYBOARD_ANN_DIR = str(tmp_path / "ann")
+    ann._views.clear()
+    yield tmp_path / "ann"
+    ann._views.clear()
+
+
+def test_large_scopes_use_the_index_and_keep_scope_and_state(monkeypatch, ann_dir, support_user, alice, bob,
+                                                             make_memory):
+    mine = [make_memory(alice, f"User learns Java, lesson {i}") for i in range(6)]
+    archived = make_memory(alice, "User learns Java at night", archived_reason="staff")
+    paused = make_memory(bob, "User learns Java on weekends")
+    MemoryFlag.objects.create(memory_id=paused.pk, paused=True)
+    make_memory(bob, "User likes tea")
+    out = StringIO()
+    call_command("ann_rebuild", "--no-progress", stdout=out)
+    assert "Indexed 9 vector(s)" in out.getvalue() and ann.index_path("hashing-ngram-384").exists()
+
+    monkeypatch.setattr(retrieval, "EXACT_MAX", 3)  # every scope here is "large"
+    staff = memory_rank(queryset=memory_queryset_for(support_user), query="Java lesson", k=10)
+    assert staff.index == "hnsw"
+    assert {r.memory.pk for r in staff.results} == {m.pk for m in mine}
+    assert archived.pk not in {c.memory_id for c in staff.candidates}
+    assert {c.outcome for c in staff.candidates if c.memory_id == paused.pk} == {"paused"}
+    own = memory_rank(queryset=memory_queryset_for(bob), query="Java lesson", k=10, user_id=str(bob.pk))
+    assert not own.results  # Bob's scope: his paused item only, never Alice's
+
+    monkeypatch.setattr(retrieval, "EXACT_MAX", 20_000)
+    exact = memory_rank(queryset=memory_queryset_for(support_user), query="Java lesson", k=10)
+    assert exact.index == "exact" and [r.memory.pk for r in exact.results] == [r.memory.pk for r in staff.results]
+
+
+def test_new_items_reach_the_index_through_the_task(monkeypatch, ann_dir, support_user, alice, make_memory,
+                                                     django_capture_on_commit_callbacks):
+    make_memory(alice, "User drinks tea")
+    call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        new = make_memory(alice, "User plays the violin")  # after the commit, the task updates the index
+    assert len(callbacks) == 1
+    index = ann._view("hashing-ngram-384")
+    assert len(index) == 2
+    monkeypatch.setattr(retrieval, "EXACT_MAX", 1)
+    found = memory_rank(queryset=memory_queryset_for(support_user), query="violin", k=3)
+    assert found.index == "hnsw" and [r.memory.pk for r in found.results] == [new.pk]
+
+
+def test_without_an_index_large_scopes_are_searched_exactly(monkeypatch, ann_dir, support_user, alice, make_memory):
+    item = make_memory(alice, "User plays the violin")
+    make_memory(alice, "User drinks tea")
+    monkeypatch.setattr(retrieval, "EXACT_MAX", 1)
+    found = memory_rank(queryset=memory_queryset_for(support_user), query="violin", k=3)
+    assert found.index == "exact" and [r.memory.pk for r in found.results] == [item.pk]

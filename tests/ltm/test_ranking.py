@@ -1,0 +1,79 @@
+"""The one scoring function: tokens, the keyword score, weights, decay and the minimum relevance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memoryboard.ltm import ranking
+from memoryboard.ltm.namespaces import build_namespace
+from memoryboard.ltm.retrieval import memory_rank, namespace_scope
+from memoryboard.ltm.selectors import memory_queryset_for
+from memoryboard.models import LongTermMemory
+
+
+def test_tokens_serve_english_and_chinese():
+    assert ranking.tokenize("The user IS a Java后端开发者!") == ["user", "java", "后端", "端开", "开发", "发者"]
+    assert ranking.tokenize("茶") == ["茶"]
+    assert ranking.tokenize("") == []
+
+
+def test_keyword_score_is_the_share_of_the_query_matched():
+    index = ranking.KeywordIndex(["User is a Java backend developer", "用户喜欢喝绿茶", "likes hiking"])
+    java = index.scores("java developer")
+    assert java[0] == pytest.approx(1.0) and java[1] == 0 and java[2] == 0
+    assert index.scores("绿茶")[1] > 0.5
+    partial = index.scores("java astronaut")[0]  # half the query, and a token no item has
+    assert 0 < partial < 1
+    assert not index.scores("astronaut").any()
+    assert ranking.KeywordIndex([]).scores("java").shape == (0,)
+
+
+def test_type_weight_and_decay_order_equal_matches():
+    parts = ranking.score(
+        cosine=np.array([0.5, 0.5, 0.5], np.float32), keyword=np.zeros(3, np.float32),
+        types=ranking.type_weights(["EPISODE", "FACT", "FACT"]),
+        relevance_scores=np.array([1.0, 1.0, 0.2], np.float32), model_name="use-multilingual-v3",
+    )
+    assert parts.final[1] > parts.final[2] and parts.final[1] > parts.final[0]  # FACT over EPISODE, fresh over decayed
+    assert parts.match[0] == parts.match[1] == parts.match[2]  # the threshold sees relatedness, not weights
+    assert parts.parts(1).final == pytest.approx(float(parts.final[1]))
+
+
+@pytest.mark.django_db
+def test_unrelated_items_are_not_returned_and_the_reasons_are_kept(alice, make_memory):
+    java = make_memory(alice, "User is a Java backend developer")
+    tea = make_memory(alice, "User likes green tea", memory_type="PREFERENCE")
+    found = memory_rank(queryset=memory_queryset_for(alice), query="Java developer", k=10, user_id=str(alice.pk))
+    assert [r.memory.pk for r in found.results] == [java.pk]
+    outcomes = {c.memory_id: c.outcome for c in found.candidates}
+    assert outcomes == {java.pk: "returned", tea.pk: "below_threshold"}
+    assert found.results[0].parts.keyword > 0 and found.results[0].parts.final == found.results[0].score
+
+
+@pytest.mark.django_db
+def test_beyond_k_and_paused_are_told_apart(alice, make_memory):
+    from memoryboard.models import MemoryFlag
+
+    items = [make_memory(alice, f"User writes Java code, note {i}") for i in range(4)]
+    MemoryFlag.objects.create(memory_id=items[0].pk, paused=True)
+    found = memory_rank(queryset=namespace_scope(build_namespace(agent_namespace="chat", user_id=str(alice.pk))),
+                        query="Java code", k=2, user_id=str(alice.pk))
+    summary = found.summary()
+    assert summary == {"paused": 1, "returned": 2, "beyond_k": 1}
+    assert items[0].pk not in [r.memory.pk for r in found.results]
+
+
+@pytest.mark.django_db
+def test_the_cache_follows_the_candidates(alice, make_memory):
+    """A scope's vectors and keyword index are reused only while its items are unchanged."""
+    from memoryboard.ltm.services import memory_update
+    from memoryboard.ltm.vector_cache import scope_cache
+
+    item = make_memory(alice, "User is a Java developer")
+    query = dict(queryset=memory_queryset_for(alice), query="Java", k=5, user_id=str(alice.pk))
+    assert [r.memory.pk for r in memory_rank(**query).results] == [item.pk]
+    assert len(scope_cache) == 1
+    memory_update(memory=LongTermMemory.objects.get(pk=item.pk), content="User is a Rust developer", actor=None)
+    assert memory_rank(**query).results == []  # the new content, not the cached one
+    assert [r.memory.pk for r in memory_rank(**{**query, "query": "Rust"}).results] == [item.pk]
