@@ -173,6 +173,12 @@ class Scores:
     def parts(self, i: int) -> ScoreParts:
         return ScoreParts(*(float(getattr(self, name)[i]) for name in ScoreParts.__dataclass_fields__))
 
+    def parts_list(self, count: int) -> list[ScoreParts]:
+        """``[parts(0), …, parts(count - 1)]``, the same floats, one ``tolist`` per array (a 5,000-item
+        ranking's candidates: 2 ms instead of 12 ms, ``benchmarks/retrieval.py``)."""
+        columns = [getattr(self, name)[:count].tolist() for name in ScoreParts.__dataclass_fields__]
+        return [ScoreParts(*values) for values in zip(*columns)]
+
 
 def type_weights(types: Sequence[str]) -> np.ndarray:
     return np.asarray([TYPE_WEIGHTS.get(str(t).upper(), DEFAULT_TYPE_WEIGHT) for t in types], dtype=np.float32)

@@ -18,6 +18,7 @@ retrieval and the ``memory_search`` tool; what differs is the scope (a queryset 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -116,7 +117,8 @@ class Ranking:
     def top_candidates(self, n: int | None = None) -> list[Candidate]:
         """The first ``n`` candidates (all when ``None``), best first; those without a vector last."""
         count = len(self._ids) if n is None else min(n, len(self._ids))
-        found = [Candidate(self._ids[i], self._outcomes[i], self._scores.parts(i)) for i in range(count)]
+        parts = self._scores.parts_list(count) if count else []
+        found = [Candidate(pk, outcome, part) for pk, outcome, part in zip(self._ids, self._outcomes, parts)]
         rest = self._unscored if n is None else self._unscored[: max(0, n - count)]
         return found + [Candidate(pk, Outcome.NO_VECTOR, None) for pk in rest]
 
@@ -126,9 +128,7 @@ class Ranking:
 
     def summary(self) -> dict:
         """Counts by outcome."""
-        counts: dict[str, int] = {}
-        for outcome in self._outcomes:
-            counts[outcome] = counts.get(outcome, 0) + 1
+        counts = dict(Counter(self._outcomes))
         if self._unscored:
             counts[Outcome.NO_VECTOR] = len(self._unscored)
         return counts
