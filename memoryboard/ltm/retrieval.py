@@ -160,6 +160,24 @@ def _pause_rules_q(user_id: str | None) -> Q | None:
     return combined
 
 
+_blas = None
+
+
+def _cosines(matrix: np.ndarray, qvec: np.ndarray) -> np.ndarray:
+    """``matrix @ qvec`` on one BLAS thread. A matrix-vector product gains nothing from a second
+    thread at a scope's size (5,000 × 512: 0.06 ms), but OpenBLAS's woken worker then spins on the
+    other core for milliseconds after it: with two threads a warm 5,000-item search burnt about twice
+    its wall time in CPU, the worker thread ~45% of it (``benchmarks/retrieval.py``, figures in
+    ``benchmarks/README.md``). The limit costs ~10 µs."""
+    global _blas
+    if _blas is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas = ThreadpoolController()
+    with _blas.limit(limits=1, user_api="blas"):
+        return matrix @ qvec
+
+
 def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None) -> list[tuple]:
     """``(id, updated_at as text, relevance_score, paused)`` of the scope's items: one query, no content,
     no vector (``updated_at`` only names a version of the item: as text, it costs no parsing)."""
@@ -309,7 +327,7 @@ def memory_rank(
     if not present:
         return result
     scores = ranking.score(
-        cosine=data.matrix @ qvec,
+        cosine=_cosines(data.matrix, qvec),
         keyword=data.keywords.scores(query),
         types=data.type_weights,
         relevance_scores=np.asarray(relevances, dtype=np.float32),
