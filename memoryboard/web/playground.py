@@ -32,7 +32,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST, require_http_methods
 
-from memoryboard import conversations
+from memoryboard import conversations, users
 from memoryboard.jsonguard import JSONGuardError, parse_json
 from memoryboard.models import ChatMessage, PlaygroundTrace
 from memoryboard.roles import can_apply_memory_strategy, is_developer, is_support
@@ -395,8 +395,10 @@ def _budget_columns(request, messages, budget: int) -> tuple[list[dict], list[di
 
 
 def _page(request, *, source: Source | None, input_form: MessagesInputForm | None = None, status: int = 200):
+    listed = conversations.conversation_list(queryset=conversations.message_queryset_for(request.user))
+    names = users.people(c.user_id for c in listed)
     ctx: dict[str, Any] = {
-        "conversations": conversations.conversation_list(queryset=conversations.message_queryset_for(request.user)),
+        "conversations": [(c, names[c.user_id].label if c.user_id else "") for c in listed],
         "input_form": input_form or MessagesInputForm(),
         "source": source,
         "columns": [],

@@ -318,3 +318,11 @@ def test_bad_expected_ids_are_a_400(login, support_user, alice, make_conversatio
     )
     assert response.status_code == 400
     assert ChatMessage.objects.count() == 8
+
+
+def test_conversation_chooser_names_the_user(login, developer, bob_named, make_conversation):
+    make_conversation(bob_named, conversation_id="bob-chat")
+    html = login(developer).get(reverse("playground")).content.decode()
+    option = re.search(r'<option value="bob-chat"[^>]*>([^<]*)</option>', html)
+    assert option, "bob's conversation is not offered"
+    assert f"Bob Builder ({bob_named.pk})" in option.group(1)
