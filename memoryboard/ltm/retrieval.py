@@ -166,9 +166,9 @@ _blas = None
 def _cosines(matrix: np.ndarray, qvec: np.ndarray) -> np.ndarray:
     """``matrix @ qvec`` on one BLAS thread. A matrix-vector product gains nothing from a second
     thread at a scope's size (5,000 × 512: 0.06 ms), but OpenBLAS's woken worker then spins on the
-    other core for milliseconds after it: with two threads a warm 5,000-item search burnt about twice
-    its wall time in CPU, the worker thread ~45% of it (``benchmarks/retrieval.py``, figures in
-    ``benchmarks/README.md``). The limit costs ~10 µs."""
+    other core for milliseconds after it: with two threads a warm 5,000-item search took ~25 ms of
+    process CPU (the worker thread ~45% of it) against 10-12 ms on one, and as much longer in wall
+    time on a busy 2-core machine (figures in ``benchmarks/README.md`` § Retrieval). The limit costs ~10 µs."""
     global _blas
     if _blas is None:
         from threadpoolctl import ThreadpoolController
