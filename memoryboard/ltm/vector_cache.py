@@ -7,8 +7,8 @@ deleted changes the list, so the next search has another key: nothing is ever in
 gunicorn processes need not tell each other anything. A scope is kept only once every candidate has
 its vector, so an item embedded later (``reembed``) is not missed.
 
-It pays for itself (``benchmarks/retrieval.py``, figures in docs/decisions.md): building a 5,000-item
-scope's BM25 index and reading its vectors costs far more than the search it serves.
+It pays for itself (``benchmarks/retrieval.py``, benchmarks/README.md § Retrieval): a 5,000-item scope
+searched cold (BM25 index built, vectors read) takes 194 ms of CPU, warm 17 ms (1,000 items: 33 vs 6 ms).
 
 Bounded by ``MEMORYBOARD_VECTOR_CACHE_MB`` (least recently used out first), thread-safe.
 """
