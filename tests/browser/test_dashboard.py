@@ -252,5 +252,9 @@ def test_playground_fits_a_1366_pixel_screen(browser, live_server, developer, al
                 field,
             )
             assert inside, field
+        # CLEAR_TOOL_RESULTS's heading wraps after an underscore, not in the middle of a word
+        heading = s.page.locator("#col-clear_tool_results h2")
+        assert heading.inner_text().replace("\n", "") == "CLEAR_TOOL_RESULTS"
+        assert "_<wbr>" in heading.inner_html() and "<wbr>" not in heading.inner_html().replace("_<wbr>", "")
     finally:
         context.close()
