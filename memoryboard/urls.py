@@ -1,12 +1,16 @@
 from django.conf import settings
 from django.conf.urls.static import static
 from django.contrib import admin
+from django.templatetags.static import static as static_url
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from memoryboard.mcp_server.http import mcp_endpoint
 
 urlpatterns = [
+    # Browsers ask every page for /favicon.ico (the admin and the API docs too): answer it instead of a 404.
+    path("favicon.ico", RedirectView.as_view(url=static_url("memoryboard/favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
     path("api/v1/", include("memoryboard.api.urls")),

@@ -11,3 +11,12 @@ from memoryboard import labels
 register = template.Library()
 for _name in ("role_label", "type_label", "source_label", "reason_label"):
     register.filter(_name, getattr(labels, _name))
+
+
+@register.filter
+def break_at_underscores(value) -> str:
+    """A strategy name that may wrap after each underscore (``CLEAR_TOOL_<wbr>RESULTS``), escaped."""
+    from django.utils.html import escape
+    from django.utils.safestring import mark_safe
+
+    return mark_safe(escape(value).replace("_", "_<wbr>"))

@@ -531,6 +531,7 @@ def plan_context(
     delete_ids = list(plan.delete_ids)
     position = {m.id: i for i, m in enumerate(messages)}
     by_id = {m.id: m for m in messages}
+    names = _tool_names(messages)
     shown = [by_id[i] for i in delete_ids[:PLAN_ROWS_SHOWN] if i in by_id]
     roles = Counter(by_id[i].role for i in delete_ids if i in by_id)
     role_labels = dict(ChatMessage.Role.choices)
@@ -538,7 +539,8 @@ def plan_context(
     ctx.update(
         plan=data,
         saved_percent=round(data["saved_ratio"] * 100, 1),
-        deleted_rows=[Row(position.get(m.id), _role(m), m.content, "dropped", row_id=m.id) for m in shown],
+        # as in the columns: an assistant row names its tool calls, a tool row the call it answers
+        deleted_rows=[replace(_row(position.get(m.id), m, "dropped", names), row_id=m.id) for m in shown],
         deleted_hidden=max(0, len(delete_ids) - PLAN_ROWS_SHOWN),
         deleted_by_role=sorted((str(role_labels.get(_role_code(r), _role_code(r))).lower(), n)
                                for r, n in roles.items()),

@@ -6,6 +6,7 @@ import pytest
 
 from memoryboard.models import ArchivedReason, ChatMessage, LongTermMemory
 from memoryboard.web.playground import parse_ids
+from tests.browser.conftest import Session
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -231,3 +232,29 @@ def _artifact(name):
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS / f"{name}.png"
+
+
+def test_playground_fits_a_1366_pixel_screen(browser, live_server, developer, alice):
+    # COMPOSITE's "steps" and CLEAR_TOOL_RESULTS' "never clear these tools" used to stick out of their
+    # columns and give the whole page a horizontal scroll bar on a common laptop width.
+    _conversation(alice, 12)
+    context = browser.new_context(locale="en-US", viewport={"width": 1366, "height": 900})
+    try:
+        s = Session(context.new_page(), live_server.url).login(developer)
+        s.goto("/playground/?conversation=c1")
+        assert s.page.locator("#id_c-composite-steps").count() == 1
+        widths = s.page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        assert widths[0] <= widths[1], widths
+        for field in ("#id_c-composite-steps", "#id_c-clear_tool_results-exclude_tools"):
+            inside = s.page.evaluate(
+                "sel => { const f = document.querySelector(sel), c = f.closest('.pg-col');"
+                " return f.getBoundingClientRect().right <= c.getBoundingClientRect().right + 0.5; }",
+                field,
+            )
+            assert inside, field
+        # CLEAR_TOOL_RESULTS's heading wraps after an underscore, not in the middle of a word
+        heading = s.page.locator("#col-clear_tool_results h2")
+        assert heading.inner_text().replace("\n", "") == "CLEAR_TOOL_RESULTS"
+        assert "_<wbr>" in heading.inner_html() and "<wbr>" not in heading.inner_html().replace("_<wbr>", "")
+    finally:
+        context.close()

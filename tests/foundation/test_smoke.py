@@ -33,3 +33,14 @@ def test_api_health_and_schema(client):
 def test_every_page_carries_a_content_security_policy(client):
     response = client.get("/accounts/login/")
     assert "default-src 'self'" in response["Content-Security-Policy"]
+
+
+@pytest.mark.django_db
+def test_favicon_is_served_not_a_404(client):
+    # Every page (dashboard, admin, API docs) makes the browser ask for /favicon.ico.
+    from django.contrib.staticfiles import finders
+
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301
+    assert response["Location"] == "/static/memoryboard/favicon.svg"
+    assert finders.find("memoryboard/favicon.svg")

@@ -227,7 +227,7 @@ class VisibleText(HTMLParser):
 
 def visible_texts(html: str) -> list[str]:
     parser = VisibleText()
-    parser.feed(html)
+    parser.feed(html.replace("<wbr>", ""))  # a line-break opportunity inside a word (CLEAR_TOOL_<wbr>RESULTS)
     return parser.texts
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -52,6 +53,19 @@ def test_text_search(login, alice, make_memory):
     make_memory(alice, "works in Berlin")
     html = login(alice).get(reverse("my-memories"), {"q": "tea"}).content.decode()
     assert "likes green tea" in html and "works in Berlin" not in html
+
+
+def test_empty_word_search_offers_a_search_by_meaning(login, alice, make_memory):
+    # A Chinese query finds no English item word for word: the page points to the search that can.
+    make_memory(alice, "likes green tea")
+    client = login(alice)
+    html = client.get(reverse("my-memories"), {"q": "绿茶 & 咖啡"}).content.decode()
+    link = re.search(r'<a href="([^"]+)" data-action="search-semantic">', html)
+    assert link, "no link to the semantic search"
+    url = link.group(1).replace("&amp;", "&")
+    assert url == "?q=%E7%BB%BF%E8%8C%B6%20%26%20%E5%92%96%E5%95%A1&mode=semantic"
+    html = client.get(reverse("my-memories") + url).content.decode()
+    assert 'data-action="search-semantic"' not in html
 
 
 def test_semantic_search_stays_in_own_items(login, alice, bob, make_memory):

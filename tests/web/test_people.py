@@ -247,3 +247,11 @@ def test_user_pages_take_any_platform_id(login, support_user, user_id):
     response = login(support_user).get(url)
     assert response.status_code == 200 and response.context["total"] == 1
     assert login(support_user).get(reverse("person-erase", args=[user_id])).context["count"] == 1
+
+
+def test_home_page_leads_support_staff_to_the_user_pages(login, support_user, alice):
+    # Support staff start from the home page: a card takes them to "find anyone"; end users get none.
+    html = login(support_user).get(reverse("home")).content.decode()
+    assert f'href="{reverse("people")}" data-card="people"' in html
+    html = login(alice).get(reverse("home")).content.decode()
+    assert 'data-card="people"' not in html and reverse("people") not in html

@@ -326,3 +326,28 @@ def test_conversation_chooser_names_the_user(login, developer, bob_named, make_c
     option = re.search(r'<option value="bob-chat"[^>]*>([^<]*)</option>', html)
     assert option, "bob's conversation is not offered"
     assert f"Bob Builder ({bob_named.pk})" in option.group(1)
+
+
+def test_confirmation_names_the_tool_calls_of_the_rows_it_deletes(login, support_user, alice):
+    # A stored tool call has empty content: the confirmation showed an empty row instead of what is deleted.
+    def row(role, content, metadata=None):
+        return ChatMessage.objects.create(conversation_id="t1", agent_id="coder", user_id=str(alice.pk),
+                                          role=role, content=content, metadata=metadata)
+
+    rows = [
+        row("USER", "how many orders changed?"),
+        row("ASSISTANT", "", {"tool_calls": [{"id": "call_1", "type": "function",
+                                              "function": {"name": "run_sql", "arguments": "{}"}}]}),
+        row("TOOL", '{"rows": 3}', {"tool_call_id": "call_1", "name": "run_sql"}),
+        row("ASSISTANT", "three rows changed"),
+        row("USER", "thanks"),
+        row("ASSISTANT", "you are welcome"),
+    ]
+    confirm = login(support_user).get(
+        reverse("playground-memory-confirm", args=["delete"]), {"conversation": "t1", "m-delete-keep_latest": "2"}
+    ).content.decode()
+    assert f'data-row-id="{rows[1].pk}"' in confirm
+    call_row = confirm[confirm.index(f'data-row-id="{rows[1].pk}"'):confirm.index(f'data-row-id="{rows[2].pk}"')]
+    assert "1 tool call" in call_row and "<code>run_sql</code>" in call_row
+    result_row = confirm[confirm.index(f'data-row-id="{rows[2].pk}"'):confirm.index(f'data-row-id="{rows[3].pk}"')]
+    assert "result of run_sql (call_1)" in result_row
