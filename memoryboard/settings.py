@@ -262,6 +262,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("MEMORYBOARD_LOG_LEVEL", "WARNING")},
+    # Django's own console handler would print every logged error a second time next to the root's.
+    "loggers": {"django": {"handlers": [], "level": "WARNING"}},
 }
 
 # The agent whose namespace MCP clients and imports use when none is named (`manage.py mcp --agent`, import's `agent`).
