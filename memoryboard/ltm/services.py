@@ -216,8 +216,8 @@ def memory_delete_for_user(*, memory: LongTermMemory, actor) -> LongTermMemory:
     """An end user's delete: kept as ``user_deleted`` for the retention period (undo), then purged.
 
     An item that staff, decay or the item limit archived can be deleted (erased) by its user too; its
-    archive reason is kept (``MemoryFlag.deleted_from``) so that an undo returns it to that archive,
-    not to active.
+    archive reason and time are kept (``MemoryFlag.deleted_from``, ``deleted_from_at``) so that an undo
+    returns it to that archive exactly as it was, not to active.
     """
     with transaction.atomic():
         memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
@@ -226,7 +226,10 @@ def memory_delete_for_user(*, memory: LongTermMemory, actor) -> LongTermMemory:
         before = memory_snapshot(memory)
         old_state = memory_state(memory)
         if memory.archived:
-            MemoryFlag.objects.update_or_create(memory_id=memory.pk, defaults={"deleted_from": memory.archived_reason})
+            MemoryFlag.objects.update_or_create(
+                memory_id=memory.pk,
+                defaults={"deleted_from": memory.archived_reason, "deleted_from_at": memory.archived_at},
+            )
         memory.archived, memory.archived_at = True, timezone.now()
         memory.archived_reason = ArchivedReason.USER_DELETED
         memory.save(update_fields=["archived", "archived_at", "archived_reason"])
@@ -249,16 +252,17 @@ def memory_restore_for_user(*, memory: LongTermMemory, actor) -> LongTermMemory:
         memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
         if not end_user_may_restore(memory):
             raise MemoryError("Only items you deleted yourself can be restored by you.", field="archived_reason")
-        previous = (
+        previous, previous_at = (
             MemoryFlag.objects.filter(memory_id=memory.pk).exclude(deleted_from="")
-            .values_list("deleted_from", flat=True).first()
-        )
+            .values_list("deleted_from", "deleted_from_at").first()
+        ) or (None, None)
         if previous is None:
             return memory_restore(memory=memory, actor=actor)
-        MemoryFlag.objects.filter(memory_id=memory.pk).update(deleted_from="")
+        MemoryFlag.objects.filter(memory_id=memory.pk).update(deleted_from="", deleted_from_at=None)
         before = memory_snapshot(memory)
         memory.archived_reason = previous
-        memory.save(update_fields=["archived_reason"])
+        memory.archived_at = previous_at or memory.archived_at  # rows deleted before 0014 kept no time
+        memory.save(update_fields=["archived_reason", "archived_at"])
         audit_record(
             actor=actor, action=AuditLog.Action.RESTORE, object_type="memory", object_id=memory.pk,
             before=before, after=memory_snapshot(memory), reason=f"undo delete: back to {previous}",
@@ -295,7 +299,8 @@ def memory_delete_all_for_user(*, user_id: str, actor) -> list[str]:
             before = memory_snapshot(memory)
             if memory.archived:
                 old = MemoryState.ARCHIVED
-                flags.append(MemoryFlag(memory_id=memory.pk, deleted_from=memory.archived_reason or ""))
+                flags.append(MemoryFlag(memory_id=memory.pk, deleted_from=memory.archived_reason or "",
+                                        deleted_from_at=memory.archived_at))
             else:
                 old = MemoryState.PAUSED if memory.pk in paused else MemoryState.ACTIVE
             memory.archived, memory.archived_at, memory.archived_reason = True, now, ArchivedReason.USER_DELETED
@@ -311,7 +316,7 @@ def memory_delete_all_for_user(*, user_id: str, actor) -> list[str]:
             from django.db import connection
 
             MemoryFlag.objects.bulk_create(  # ON DUPLICATE KEY UPDATE (MySQL) / ON CONFLICT (SQLite)
-                flags, update_conflicts=True, update_fields=["deleted_from"],
+                flags, update_conflicts=True, update_fields=["deleted_from", "deleted_from_at"],
                 unique_fields=["memory_id"] if connection.features.supports_update_conflicts_with_target else None,
             )
         audit_record_many(entries)
@@ -331,7 +336,9 @@ def memory_restore(*, memory: LongTermMemory, actor) -> LongTermMemory:
         memory.archived_at = None
         memory.archived_reason = None
         memory.save(update_fields=["archived", "archived_at", "archived_reason"])
-        MemoryFlag.objects.filter(memory_id=memory.pk).exclude(deleted_from="").update(deleted_from="")
+        MemoryFlag.objects.filter(memory_id=memory.pk).exclude(deleted_from="").update(
+            deleted_from="", deleted_from_at=None
+        )
         audit_record(
             actor=actor, action=AuditLog.Action.RESTORE, object_type="memory", object_id=memory.pk,
             before=before, after=memory_snapshot(memory),

@@ -25,6 +25,9 @@ class MemoryFlag(models.Model):
     # The archive reason (decay, over_limit, staff) an item had when its user deleted it: undoing the
     # delete brings it back to that archive, not to active. Blank: it was active.
     deleted_from = models.CharField(max_length=32, blank=True, default="")
+    # When that archive happened: an undo puts it back, so the item reads "archived 2 days ago" again
+    # (the shared table's ``archived_at`` holds the delete time meanwhile). Null: it was active.
+    deleted_from_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "memoryboard_memory_flag"

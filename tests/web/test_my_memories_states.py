@@ -78,3 +78,91 @@ def test_delete_all_erases_everything_the_export_lists(login, alice, bob, make_m
     memory_purge_deleted(dry_run=False)
     assert json.loads(client.get(reverse("my-memories-export")).content)["memories"] == []
     assert LongTermMemory.objects.filter(pk=bobs.pk).exists()
+
+
+def _two_days_ago():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    return (timezone.now() - timedelta(days=2)).replace(microsecond=0)
+
+
+def _state(memory):
+    m = fresh(memory)
+    return (m.archived, m.archived_at, m.archived_reason)
+
+
+def _alice_items(alice, make_memory):
+    """A staff-archived, a decay-archived and an active item, the archives dated two days ago."""
+    items = [make_memory(alice, "archived by staff", archived_reason=ArchivedReason.STAFF),
+             make_memory(alice, "decayed away", archived_reason=ArchivedReason.DECAY),
+             make_memory(alice, "still active")]
+    when = _two_days_ago()
+    LongTermMemory.objects.filter(pk__in=[m.pk for m in items[:2]]).update(archived_at=when)
+    return items, when
+
+
+def _assert_audited_undo(memory, prior_reason):
+    """The undo's audit entry and state change say where the item went back to."""
+    from memoryboard.models import AuditLog, MemoryStateChange
+
+    entry = AuditLog.objects.filter(object_type="memory", object_id=memory.pk).order_by("-pk").first()
+    assert entry.action == AuditLog.Action.RESTORE
+    assert entry.before["archived_reason"] == ArchivedReason.USER_DELETED
+    assert (entry.after["archived"], entry.after["archived_reason"]) == (prior_reason is not None, prior_reason)
+    change = MemoryStateChange.objects.filter(memory_id=memory.pk).order_by("-pk").first()
+    assert (change.old_state, change.new_state) == ("deleted", "archived" if prior_reason else "active")
+
+
+def test_delete_then_undo_one_by_one_restores_exactly_the_prior_state(login, alice, make_memory):
+    items, when = _alice_items(alice, make_memory)
+    prior = [_state(m) for m in items]
+    assert prior == [(True, when, ArchivedReason.STAFF), (True, when, ArchivedReason.DECAY), (False, None, None)]
+    client = login(alice)
+    for memory, before in zip(items, prior):
+        client.post(reverse("my-memories-delete", args=[memory.pk]))
+        assert fresh(memory).archived_reason == ArchivedReason.USER_DELETED
+        assert fresh(memory).archived_at != before[1]  # the delete time meanwhile (purge counts from it)
+        client.post(reverse("my-memories-restore", args=[memory.pk]))
+        assert _state(memory) == before
+        _assert_audited_undo(memory, before[2])
+    assert _state(items[2]) == (False, None, None)
+    page = client.get(reverse("my-memories")).content.decode()
+    assert "2\xa0days ago" in page or "2 days ago" in page
+
+
+@pytest.mark.parametrize("how", ["delete all", "bulk selection"])
+def test_delete_all_or_bulk_then_undo_restores_each_item_exactly(login, alice, make_memory, how):
+    from urllib.parse import parse_qs, urlparse
+
+    items, _when = _alice_items(alice, make_memory)
+    prior = [_state(m) for m in items]
+    client = login(alice)
+    if how == "delete all":
+        response = client.post(reverse("my-memories-delete-all"))
+    else:
+        response = client.post(reverse("my-memories-bulk"), {"action": "delete", "scope": "selected",
+                                                              "ids": [m.pk for m in items], "confirm": "True"})
+    batch = parse_qs(urlparse(response["Location"]).query)["deleted"][0]
+    # "Delete all" takes every state; a bulk delete takes only active and paused items (archives untouched).
+    deleted = items if how == "delete all" else items[2:]
+    assert [m for m in items if fresh(m).archived_reason == ArchivedReason.USER_DELETED] == deleted
+    client.post(reverse("my-memories-undo-batch", args=[batch]))
+    assert [_state(m) for m in items] == prior
+    for memory, before in zip(items, prior):
+        if memory in deleted:
+            _assert_audited_undo(memory, before[2])
+
+
+def test_undo_leaves_a_staff_archive_unrestorable_by_its_user(login, alice, make_memory):
+    staff = _alice_items(alice, make_memory)[0][0]
+    before = _state(staff)
+    client = login(alice)
+    client.post(reverse("my-memories-delete", args=[staff.pk]))
+    client.post(reverse("my-memories-restore", args=[staff.pk]))
+    assert client.post(reverse("my-memories-restore", args=[staff.pk])).status_code == 404
+    api = APIClient()
+    api.force_login(alice)
+    assert api.post(f"/api/v1/memories/{staff.pk}/restore/").status_code == 403
+    assert _state(staff) == before
