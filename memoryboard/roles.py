@@ -65,6 +65,7 @@ GROUP_PERMISSIONS: dict[str, list[str]] = {
         "view_auditlog",
         "view_memoryaccess",
         "view_memorystatechange",
+        "view_retrievalreceipt",
     ],
     DEVELOPERS_GROUP: [
         "view_longtermmemory",

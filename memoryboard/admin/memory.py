@@ -455,7 +455,10 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
             MemoryAccess.objects.filter(memory_id=obj.pk).first()
         )
         related, related_error = self._related(obj)
+        from memoryboard.ltm.receipts import receipts_for_memory
+
         return {
+            "receipt_rows": receipts_for_memory(memory=obj),
             "audit_entries": AuditLog.objects.filter(object_type="memory", object_id=obj.pk)[:50],
             "state_changes": MemoryStateChange.objects.filter(memory_id=obj.pk).select_related("actor")[:50],
             "access_page": access_page,

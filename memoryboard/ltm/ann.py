@@ -10,7 +10,9 @@ asks this index for candidates, which the search then filters by the caller's qu
   a process re-opens the file when it changes.
 - Writes go through one writer at a time (the worker task :func:`ann_update`, the command
   ``manage.py ann_rebuild``), which loads the index, changes it and replaces the file atomically.
-- Items archived or deleted stay in the index until the next rebuild; searches filter them out.
+- The index holds the vectors of items that are not archived: archiving (or a user's delete) queues
+  :func:`ann_update`, which removes them, and restoring queues it again, which adds them back. Searches
+  still filter by state, so an update not yet run costs candidates, never a wrong result.
 """
 
 from __future__ import annotations
@@ -42,6 +44,12 @@ _views: dict[str, tuple[float, object]] = {}
 def index_path(model_name: str) -> Path:
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", model_name)
     return Path(settings.MEMORYBOARD_ANN_DIR) / f"{safe}.usearch"
+
+
+def any_index() -> bool:
+    """Whether any model has an index file (without one, every search is exact and nothing is updated)."""
+    ann_dir = Path(settings.MEMORYBOARD_ANN_DIR)
+    return ann_dir.is_dir() and any(ann_dir.glob("*.usearch"))
 
 
 def _new_index(dim: int):
@@ -99,9 +107,27 @@ def _vectors(rows: Sequence[tuple[int, bytes]], dim: int) -> tuple[np.ndarray, n
     return keys, matrix
 
 
+def _archived(memory_ids: Sequence[str]) -> set[str]:
+    """Which of these items are archived (one query by primary key)."""
+    from memoryboard.models import LongTermMemory
+
+    if not memory_ids:
+        return set()
+    return set(LongTermMemory.objects.filter(pk__in=list(set(memory_ids)), archived=True)
+               .values_list("pk", flat=True))
+
+
+def _active_rows(rows: Sequence[tuple[int, str, bytes]]) -> tuple[list[tuple[int, bytes]], list[int]]:
+    """Split ``(embedding id, memory id, vector)`` rows into the vectors to index and the keys of archived items."""
+    archived = _archived([memory_id for _key, memory_id, _blob in rows])
+    keep = [(key, blob) for key, memory_id, blob in rows if memory_id not in archived]
+    gone = [key for key, memory_id, _blob in rows if memory_id in archived]
+    return keep, gone
+
+
 def ann_rebuild(*, model_name: str, dim: int, on_batch: Callable[[int], None] | None = None,
                 threads: int = 0) -> int:
-    """Build the model's index from every stored vector of that model and replace the file.
+    """Build the model's index from the stored vectors of that model's items not archived; replace the file.
 
     Returns:
         The number of vectors indexed.
@@ -109,13 +135,13 @@ def ann_rebuild(*, model_name: str, dim: int, on_batch: Callable[[int], None] | 
     from memoryboard.models import MemoryEmbedding
 
     index = _new_index(dim)
-    qs = MemoryEmbedding.objects.filter(model_name=model_name).order_by("id").values_list("id", "vector")
+    qs = MemoryEmbedding.objects.filter(model_name=model_name).order_by("id").values_list("id", "memory_id", "vector")
     last, done = 0, 0
     while True:
-        rows = [(key, bytes(blob)) for key, blob in qs.filter(id__gt=last)[:BUILD_BATCH]]
+        rows = [(key, memory_id, bytes(blob)) for key, memory_id, blob in qs.filter(id__gt=last)[:BUILD_BATCH]]
         if not rows:
             break
-        keys, matrix = _vectors(rows, dim)
+        keys, matrix = _vectors(_active_rows(rows)[0], dim)
         if len(keys):
             index.add(keys, matrix, threads=threads)
         done += len(keys)
@@ -133,10 +159,14 @@ def ann_rebuild_count(*, model_name: str) -> int:
 
 
 def ann_update(*, model_name: str, embedding_ids: Sequence[int]) -> int:
-    """Add (or replace) the vectors of these embedding rows in the model's index, if it exists.
+    """Bring these embedding rows up to date in the model's index, if it exists: add (or replace) the
+    vectors of items not archived, remove those of archived items.
 
-    Called by the worker task after items are written or re-embedded; without an index file (small
-    deployments, where every scope is searched exactly) it does nothing.
+    Called by the worker task after items are written, re-embedded, archived or restored; without an
+    index file (small deployments, where every scope is searched exactly) it does nothing.
+
+    Returns:
+        The number of vectors added or removed.
     """
     from usearch.index import Index
 
@@ -149,14 +179,17 @@ def ann_update(*, model_name: str, embedding_ids: Sequence[int]) -> int:
         index = Index.restore(str(path), view=False)
         if index is None:
             return 0
-        rows = [(key, bytes(blob)) for key, blob in MemoryEmbedding.objects.filter(
-            id__in=list(embedding_ids), model_name=model_name).values_list("id", "vector")]
-        keys, matrix = _vectors(rows, index.ndim)
-        if not len(keys):
-            return 0
+        rows = [(key, memory_id, bytes(blob)) for key, memory_id, blob in MemoryEmbedding.objects.filter(
+            id__in=list(embedding_ids), model_name=model_name).values_list("id", "memory_id", "vector")]
+        keep, gone = _active_rows(rows)
+        keys, matrix = _vectors(keep, index.ndim)
+        removed = [key for key in gone if key in index]
         present = [key for key in keys if key in index]
-        if present:
-            index.remove(present)
-        index.add(keys, matrix)
+        if not len(keys) and not removed:
+            return 0
+        if present or removed:
+            index.remove(present + removed)
+        if len(keys):
+            index.add(keys, matrix)
         _save(index, model_name)
-    return len(keys)
+    return len(keys) + len(removed)

@@ -73,6 +73,20 @@ def _queue_index_update(model_name: str, memory_ids: list[str]) -> None:
     transaction.on_commit(enqueue)
 
 
+def queue_index_state_update(*, memory_ids: list[str]) -> None:
+    """After the commit, update every HNSW index holding these items: archived ones leave, restored ones return.
+
+    Called by the archive, delete and restore services; does nothing (no query) when there is no index.
+    """
+    from memoryboard.ltm.ann import any_index
+
+    if not memory_ids or not any_index():
+        return
+    models = MemoryEmbedding.objects.filter(memory_id__in=list(memory_ids)).values_list("model_name", flat=True)
+    for model_name in sorted(set(models)):
+        _queue_index_update(model_name, list(memory_ids))
+
+
 def _reembed_queryset(*, missing_only: bool, embedder):
     from django.db.models import Exists, OuterRef
 

@@ -17,6 +17,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memoryboard.audit import audit_record, audit_record_many
+from memoryboard.ltm.embeddings import queue_index_state_update
 from memoryboard.ltm.namespaces import Namespace
 from memoryboard.ltm.selectors import namespace_q
 from memoryboard.ltm.services import memory_snapshot
@@ -72,6 +73,7 @@ def memory_archive_many(*, ids: Sequence[str], actor=None, reason: str) -> list[
         LongTermMemory.objects.filter(pk__in=done).update(archived=True, archived_at=now, archived_reason=reason)
         audit_record_many(entries)
         MemoryStateChange.objects.bulk_create(changes, batch_size=500)
+        queue_index_state_update(memory_ids=done)
     return done
 
 

@@ -32,3 +32,23 @@ def receipt_record(*, ranking: Ranking, agent_id: str, user_id: str, conversatio
                             conversation_id=conversation_id, kind=kind)
     receipt.save()
     return receipt
+
+
+# Recent receipts of the item's user scanned for its score parts (one indexed query, newest first).
+RECEIPTS_SCANNED_PER_ITEM = 50
+
+
+def receipts_for_memory(*, memory, limit: int = RECEIPTS_SCANNED_PER_ITEM) -> list[tuple[RetrievalReceipt, dict]]:
+    """``(receipt, candidate row)`` for the user's ``limit`` most recent receipts that considered ``memory``.
+
+    One query on ``idx_receipt_user``; the candidate row carries the score parts and ``label``
+    (the outcome in words).
+    """
+    if not memory.user_id:
+        return []
+    found = []
+    for receipt in RetrievalReceipt.objects.filter(user_id=str(memory.user_id))[:limit]:
+        row = next((c for c in receipt.candidate_rows() if c.get("id") == str(memory.pk)), None)
+        if row is not None:
+            found.append((receipt, row))
+    return found

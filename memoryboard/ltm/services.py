@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memoryboard.audit import audit_record
-from memoryboard.ltm.embeddings import memory_embed_many
+from memoryboard.ltm.embeddings import memory_embed_many, queue_index_state_update
 from memoryboard.ltm.namespaces import Namespace
 from memoryboard.ltm.store import memory_upsert_many
 from memoryboard.models import (
@@ -198,6 +198,8 @@ def memory_archive(*, memory: LongTermMemory, actor, reason: str = ArchivedReaso
             before=before, after=memory_snapshot(memory), reason=reason,
         )
         _record_state(memory.pk, old_state, memory_state(memory), actor, reason)
+        if old_state not in (MemoryState.ARCHIVED, MemoryState.DELETED):
+            queue_index_state_update(memory_ids=[memory.pk])
     return memory
 
 
@@ -238,6 +240,8 @@ def memory_delete_for_user(*, memory: LongTermMemory, actor) -> LongTermMemory:
             before=before, after=memory_snapshot(memory), reason=ArchivedReason.USER_DELETED,
         )
         _record_state(memory.pk, old_state, MemoryState.DELETED, actor, ArchivedReason.USER_DELETED)
+        if old_state != MemoryState.ARCHIVED:
+            queue_index_state_update(memory_ids=[memory.pk])
     return memory
 
 
@@ -321,6 +325,7 @@ def memory_delete_all_for_user(*, user_id: str, actor) -> list[str]:
             )
         audit_record_many(entries)
         MemoryStateChange.objects.bulk_create(changes, batch_size=500)
+        queue_index_state_update(memory_ids=[m.pk for m, c in zip(memories, changes) if c.old_state != MemoryState.ARCHIVED])
     return ids
 
 
@@ -344,6 +349,7 @@ def memory_restore(*, memory: LongTermMemory, actor) -> LongTermMemory:
             before=before, after=memory_snapshot(memory),
         )
         _record_state(memory.pk, old_state, memory_state(memory), actor, "restore")
+        queue_index_state_update(memory_ids=[memory.pk])
     return memory
 
 

@@ -32,7 +32,7 @@ def test_large_scopes_use_the_index_and_keep_scope_and_state(monkeypatch, ann_di
     make_memory(bob, "User likes tea")
     out = StringIO()
     call_command("ann_rebuild", "--no-progress", stdout=out)
-    assert "Indexed 9 vector(s)" in out.getvalue() and ann.index_path("hashing-ngram-384").exists()
+    assert "Indexed 8 vector(s)" in out.getvalue()  # the archived item is left out and ann.index_path("hashing-ngram-384").exists()
 
     monkeypatch.setattr(retrieval, "EXACT_MAX", 3)  # every scope here is "large"
     staff = memory_rank(queryset=memory_queryset_for(support_user), query="Java lesson", k=10)
@@ -68,3 +68,64 @@ def test_without_an_index_large_scopes_are_searched_exactly(monkeypatch, ann_dir
     monkeypatch.setattr(retrieval, "EXACT_MAX", 1)
     found = memory_rank(queryset=memory_queryset_for(support_user), query="violin", k=3)
     assert found.index == "exact" and [r.memory.pk for r in found.results] == [item.pk]
+
+
+def _indexed_items(model_name: str = "hashing-ngram-384") -> set[str]:
+    from memoryboard.models import MemoryEmbedding
+
+    index = ann._view(model_name)
+    rows = MemoryEmbedding.objects.filter(model_name=model_name).values_list("id", "memory_id")
+    return {memory_id for key, memory_id in rows if key in index}
+
+
+def test_archiving_and_restoring_update_the_index_through_the_task(monkeypatch, ann_dir, support_user, alice, bob,
+                                                                   make_memory, django_capture_on_commit_callbacks):
+    from memoryboard.ltm.lifecycle import memory_archive_many
+    from memoryboard.ltm.services import (
+        memory_archive, memory_delete_all_for_user, memory_delete_for_user, memory_restore, memory_restore_for_user,
+    )
+
+    violin = make_memory(alice, "User plays the violin")
+    cello = make_memory(alice, "User plays the cello")
+    tea = make_memory(alice, "User drinks tea")
+    piano = make_memory(bob, "User plays the piano")
+    call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+    assert _indexed_items() == {violin.pk, cello.pk, tea.pk, piano.pk}
+
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        memory_archive(memory=violin, actor=support_user)
+    assert len(callbacks) == 1 and _indexed_items() == {cello.pk, tea.pk, piano.pk}
+    monkeypatch.setattr(retrieval, "EXACT_MAX", 1)
+    found = memory_rank(queryset=memory_queryset_for(support_user), query="violin", k=3)
+    assert found.index == "hnsw" and violin.pk not in {c.memory_id for c in found.candidates}
+
+    with django_capture_on_commit_callbacks(execute=True):
+        memory_restore(memory=violin, actor=support_user)
+    assert _indexed_items() == {violin.pk, cello.pk, tea.pk, piano.pk}
+    found = memory_rank(queryset=memory_queryset_for(support_user), query="violin", k=3)
+    assert found.index == "hnsw" and found.results[0].memory.pk == violin.pk
+
+    with django_capture_on_commit_callbacks(execute=True):
+        memory_archive_many(ids=[cello.pk, tea.pk], reason="decay")  # the decay job and the item limit
+    assert _indexed_items() == {violin.pk, piano.pk}
+    with django_capture_on_commit_callbacks(execute=True):
+        memory_delete_for_user(memory=violin, actor=alice)  # a user's delete
+    assert _indexed_items() == {piano.pk}
+    with django_capture_on_commit_callbacks(execute=True):
+        memory_restore_for_user(memory=violin, actor=alice)
+    assert _indexed_items() == {violin.pk, piano.pk}
+    with django_capture_on_commit_callbacks(execute=True):
+        memory_delete_all_for_user(user_id=str(bob.pk), actor=bob)
+    assert _indexed_items() == {violin.pk}
+    call_command("ann_rebuild", "--no-progress", stdout=StringIO())  # a rebuild agrees with the updates
+    assert _indexed_items() == {violin.pk}
+
+
+def test_archiving_without_an_index_queues_nothing(ann_dir, support_user, alice, make_memory,
+                                                   django_capture_on_commit_callbacks):
+    from memoryboard.ltm.services import memory_archive
+
+    item = make_memory(alice, "User plays the violin")
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        memory_archive(memory=item, actor=support_user)
+    assert callbacks == []
