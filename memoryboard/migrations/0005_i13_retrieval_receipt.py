@@ -6,8 +6,11 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
 
+    # After i15a's model names, which still name the vector generation table this migration drops: on
+    # a database migrated by either order the state is then the same.
     dependencies = [
         ('memoryboard', '0004_vector_generation'),
+        ('memoryboard', '0005_i15a_audit_labels'),
     ]
 
     operations = [
