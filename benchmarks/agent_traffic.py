@@ -29,6 +29,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.sections import write_readme_section  # noqa: E402
+
 README = ROOT / "benchmarks" / "README.md"
 HEADING = "## Strategies on agent traffic"
 SIZES = (10_000, 100_000)
@@ -194,18 +196,6 @@ the repeats over their median).
 """
 
 
-def write_readme(text: str) -> None:
-    current = README.read_text(encoding="utf-8")
-    start = current.find(HEADING + "\n")
-    if start == -1:
-        anchor = current.find("\n## Playground")
-        updated = current[:anchor] + "\n" + text + current[anchor:] if anchor != -1 else current + "\n" + text
-    else:
-        end = current.find("\n## ", start + len(HEADING))
-        updated = current[:start] + text + ("" if end == -1 else "\n" + current[end:].lstrip("\n"))
-    README.write_text(updated, encoding="utf-8")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -215,7 +205,7 @@ def main() -> None:
     text = section(run(args.quick), load)
     print(text)
     if not args.no_write:
-        write_readme(text)
+        write_readme_section(README, HEADING, text.rstrip("\n") + "\n\n")
 
 
 if __name__ == "__main__":

@@ -35,6 +35,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.sections import write_readme_section  # noqa: E402
+
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, trim_messages  # noqa: E402
 
 from memoryboard.strategies import Message, Role, sliding_window, to_messages, trim  # noqa: E402
@@ -239,20 +241,6 @@ def verdict(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def write_readme(text: str) -> None:
-    if README.exists():
-        current = README.read_text(encoding="utf-8")
-    else:
-        current = "# Benchmarks\n\nMeasurements of memoryboard's hot paths; each section is produced by its script.\n"
-    start = current.find(HEADING + "\n")
-    if start == -1:
-        updated = current.rstrip("\n") + "\n\n" + text
-    else:
-        end = current.find("\n## ", start + len(HEADING))
-        updated = current[:start] + text + ("" if end == -1 else "\n" + current[end:].lstrip("\n"))
-    README.write_text(updated, encoding="utf-8")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
@@ -263,7 +251,7 @@ def main() -> None:
     text = section(rows, load)
     print(text)
     if not args.no_write:
-        write_readme(text)
+        write_readme_section(README, HEADING, text.rstrip("\n") + "\n\n")
         print(f"written to {README.relative_to(ROOT)}")
 
 

@@ -236,6 +236,11 @@ def openai_message(message: Message) -> dict[str, Any]:
     """A message as a clean OpenAI dict: ``role``, ``content`` and the tool fields, nothing else (no
     ``metadata``, which the API refuses). How the runtime replays stored rows to a model."""
     data: dict[str, Any] = {"role": message.role.value.lower(), "content": message.content}
+    return _with_openai_tool_fields(data, message)
+
+
+def _with_openai_tool_fields(data: dict[str, Any], message: Message) -> dict[str, Any]:
+    """``data`` with the message's tool calls and the id of the call it answers, in OpenAI's shape."""
     if message.tool_calls:
         data["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
@@ -250,14 +255,7 @@ def _write_openai(message: Message) -> Any:
     if message.raw is not None:
         return message.raw
     data = message.to_dict()
-    if message.tool_calls:
-        data["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in message.tool_calls
-        ]
-    if message.result_ids:
-        data["tool_call_id"] = message.result_ids[0]
-    return data
+    return _with_openai_tool_fields(data, message)
 
 
 # --- Anthropic ---------------------------------------------------------------------------------------
