@@ -4,6 +4,7 @@ Run::
 
     .venv/bin/python benchmarks/retrieval.py              # every part, writes the section of benchmarks/README.md
     .venv/bin/python benchmarks/retrieval.py --no-readme  # print only
+    .venv/bin/python benchmarks/retrieval.py --parts curve --sizes 100000   # some parts only (printed, no README)
 
 Parts (one run, one fresh SQLite file in a temporary directory, never the development database):
 
@@ -42,6 +43,7 @@ if str(ROOT) not in sys.path:
 README = ROOT / "benchmarks" / "README.md"
 HEADING = "## Retrieval"
 EVAL_SET = ROOT / "tests" / "ltm" / "data" / "bilingual_eval.json"
+PARTS = ("quality", "curve", "reembed", "exact", "hnsw")
 SIZES = (200, 1_000, 5_000, 10_000, 20_001, 100_000)
 DIM = 512
 K = 10
@@ -212,7 +214,8 @@ def bench_hnsw(n: int, queries: int) -> dict[str, float]:
         exact_ms.append((time.perf_counter() - t) * 1000)
         # The search re-ranks the index's candidates exactly: recall of the true top-10 among them.
         recalls.append(len(set(exact.tolist()) & set(int(k) for k in found.keys)) / K)
-    return {"n": n, "build_per_s": n / build, "search_ms": statistics.median(search_ms),
+    return {"n": n, "dtype": ann.STORED_DTYPE, "m": ann.CONNECTIVITY, "ef_add": ann.EXPANSION_ADD,
+            "ef_search": ann.EXPANSION_SEARCH, "count": ANN_CANDIDATES, "build_per_s": n / build, "search_ms": statistics.median(search_ms),
             "exact_ms": statistics.median(exact_ms), "recall": float(np.mean(recalls))}
 
 
@@ -245,23 +248,43 @@ def main() -> None:
     parser.add_argument("--hnsw-n", type=int, default=200_000)
     parser.add_argument("--no-readme", action="store_true")
     parser.add_argument("--hnsw-queries", type=int, default=100)
+    parser.add_argument("--reembed-n", type=int, default=2_000)
+    parser.add_argument("--parts", default=",".join(PARTS),
+                        help=f"which parts to run (default all: {','.join(PARTS)}); only a full run writes the README")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    parts = set(filter(None, args.parts.split(",")))
+    if parts - set(PARTS):
+        parser.error(f"--parts: unknown {', '.join(sorted(parts - set(PARTS)))}")
     load_start = os.getloadavg()[0]
+    quality, curve, reembed = [], [], None
     with tempfile.TemporaryDirectory() as tmp:
         _setup_django(pathlib.Path(tmp) / "bench.sqlite3")
-        print("quality …", flush=True)
-        quality = bench_quality()
-        print("seeding …", flush=True)
-        _seed(sizes)
-        print("one user's curve …", flush=True)
-        curve = bench_curve(sizes, args.repeats)
-        print("reembed …", flush=True)
-        reembed_rate, reembed_cpu_rate = bench_reembed(2_000)
-    print("1M exact …", flush=True)
-    floor_ms, ours_ms = bench_1m(7)
-    print("HNSW …", flush=True)
-    hnsw = bench_hnsw(args.hnsw_n, args.hnsw_queries)
+        if "quality" in parts:
+            print("quality …", flush=True)
+            quality = bench_quality()
+        if "curve" in parts:
+            print("seeding …", flush=True)
+            _seed(sizes)
+            print(f"one user's curve … (load average {os.getloadavg()[0]:.1f})", flush=True)
+            curve = bench_curve(sizes, args.repeats)
+            print(f"  load average at the end {os.getloadavg()[0]:.1f}", flush=True)
+        if "reembed" in parts:
+            print(f"reembed … (load average {os.getloadavg()[0]:.1f})", flush=True)
+            reembed = bench_reembed(args.reembed_n)
+            print(f"  reembed {args.reembed_n:,} items: {reembed[0]:,.0f} items/s wall, {reembed[1]:,.0f} per CPU "
+                  f"second (load average at the end {os.getloadavg()[0]:.1f})", flush=True)
+    if "exact" in parts:
+        print("1M exact …", flush=True)
+        floor_ms, ours_ms = bench_1m(7)
+        print(f"  floor {floor_ms:.1f} ms, ours {ours_ms:.1f} ms CPU", flush=True)
+    if "hnsw" in parts:
+        print("HNSW …", flush=True)
+        hnsw = bench_hnsw(args.hnsw_n, args.hnsw_queries)
+        print(f"  {hnsw}", flush=True)
+    if parts != set(PARTS):
+        return
+    reembed_rate, reembed_cpu_rate = reembed
     load_end = os.getloadavg()[0]
 
     lines = [
@@ -286,8 +309,9 @@ def main() -> None:
           for size, w, p, wc, c, cc in curve], "",
         f"1,000,000 × 512 exact, one query, CPU time: the floor (`matrix @ q` + `argpartition`) {floor_ms:.1f} ms, "
         f"the ranking's score + top-K {ours_ms:.1f} ms = **{ours_ms / floor_ms:.2f}× the floor** (target ≤ 1.5×).", "",
-        f"HNSW (`usearch`, i8, M={16}, ef_add 64, ef_search 1000), {hnsw['n']:,} clustered random 512-d vectors: "
-        f"build **{hnsw['build_per_s']:,.0f} vectors/s** with 2 threads (target ≥ 1,500/s); 1,000 candidates per "
+        f"HNSW (`usearch`, {hnsw['dtype']}, M={hnsw['m']}, ef_add {hnsw['ef_add']}, ef_search {hnsw['ef_search']}), "
+        f"{hnsw['n']:,} clustered random 512-d vectors: "
+        f"build **{hnsw['build_per_s']:,.0f} vectors/s** with 2 threads (target ≥ 1,500/s); {hnsw['count']:,} candidates per "
         f"query in {hnsw['search_ms']:.2f} ms (exact over the same vectors: {hnsw['exact_ms']:.1f} ms); "
         f"recall of the exact top-10 among the candidates **{hnsw['recall']:.3f}** (target ≥ 0.95).", "",
         f"`reembed` with the default model, one process, SQLite: **{reembed_rate:,.0f} items/s** wall, "

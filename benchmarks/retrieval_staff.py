@@ -37,6 +37,8 @@ PER_USER = 200
 MODEL = "use-multilingual-v3"
 TYPES = ["FACT", "PREFERENCE", "PROCEDURE", "EPISODE"]
 BATCH = 2_000
+README = ROOT / "benchmarks" / "README.md"
+HEADING = "## Staff search"
 
 
 def _vectors(rng, n: int, centres: np.ndarray) -> np.ndarray:
@@ -51,6 +53,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=30)
     parser.add_argument("--database", default="i13bench")
     parser.add_argument("--skip-build", action="store_true", help="keep the index file of an earlier run")
+    parser.add_argument("--settings", default="",
+                        help="more candidates/ef_search pairs to measure on the same queries, e.g. 1000/1000,100/200")
+    parser.add_argument("--readme", action="store_true", help="write the section of benchmarks/README.md")
+    parser.add_argument("--ann-dir", default="", help="index directory (default var/bench-ann/DATABASE)")
     args = parser.parse_args()
 
     import MySQLdb
@@ -60,7 +66,8 @@ def main() -> None:
     os.environ["DATABASE_URL"] = f"mysql://root@127.0.0.1:3306/{args.database}"
     os.environ["DJANGO_SETTINGS_MODULE"] = "memoryboard.settings"
     os.environ["MEMORYBOARD_EMBEDDER"] = "use"
-    os.environ["MEMORYBOARD_ANN_DIR"] = str(ROOT / "var" / "bench-ann")
+    # One index directory per database (a smaller database of one's own must not replace the 1M index).
+    os.environ["MEMORYBOARD_ANN_DIR"] = args.ann_dir or str(ROOT / "var" / "bench-ann" / args.database)
     os.environ.pop("OPENAI_BASE_URL", None)
     import django
 
@@ -104,13 +111,16 @@ def main() -> None:
 
     from memoryboard.ltm.ann import ann_rebuild
 
-    t = time.perf_counter()
+    build_load = [os.getloadavg()[0]]
+    t, cpu = time.perf_counter(), time.process_time()
     if args.skip_build:
-        built, build_s = 0, float("nan")
+        built, build_s, build_cpu = 0, float("nan"), float("nan")
     else:
         built = ann_rebuild(model_name=MODEL, dim=DIM, threads=0)
-    build_s = time.perf_counter() - t if not args.skip_build else float("nan")
-    print(f"index: {built:,} vectors in {build_s:.0f} s = {built / build_s:,.0f}/s (database read included)", flush=True)
+        build_s, build_cpu = time.perf_counter() - t, time.process_time() - cpu
+    build_load.append(os.getloadavg()[0])
+    print(f"index: {built:,} vectors in {build_s:.0f} s = {built / build_s:,.0f}/s (database read included), "
+          f"{built / build_cpu:,.0f} per CPU second; load average {build_load[0]:.1f} → {build_load[1]:.1f}", flush=True)
 
     # Every stored vector, for the exact baseline and for choosing query vectors.
     ids, matrix, types = [], [], []
@@ -153,24 +163,81 @@ def main() -> None:
     client = Client(HTTP_HOST="127.0.0.1")
     client.force_login(staff)
 
-    times, recalls = [], []
-    for text, q in queries.items():
-        t = time.perf_counter()
-        response = client.get("/api/v1/memories/search/", {"q": text, "k": 10})
-        times.append((time.perf_counter() - t) * 1000)
-        assert response.status_code == 200, response.content[:300]
-        got = [item["id"] for item in response.json()]
+    from memoryboard.ltm import ann, retrieval
+
+    # Each setting (candidates asked of the index / HNSW ef_search) serves every query, in turn per
+    # query, so that the machine's load drifts over all of them alike; the code's own setting first.
+    settings_ = [(retrieval.ANN_CANDIDATES, ann.EXPANSION_SEARCH)]
+    for spec in filter(None, args.settings.split(",")):
+        count, ef = (int(x) for x in spec.split("/"))
+        if (count, ef) not in settings_:
+            settings_.append((count, ef))
+    default = settings_[0]
+    stats = {setting: {"times": [], "cpu": [], "recalls": []} for setting in settings_}
+
+    def use(setting):
+        retrieval.ANN_CANDIDATES, ann.EXPANSION_SEARCH = setting
+        for _mtime, index in ann._views.values():
+            if index is not None:
+                index.expansion_search = setting[1]
+
+    load_start = os.getloadavg()[0]
+    for n, (text, q) in enumerate(queries.items()):
         scores = ranking.score(cosine=matrix @ q, keyword=np.zeros(len(ids), np.float32), types=weights,
                                relevance_scores=np.ones(len(ids), np.float32), model_name=MODEL)
         eligible = np.flatnonzero(scores.match >= ranking.MIN_RELEVANCE)
-        best = eligible[np.argsort(-scores.final[eligible])[:10]]
-        truth = {ids[i] for i in best}
-        if truth:
-            recalls.append(len(truth & set(got)) / len(truth))
-    times.sort()
-    print(f"staff search over {len(ids):,} items on MariaDB through the API: p50 {statistics.median(times):.0f} ms, "
-          f"p90 {times[int(len(times) * 0.9) - 1]:.0f} ms; recall@10 against exact {np.mean(recalls):.3f} "
-          f"({len(recalls)} queries); index build {built / build_s:,.0f} vectors/s", flush=True)
+        truth = {ids[i] for i in eligible[np.argsort(-scores.final[eligible])[:10]]}
+        for setting in settings_[n % len(settings_):] + settings_[: n % len(settings_)]:
+            use(setting)
+            t, cpu = time.perf_counter(), time.process_time()
+            response = client.get("/api/v1/memories/search/", {"q": text, "k": 10})
+            stats[setting]["times"].append((time.perf_counter() - t) * 1000)
+            stats[setting]["cpu"].append((time.process_time() - cpu) * 1000)
+            assert response.status_code == 200, response.content[:300]
+            if truth:
+                stats[setting]["recalls"].append(len(truth & {item["id"] for item in response.json()}) / len(truth))
+    use(default)
+    load_end = os.getloadavg()[0]
+
+    def p(values, share):
+        values = sorted(values)
+        return values[max(0, int(len(values) * share) - 1)] if share < 1 else values[-1]
+
+    rows = []
+    for setting in settings_:
+        st = stats[setting]
+        rows.append((setting, statistics.median(st["times"]), p(st["times"], 0.9), statistics.median(st["cpu"]),
+                     float(np.mean(st["recalls"]))))
+        print(f"staff search over {len(ids):,} items on MariaDB through the API, {setting[0]} candidates, ef "
+              f"{setting[1]}: p50 {rows[-1][1]:.0f} ms, p90 {rows[-1][2]:.0f} ms, CPU p50 {rows[-1][3]:.0f} ms; "
+              f"recall@10 against exact {rows[-1][4]:.3f} ({len(st['recalls'])} queries); "
+              f"index build {built / build_s:,.0f} vectors/s", flush=True)
+    print(f"load average {load_start:.1f} at the start of the searches, {load_end:.1f} at the end", flush=True)
+    if args.readme:
+        from benchmarks.sections import write_readme_section
+
+        lines = [
+            HEADING, "",
+            f"`.venv/bin/python benchmarks/retrieval_staff.py --n {args.n} --readme` (MariaDB, database "
+            f"`{args.database}`; see its docstring): {len(ids):,} items ({PER_USER} per user) with clustered random "
+            f"512-d vectors, the HNSW index built by `ann_rebuild`'s code from the database, then "
+            "`GET /api/v1/memories/search/?q=…&k=10` as support staff through Django's test client, "
+            f"{len(queries)} queries (query vectors near stored ones), recall@10 against exact search with the same "
+            f"scoring over every vector. Load average {build_load[0]:.1f} → {build_load[1]:.1f} during the build, "
+            f"{load_start:.1f} → {load_end:.1f} during the searches (2 cores).", "",
+        ]
+        if not args.skip_build:
+            lines += [f"Index build from the database (read + build + write, every core): **{built / build_s:,.0f} "
+                      f"vectors/s** ({build_s:.0f} s; {built / build_cpu:,.0f} vectors per CPU second of this "
+                      "process, MariaDB's own CPU not counted) — target ≥ 1,500/s.", ""]
+        lines += [
+            "| candidates asked of the index | HNSW ef_search | p50 ms | p90 ms | CPU p50 ms | recall@10 |",
+            "|---:|---:|---:|---:|---:|---:|",
+            *[f"| {c:,}{' (the code)' if (c, ef) == default else ''} | {ef:,} | {p50:.0f} | {p90:.0f} | {cpu:.0f} "
+              f"| {rec:.3f} |" for (c, ef), p50, p90, cpu, rec in rows], "",
+            "Targets: p50 < 300 ms, recall@10 ≥ 0.95.", "",
+        ]
+        write_readme_section(README, HEADING, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -21,21 +21,24 @@ import logging
 import os
 import re
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 from django.conf import settings
+from django.db import connection
 
 logger = logging.getLogger(__name__)
 
 # HNSW parameters: graph degree, and the candidate lists while building and searching.
 CONNECTIVITY = 16
 EXPANSION_ADD = 64
-EXPANSION_SEARCH = 1000
+EXPANSION_SEARCH = 500
 # Vectors are stored as 8-bit integers (a quarter of float32's size); results are re-ranked exactly.
 STORED_DTYPE = "i8"
-BUILD_BATCH = 20_000
+# Rows read per query while building (~100 MB of 512-d vectors); the previous chunk is added meanwhile.
+BUILD_BATCH = 50_000
 
 _lock = threading.Lock()
 _views: dict[str, tuple[float, object]] = {}
@@ -80,16 +83,14 @@ def _view(model_name: str):
         return index
 
 
-def ann_candidates(*, model_name: str, dim: int, vector: np.ndarray, count: int) -> list[str] | None:
-    """The ids of the items whose vectors are nearest to ``vector``; ``None`` without an index."""
-    from memoryboard.models import MemoryEmbedding
-
+def ann_candidates(*, model_name: str, dim: int, vector: np.ndarray, count: int) -> list[int] | None:
+    """The keys (``memoryboard_embedding`` row ids) of the vectors nearest to ``vector``, nearest
+    first; ``None`` without an index."""
     index = _view(model_name)
     if index is None or index.ndim != dim or len(index) == 0:
         return None
     matches = index.search(np.asarray(vector, dtype=np.float32), count=min(count, len(index)))
-    keys = [int(key) for key in matches.keys]
-    return list(MemoryEmbedding.objects.filter(id__in=keys, model_name=model_name).values_list("memory_id", flat=True))
+    return matches.keys.tolist()
 
 
 def _save(index, model_name: str) -> None:
@@ -102,7 +103,7 @@ def _save(index, model_name: str) -> None:
 
 def _vectors(rows: Sequence[tuple[int, bytes]], dim: int) -> tuple[np.ndarray, np.ndarray]:
     good = [(key, blob) for key, blob in rows if blob is not None and len(blob) == dim * 4]
-    keys = np.asarray([key for key, _blob in good], dtype=np.uint64)
+    keys = np.fromiter((key for key, _blob in good), dtype=np.uint64, count=len(good))
     matrix = np.frombuffer(b"".join(blob for _key, blob in good), dtype=np.float32).reshape(len(good), dim)
     return keys, matrix
 
@@ -125,29 +126,54 @@ def _active_rows(rows: Sequence[tuple[int, str, bytes]]) -> tuple[list[tuple[int
     return keep, gone
 
 
+def _stored_vectors(model_name: str, dim: int, skip: set[str]):
+    """The model's stored vectors in chunks of ``BUILD_BATCH`` rows, by row id (keyset pagination, the
+    ORM's SQL read without its per-value converters): ``(rows read, keys, float32 matrix)``, leaving out
+    the items in ``skip`` and vectors of another size."""
+    from memoryboard.models import MemoryEmbedding
+
+    qs = MemoryEmbedding.objects.filter(model_name=model_name).order_by("id").values_list("id", "memory_id", "vector")
+    last = 0
+    with connection.cursor() as cursor:
+        while True:
+            sql, params = qs.filter(id__gt=last)[:BUILD_BATCH].query.sql_with_params()
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+            if not rows:
+                return
+            keys, matrix = _vectors([(key, blob) for key, memory_id, blob in rows if memory_id not in skip], dim)
+            yield len(rows), keys, matrix
+            last = rows[-1][0]
+
+
 def ann_rebuild(*, model_name: str, dim: int, on_batch: Callable[[int], None] | None = None,
                 threads: int = 0) -> int:
     """Build the model's index from the stored vectors of that model's items not archived; replace the file.
 
+    The database is read in large chunks while the previous chunk is being added (``Index.add`` runs
+    on every core and releases the GIL); the archived items are read once (their index by state), not
+    looked up per vector. Figures in benchmarks/README.md § Staff search.
+
     Returns:
         The number of vectors indexed.
     """
-    from memoryboard.models import MemoryEmbedding
+    from memoryboard.models import LongTermMemory
 
     index = _new_index(dim)
-    qs = MemoryEmbedding.objects.filter(model_name=model_name).order_by("id").values_list("id", "memory_id", "vector")
-    last, done = 0, 0
-    while True:
-        rows = [(key, memory_id, bytes(blob)) for key, memory_id, blob in qs.filter(id__gt=last)[:BUILD_BATCH]]
-        if not rows:
-            break
-        keys, matrix = _vectors(_active_rows(rows)[0], dim)
-        if len(keys):
-            index.add(keys, matrix, threads=threads)
-        done += len(keys)
-        last = rows[-1][0]
-        if on_batch is not None:
-            on_batch(len(rows))
+    archived = set(LongTermMemory.objects.filter(archived=True).values_list("pk", flat=True))
+    done = 0
+    with ThreadPoolExecutor(max_workers=1) as adder:
+        pending = None
+        for read, keys, matrix in _stored_vectors(model_name, dim, archived):
+            if pending is not None:
+                pending.result()
+            if len(keys):
+                pending = adder.submit(index.add, keys, matrix, threads=threads)
+            done += len(keys)
+            if on_batch is not None:
+                on_batch(read)
+        if pending is not None:
+            pending.result()
     _save(index, model_name)
     return done
 

@@ -17,6 +17,7 @@ retrieval and the ``memory_search`` tool; what differs is the scope (a queryset 
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import Counter
 from collections.abc import Sequence
@@ -43,7 +44,7 @@ MAX_K = 100
 # Larger scopes take their candidates from the HNSW index (``ltm.ann``) when it is built.
 EXACT_MAX = 20_000
 # Candidates asked of the HNSW index per search (then filtered by scope and state, and re-ranked).
-ANN_CANDIDATES = 1000
+ANN_CANDIDATES = 200
 # Items without a vector embedded during one search at most; ``manage.py reembed`` does the rest.
 MAX_EMBED_ON_THE_FLY = 1_000
 # Rows read per query by id (well under SQLite's variable limit).
@@ -178,9 +179,10 @@ def _cosines(matrix: np.ndarray, qvec: np.ndarray) -> np.ndarray:
         return matrix @ qvec
 
 
-def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None) -> list[tuple]:
-    """``(id, updated_at as text, relevance_score, paused)`` of the scope's items: one query, no content,
-    no vector (``updated_at`` only names a version of the item: as text, it costs no parsing)."""
+def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, *, extra: Sequence[str] = ()) -> list[tuple]:
+    """``(id, updated_at as text, relevance_score, paused, *extra)`` of the scope's items: one query, no
+    content, no vector unless ``extra`` names them (``updated_at`` only names a version of the item: as
+    text, it costs no parsing)."""
     paused = Q(Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True)))
     if rules is not None:
         paused |= rules
@@ -190,7 +192,7 @@ def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None) -> list[tup
             is_paused=ExpressionWrapper(paused, output_field=BooleanField()),
             version=Cast("updated_at", output_field=CharField()),
         )
-        .values_list("pk", "version", "relevance_score", "is_paused")
+        .values_list("pk", "version", "relevance_score", "is_paused", *extra)
     )
     try:
         sql, params = qs.query.sql_with_params()
@@ -202,29 +204,50 @@ def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None) -> list[tup
         return list(cursor.fetchall())
 
 
+def _index_candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, keys: list[int],
+                          model_name: str) -> tuple[list[tuple], dict[str, tuple]]:
+    """The candidates of a large scope found by the HNSW index (``keys``: embedding row ids), filtered by
+    the scope's queryset and state like :func:`_candidate_rows`, and their content and vector, in one
+    query per ``READ_BATCH`` keys: ``(rows as _candidate_rows, {id: (value, vector)})``.
+
+    One query instead of three (embedding ids to items, the candidate rows, their content and
+    vectors): each read ~1,000 random rows of tables larger than MariaDB's buffer pool at 1M items;
+    see benchmarks/README.md § Staff search."""
+    rows, found = [], {}
+    for start in range(0, len(keys), READ_BATCH):
+        qs = base.filter(embeddings__id__in=keys[start : start + READ_BATCH], embeddings__model_name=model_name)
+        for pk, version, relevance, paused, value, vector in _candidate_rows(
+                qs, rules, extra=("value_json", "embeddings__vector")):
+            rows.append((pk, version, relevance, paused))
+            found[pk] = (json.loads(value) if isinstance(value, str) else value or {}, vector)
+    return rows, found
+
+
 def _scope_data(
-    base: QuerySet[LongTermMemory], ids: list[str], versions: list[str], embedder, *, cacheable: bool
+    base: QuerySet[LongTermMemory], ids: list[str], versions: list[str], embedder, *, cacheable: bool,
+    found: dict[str, tuple] | None = None,
 ) -> ScopeData:
     """The vectors, types and keyword index of the candidates ``ids`` (sorted): from the cache, or
-    read (one query per ``READ_BATCH`` ids) and built; vectors missing are embedded.
+    read (one query per ``READ_BATCH`` ids; ``found`` when the caller read them already:
+    ``{id: (value, vector)}``) and built; vectors missing are embedded.
 
     Kept only when every candidate has its vector: an item changes ``updated_at`` when its content
     (and so its vector) changes, so the ids and versions name the vectors too.
     """
-    key = fingerprint(embedder.name, ids, versions)
-    data = scope_cache.get(key)
+    key = fingerprint(embedder.name, ids, versions) if cacheable else None
+    data = scope_cache.get(key) if cacheable else None
     if data is not None:
         return data
-    found: dict[str, tuple] = {}
-    for start in range(0, len(ids), READ_BATCH):
-        batch = ids[start : start + READ_BATCH]
-        qs = (
-            base.filter(pk__in=batch)
-            .order_by()
-            .annotate(vec=FilteredRelation("embeddings", condition=Q(embeddings__model_name=embedder.name)))
-            .values_list("pk", "value_json", "vec__vector")
-        )
-        found.update((pk, (value or {}, vector)) for pk, value, vector in qs)
+    if found is None:
+        found = {}
+        for start in range(0, len(ids), READ_BATCH):
+            qs = (
+                base.filter(pk__in=ids[start : start + READ_BATCH])
+                .order_by()
+                .annotate(vec=FilteredRelation("embeddings", condition=Q(embeddings__model_name=embedder.name)))
+                .values_list("pk", "value_json", "vec__vector")
+            )
+            found.update((pk, (value or {}, vector)) for pk, value, vector in qs)
     size = int(embedder.dim) * 4
     missing = [pk for pk in ids if pk in found and (found[pk][1] is None or len(found[pk][1]) != size)]
     fresh: dict[str, np.ndarray] = {}
@@ -297,18 +320,17 @@ def memory_rank(
     # One user's scope is searched exactly whatever its size (bounded by max-items); a scope across
     # users larger than EXACT_MAX takes its candidates from the HNSW index.
     large = user_id is None and bool(base.order_by().values_list("pk")[EXACT_MAX : EXACT_MAX + 1])
-    qvec = None
+    qvec, found = None, None
     if large:
         from memoryboard.ltm.ann import ann_candidates
 
         qvec = np.asarray(embedder.embed([query])[0], dtype=np.float32)
-        ids = ann_candidates(model_name=embedder.name, dim=int(embedder.dim), vector=qvec, count=ANN_CANDIDATES)
-        if ids is None:
+        keys = ann_candidates(model_name=embedder.name, dim=int(embedder.dim), vector=qvec, count=ANN_CANDIDATES)
+        if keys is None:
             logger.warning("no HNSW index for %s: exact search over a large scope", embedder.name)
             rows = _candidate_rows(base, rules)
         else:
-            rows = [row for start in range(0, len(ids), READ_BATCH)
-                    for row in _candidate_rows(base.filter(pk__in=ids[start : start + READ_BATCH]), rules)]
+            rows, found = _index_candidate_rows(base, rules, keys, embedder.name)
             result.index = "hnsw"
     else:
         rows = _candidate_rows(base, rules)
@@ -318,7 +340,7 @@ def memory_rank(
         qvec = np.asarray(embedder.embed([query])[0], dtype=np.float32)
     rows.sort()
     ids, versions, relevances, paused_flags = (list(column) for column in zip(*rows))
-    data = _scope_data(base, ids, versions, embedder, cacheable=result.index == "exact")
+    data = _scope_data(base, ids, versions, embedder, cacheable=result.index == "exact", found=found)
     present = data.ids
     if len(present) < len(ids):  # some candidates have no vector: align the columns with ``present``
         result._unscored = [pk for pk in ids if pk not in data.position]
