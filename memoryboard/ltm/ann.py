@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 # HNSW parameters: graph degree, and the candidate lists while building and searching.
 CONNECTIVITY = 16
 EXPANSION_ADD = 64
-EXPANSION_SEARCH = 500
+EXPANSION_SEARCH = 1000
 # Vectors are stored as 8-bit integers (a quarter of float32's size); results are re-ranked exactly.
 STORED_DTYPE = "i8"
 # Rows read per query while building (~100 MB of 512-d vectors); the previous chunk is added meanwhile.

@@ -129,3 +129,33 @@ def test_archiving_without_an_index_queues_nothing(ann_dir, support_user, alice,
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         memory_archive(memory=item, actor=support_user)
     assert callbacks == []
+
+
+def test_a_large_scope_reads_its_candidates_with_their_vectors_in_one_query(monkeypatch, ann_dir, support_user,
+                                                                          alice, bob, make_memory):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    items = [make_memory(user, f"User learns Java, lesson {i}") for i, user in enumerate([alice, bob] * 4)]
+    call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+    monkeypatch.setattr(retrieval, "EXACT_MAX", 3)
+    with CaptureQueriesContext(connection) as queries:
+        found = memory_rank(queryset=memory_queryset_for(support_user), query="Java lesson", k=10)
+    assert found.index == "hnsw" and {r.memory.pk for r in found.results} == {m.pk for m in items}
+    # Items, state, pause, content and vectors of every candidate: one query (was three, each ~1,000
+    # random rows at 1M items), whatever the number of candidates.
+    assert len([q for q in queries.captured_queries if "memoryboard_embedding" in q["sql"]]) == 1
+
+
+def test_the_rebuild_reads_in_chunks_and_leaves_out_archived_items_and_bad_vectors(monkeypatch, ann_dir, alice,
+                                                                                   make_memory):
+    from memoryboard.models import MemoryEmbedding
+
+    items = [make_memory(alice, f"User plays instrument {i}") for i in range(7)]
+    make_memory(alice, "User played the oboe", archived_reason="staff")
+    MemoryEmbedding.objects.filter(memory_id=items[3].pk).update(vector=b"\0" * 12)  # not this model's size
+    monkeypatch.setattr(ann, "BUILD_BATCH", 2)  # 5 chunks of rows, each added while the next is read
+    batches = []
+    done = ann.ann_rebuild(model_name="hashing-ngram-384", dim=384, on_batch=batches.append)
+    assert done == 6 and sum(batches) == 8 and len(batches) == 4
+    assert _indexed_items() == {m.pk for i, m in enumerate(items) if i != 3}
