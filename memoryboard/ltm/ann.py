@@ -33,7 +33,8 @@ logger = logging.getLogger(__name__)
 
 # HNSW parameters: graph degree, and the candidate lists while building and searching. ef_add 32
 # instead of 64 builds 1.5x faster per CPU second but caps recall at 0.917 whatever ef_search (200,000
-# clustered vectors: 4,058 vs 2,774 vectors per CPU second; recall 0.917 vs 0.975 at ef_search 1000).
+# clustered vectors, same queries: 4,058 vs 2,464 vectors per CPU second; recall 0.917 vs 0.997 at
+# ef_search 1000).
 CONNECTIVITY = 16
 EXPANSION_ADD = 64
 EXPANSION_SEARCH = 1000
