@@ -23,6 +23,9 @@ CUTOFFS = (1, 5, 10)
 EVAL_AGENT = "memory-eval"
 EVAL_USER = "memory-eval"
 MODES = ("hybrid", "semantic", "keyword")
+# The queries at even positions (0, 2, …) tuned the constants of ``ltm.ranking``; those at odd
+# positions were held out (docs/retrieval.md).
+HALVES = ("even (tuning)", "odd (held out)")
 
 
 class EvalSetError(ValueError):
@@ -91,7 +94,8 @@ def memory_evaluate(
 
     Returns:
         ``{"model", "items", "queries", "overall": {mode: metrics}, "by_language": {"en→zh": {mode:
-        metrics}}, "by_type": {...}, "by_kind": {...}}``; metrics are recall@1/5/10, mrr, queries.
+        metrics}}, "by_type": {...}, "by_kind": {...}, "by_half": {...}}``; metrics are recall@1/5/10,
+        mrr, queries. ``by_half`` splits the queries by position (even: tuning, odd: held out).
     """
     from memoryboard.ltm.embeddings import memory_embed_many
     from memoryboard.ltm.namespaces import build_namespace
@@ -111,6 +115,7 @@ def memory_evaluate(
         "by_language": defaultdict(lambda: defaultdict(list)),
         "by_type": defaultdict(lambda: defaultdict(list)),
         "by_kind": defaultdict(lambda: defaultdict(list)),
+        "by_half": defaultdict(lambda: defaultdict(list)),
     }
     report: dict[str, Any] = {}
     try:
@@ -123,7 +128,7 @@ def memory_evaluate(
             memory_upsert_many(memories)
             memory_embed_many(memories, embedder=embedder)
             scope = namespace_scope(namespace)
-            for query in data["queries"]:
+            for position, query in enumerate(data["queries"]):
                 found = memory_rank(queryset=scope, query=query["query"], k=max(CUTOFFS), embedder=embedder)
                 expected = {"eval:" + e for e in query["expected"]}
                 orders = {
@@ -134,7 +139,7 @@ def memory_evaluate(
                 first = items[query["expected"][0]]
                 pair = f"{query.get('lang') or '?'}→{first.get('lang') or '?'}"
                 keys = {"overall": "all", "by_language": pair, "by_type": (first.get("type") or "FACT").upper(),
-                        "by_kind": query.get("kind") or "?"}
+                        "by_kind": query.get("kind") or "?", "by_half": HALVES[position % 2]}
                 for mode, order in orders.items():
                     rank = next((i + 1 for i, pk in enumerate(order) if pk in expected), None)
                     for group, key in keys.items():
