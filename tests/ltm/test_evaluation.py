@@ -64,7 +64,7 @@ def test_command_prints_a_table_and_json(tmp_path, settings):
     out = StringIO()
     call_command("memory_eval", str(path), "--no-progress", "--format", "json", stdout=out)
     report = json.loads(out.getvalue())
-    assert report["queries"] == len(small["queries"]) and set(report["overall"]) == {"hybrid", "semantic", "keyword"}
+    assert report["queries"] == len(small["queries"]) and set(report["overall"]) == {"hybrid", "semantic", "keyword", "model"}
 
 
 @pytest.mark.django_db
