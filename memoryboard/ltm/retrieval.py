@@ -206,12 +206,15 @@ def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None) -> list[tup
 def _scope_data(
     base: QuerySet[LongTermMemory], ids: list[str], versions: list[str], embedder, *, cacheable: bool
 ) -> ScopeData:
-    """The vectors, types and keyword index of the candidates ``ids`` (sorted): from the cache, or
-    read (one query per ``READ_BATCH`` ids) and built; vectors missing are embedded.
+    """The vectors, types, keyword index and language axis of the candidates ``ids`` (sorted): from the
+    cache, or read (one query per ``READ_BATCH`` ids) and built; vectors missing are embedded. The
+    language axis only for a whole scope (``cacheable``): the HNSW index's candidates are the query's
+    nearest items, whose mean per language says what the query is about, not which language.
 
     Kept only when every candidate has its vector: an item changes ``updated_at`` when its content
     (and so its vector) changes, so the ids and versions name the vectors too.
     """
+    whole_scope = cacheable
     key = fingerprint(embedder.name, ids, versions)
     data = scope_cache.get(key)
     if data is not None:
@@ -252,8 +255,8 @@ def _scope_data(
         types.append(str(value.get("type", "")))
     matrix = np.vstack(vectors).astype(np.float32, copy=False) if vectors else np.zeros((0, int(embedder.dim)), np.float32)
     matrix.flags.writeable = False
+    axis = ranking.language_axis(matrix, texts) if whole_scope else None
     cacheable = cacheable and len(kept_ids) == len(ids)
-    axis = ranking.language_axis(matrix, texts)
     data = ScopeData(
         ids=kept_ids,
         position={pk: i for i, pk in enumerate(kept_ids)},

@@ -132,3 +132,28 @@ def test_the_cache_follows_the_candidates(alice, make_memory):
     memory_update(memory=LongTermMemory.objects.get(pk=item.pk), content="User is a Rust developer", actor=None)
     assert memory_rank(**query).results == []  # the new content, not the cached one
     assert [r.memory.pk for r in memory_rank(**{**query, "query": "Rust"}).results] == [item.pk]
+
+
+@pytest.mark.django_db
+def test_the_search_removes_the_language_axis_of_a_bilingual_scope(alice, make_memory):
+    """The cosine part is the plain cosine until the scope holds enough items of each script."""
+    from memoryboard.llm.factory import get_embedder
+
+    embedder = get_embedder()
+    query = dict(queryset=memory_queryset_for(alice), query="Java developer", k=100, user_id=str(alice.pk),
+                 min_relevance=-1.0)
+    n = ranking.LANGUAGE_AXIS_MIN_ITEMS
+    texts = {}
+    for i in range(n):
+        for content in (f"User writes Java code, note {i}", f"用户喜欢喝茶，第{i}条"):
+            texts[make_memory(alice, content).pk] = content
+    qvec = ranking.query_vector(embedder, "Java developer")
+
+    def plain(candidate):
+        return float(embedder.embed([texts[candidate.memory_id]])[0] @ qvec)
+
+    found = memory_rank(**query).candidates
+    assert all(abs(c.parts.cosine - plain(c)) > 1e-4 for c in found[:3])  # the axis is removed
+    LongTermMemory.objects.filter(pk=next(pk for pk, text in texts.items() if text.startswith("用户"))).delete()
+    found = memory_rank(**query).candidates  # one Chinese item short: no axis
+    assert all(c.parts.cosine == pytest.approx(plain(c), abs=1e-4) for c in found)
