@@ -367,6 +367,7 @@ def _bulk_confirmation(request, data: dict, qs: QuerySet[LongTermMemory], *, pos
         "data": data, "count": qs.count(), "sample": _with_labels(list(qs[:BULK_SAMPLE])),
         "action_label": dict(MemoryBulkForm.ACTIONS)[data["action"]],
         "retention_days": settings.MEMORYBOARD_DELETED_RETENTION_DAYS,
+        "delete_all": post_url == reverse("my-memories-delete-all"),
     })
 
 
