@@ -71,7 +71,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.locale.LocaleMiddleware",
+    # LocaleMiddleware, except that API clients naming no language get English (docs/decisions.md).
+    "memoryboard.api.middleware.ApiLocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -142,6 +143,8 @@ AUTH_PASSWORD_VALIDATORS = [
 LANGUAGE_CODE = "zh-hans"
 LANGUAGES = [("zh-hans", _("Simplified Chinese")), ("en", _("English"))]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# The language of API answers (/api/, /v1/, /mcp/) to clients that send no Accept-Language.
+MEMORYBOARD_API_DEFAULT_LANGUAGE = os.environ.get("MEMORYBOARD_API_DEFAULT_LANGUAGE", "en")
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
