@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy as _
 
 from memoryboard.audit import audit_record
 from memoryboard.ltm.namespaces import parse_namespace
-from memoryboard.ltm.selectors import own_memories, user_namespaces
+from memoryboard.ltm.selectors import exact_text_q, own_memories, user_namespaces
 from memoryboard.models import (
     ArchivedReason,
     AuditLog,
@@ -142,6 +142,9 @@ class Section:
     rows: Callable[[str], QuerySet]
     fields: tuple[str, ...]
     erase: str = "delete"
+    # Rows found through a JSON key are re-checked in Python, byte for byte: MySQL compares the extracted
+    # text under the column's case-insensitive collation. Given the user id, returns the row predicate.
+    check: Callable[[str], Callable[[dict], bool]] | None = None
 
     @property
     def table(self) -> str:
@@ -156,10 +159,15 @@ def _item_ids(user_id: str) -> QuerySet:
     return _items(user_id).values("pk")
 
 
+def _user_q(user_id: str, field: str = "user_id") -> Q:
+    return exact_text_q(field, [user_id])
+
+
 def _conversation_q(user_id: str, field: str = "conversation_id") -> Q:
-    """The user's conversations: those holding their messages and those they claimed."""
-    return (Q(**{f"{field}__in": ChatMessage.objects.filter(user_id=user_id).values("conversation_id")})
-            | Q(**{f"{field}__in": ConversationOwner.objects.filter(user_id=user_id).values("conversation_id")}))
+    """The user's conversations: those holding their messages and those they claimed (conversation ids
+    compare as ``chat_message.conversation_id`` does: case-insensitively on MySQL)."""
+    return (Q(**{f"{field}__in": ChatMessage.objects.filter(_user_q(user_id)).values("conversation_id")})
+            | Q(**{f"{field}__in": ConversationOwner.objects.filter(_user_q(user_id)).values("conversation_id")}))
 
 
 def _audit_rows(user_id: str) -> QuerySet:
@@ -170,10 +178,35 @@ def _audit_rows(user_id: str) -> QuerySet:
     items = Q(object_id__in=_item_ids(user_id)) | Q(before__namespace__in=texts) | Q(after__namespace__in=texts)
     return AuditLog.objects.filter(
         (Q(object_type="memory") & items)
-        | Q(object_type="user", object_id=user_id)
+        | (Q(object_type="user") & _user_q(user_id, "object_id"))
         | Q(object_type=DELETE_BATCH, after__user_id=user_id)
         | (Q(object_type="conversation") & _conversation_q(user_id, "object_id"))
     )
+
+
+def _snapshot_key(value, key: str):
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def _audit_check(user_id: str) -> Callable[[dict], bool]:
+    """The exact form of :func:`_audit_rows` (JSON keys and item ids compared byte for byte)."""
+    texts = set(user_namespaces(user_id))
+    items = set(_items(user_id).values_list("pk", flat=True))
+
+    def check(row: dict) -> bool:
+        kind = row["object_type"]
+        if kind == "memory":
+            return (row["object_id"] in items or _snapshot_key(row["before"], "namespace") in texts
+                    or _snapshot_key(row["after"], "namespace") in texts)
+        if kind == DELETE_BATCH:
+            return _snapshot_key(row["after"], "user_id") == user_id
+        return True  # "user" was matched exactly; "conversation" as conversations are
+
+    return check
+
+
+def _task_check(user_id: str) -> Callable[[dict], bool]:
+    return lambda row: _snapshot_key(_snapshot_key(row["args_kwargs"], "kwargs"), "user_id") == user_id
 
 
 def _task_rows(user_id: str) -> QuerySet:
@@ -211,24 +244,25 @@ def user_data_sections() -> list[Section]:
         Section("memory_accesses", MemoryAccess, lambda u: MemoryAccess.objects.filter(memory_id__in=_item_ids(u)),
                 ("memory_id", "agent_id", "conversation_id", "kind", "relevance", "created_at")),
         Section("audit_log", AuditLog, _audit_rows,
-                ("created_at", "action", "object_type", "object_id", "before", "after", "reason"), erase="anonymise"),
+                ("created_at", "action", "object_type", "object_id", "before", "after", "reason"), erase="anonymise",
+                check=_audit_check),
         Section("summary_cache", SummaryCacheEntry, lambda u: SummaryCacheEntry.objects.filter(_conversation_q(u)),
                 ("conversation_id", "model", "message_count", "summary", "created_at")),
-        Section("retrieval_receipts", RetrievalReceipt, lambda u: RetrievalReceipt.objects.filter(user_id=u),
+        Section("retrieval_receipts", RetrievalReceipt, lambda u: RetrievalReceipt.objects.filter(_user_q(u)),
                 ("created_at", "agent_id", "conversation_id", "kind", "query", "k", "counts", "candidates")),
-        Section("chat_messages", ChatMessage, lambda u: ChatMessage.objects.filter(user_id=u),
+        Section("chat_messages", ChatMessage, lambda u: ChatMessage.objects.filter(_user_q(u)),
                 ("conversation_id", "agent_id", "role", "content", "metadata", "created_at")),
-        Section("conversations", ConversationOwner, lambda u: ConversationOwner.objects.filter(user_id=u),
+        Section("conversations", ConversationOwner, lambda u: ConversationOwner.objects.filter(_user_q(u)),
                 ("conversation_id", "agent_id", "created_at")),
-        Section("pause_rules", PauseRule, lambda u: PauseRule.objects.filter(user_id=u),
+        Section("pause_rules", PauseRule, lambda u: PauseRule.objects.filter(_user_q(u)),
                 ("agent_namespace", "memory_type", "created_at")),
-        Section("memory_settings", UserMemorySettings, lambda u: UserMemorySettings.objects.filter(user_id=u),
+        Section("memory_settings", UserMemorySettings, lambda u: UserMemorySettings.objects.filter(_user_q(u)),
                 ("use_memories", "save_memories", "updated_at")),
     ]
     task_model = _task_model()
     if task_model is not None:
         sections.append(Section("tasks", task_model, _task_rows,
-                                ("status", "task_path", "args_kwargs", "enqueued_at", "finished_at")))
+                                ("status", "task_path", "args_kwargs", "enqueued_at", "finished_at"), check=_task_check))
     # The items last: the other sections find their rows through the items' ids.
     sections.append(Section("memories", LongTermMemory, _items, ()))
     return sections
@@ -261,8 +295,20 @@ def _section_rows(section: Section, user_id: str) -> list[dict]:
     qs = section.rows(user_id).order_by("pk")
     if section.model is LongTermMemory:
         return [_memory_row(m) for m in qs.order_by("created_at", "id").iterator()]
-    return [{"id": str(row.pop("pk")), **{k: _plain(v) for k, v in row.items()}}
-            for row in qs.values("pk", *section.fields).iterator()]
+    rows = qs.values("pk", *section.fields).iterator()
+    if section.check is not None:
+        check = section.check(user_id)
+        rows = (row for row in rows if check(row))
+    return [{"id": str(row.pop("pk")), **{k: _plain(v) for k, v in row.items()}} for row in rows]
+
+
+def _section_ids(section: Section, user_id: str) -> list[str]:
+    """The ids of the section's rows about the user (what the export lists)."""
+    qs = section.rows(user_id).order_by()
+    if section.check is None:
+        return [str(pk) for pk in qs.values_list("pk", flat=True)]
+    check = section.check(user_id)
+    return [str(row["pk"]) for row in qs.values("pk", *section.fields) if check(row)]
 
 
 def memory_export_payload(*, user_id: str) -> dict:
@@ -302,7 +348,7 @@ SECTION_LABELS = {
 
 def user_data_counts(*, user_id: str) -> list[tuple[str, str, int]]:
     """``(export key, label, rows)`` for each section, as the confirmation pages show them."""
-    counts = {s.key: s.rows(str(user_id)).order_by().count() for s in user_data_sections()}
+    counts = {s.key: len(_section_ids(s, str(user_id))) for s in user_data_sections()}
     return [(key, str(label), counts[key]) for key, label in SECTION_LABELS.items() if key in counts]
 
 
@@ -353,7 +399,7 @@ def user_data_erase(*, user_id: str, actor, reason: str = "privacy request") -> 
     with transaction.atomic():
         sections = user_data_sections()
         # Every section's rows are listed before any is deleted: several are found through the items.
-        found = {s.key: [str(pk) for pk in s.rows(user_id).order_by().values_list("pk", flat=True)] for s in sections}
+        found = {s.key: _section_ids(s, user_id) for s in sections}
         _leave_ann_indexes(user_id)
         for section in sections:
             ids = found[section.key]

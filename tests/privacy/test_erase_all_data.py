@@ -182,3 +182,31 @@ def test_api_export_equals_the_web_export_and_erase_needs_confirm(client, alice,
     assert response.status_code == 200 and response.json()["erased"]["ah_long_term_memory"] == 1
     assert [m.content for m in LongTermMemory.objects.all()] == ["bob likes coffee"]
     assert APIClient().post("/api/v1/me/data/erase/", {"confirm": True}, format="json").status_code == 401
+
+
+def test_user_ids_that_differ_only_in_case_are_different_people(make_memory):
+    # MySQL's collations ignore case: "Ana" and "ana" are two platform users, and erasing one leaves the other.
+    from memoryboard.ltm.namespaces import build_namespace
+
+    for uid in ("Ana", "ana"):
+        services.memory_create(namespace=build_namespace(agent_namespace="chat", user_id=uid), content=f"{uid} item",
+                               memory_type="FACT", source="agent_tool", agent_id="chat")
+        ChatMessage.objects.create(conversation_id=f"c-{uid}-{len(uid)}{uid[0]}", agent_id="chat", user_id=uid,
+                                   role="USER", content=f"{uid} says hi")
+        # (types differ: MySQL's unique key on pause rules ignores case too)
+        PauseRule.objects.create(user_id=uid, memory_type="EPISODE" if uid == "Ana" else "FACT")
+        AuditLog.objects.create(action=AuditLog.Action.EXPORT, object_type="user", object_id=uid, after={"count": 1})
+        AuditLog.objects.create(action=AuditLog.Action.BULK, object_type="memory_delete_batch", object_id=f"b{uid}",
+                                after={"user_id": uid, "ids": []})
+    exported = memory_export_payload(user_id="Ana")
+    assert [m["content"] for m in exported["memories"]] == ["Ana item"]
+    assert [m["content"] for m in exported["chat_messages"]] == ["Ana says hi"]
+    assert len(exported["pause_rules"]) == 1 and len(exported["audit_log"]) == 3  # create, export, batch
+    erased = user_data_erase(user_id="Ana", actor=None)
+    assert {table: set(ids) for table, ids in erased.items()} == _rows_by_table(exported)
+    assert [m.content for m in LongTermMemory.objects.all()] == ["ana item"]
+    assert list(ChatMessage.objects.values_list("user_id", flat=True)) == ["ana"]
+    assert list(PauseRule.objects.values_list("user_id", flat=True)) == ["ana"]
+    kept = {e.object_id: e.after for e in AuditLog.objects.exclude(action="erase")}
+    assert kept["ana"] == {"count": 1} and kept["bana"] == {"user_id": "ana", "ids": []}  # untouched
+    assert kept["Ana"] is None and kept["bAna"] is None  # anonymised
