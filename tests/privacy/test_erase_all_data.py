@@ -210,3 +210,29 @@ def test_user_ids_that_differ_only_in_case_are_different_people(make_memory):
     kept = {e.object_id: e.after for e in AuditLog.objects.exclude(action="erase")}
     assert kept["ana"] == {"count": 1} and kept["bana"] == {"user_id": "ana", "ids": []}  # untouched
     assert kept["Ana"] is None and kept["bAna"] is None  # anonymised
+
+
+def test_erase_takes_the_vectors_out_of_the_hnsw_index(settings, tmp_path, alice, bob, make_memory):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from memoryboard.ltm import ann
+    from memoryboard.models import MemoryEmbedding
+
+    settings.MEMORYBOARD_ANN_DIR = str(tmp_path / "ann")
+    ann._views.clear()
+    try:
+        mine = [make_memory(alice, "User plays the violin"), make_memory(alice, "User drinks tea", archived_reason="decay")]
+        other = make_memory(bob, "User plays the piano")
+        call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+        keys = dict(MemoryEmbedding.objects.values_list("memory_id", "id"))
+        model = MemoryEmbedding.objects.values_list("model_name", flat=True).first()
+        assert keys[mine[0].pk] in ann._view(model) and keys[other.pk] in ann._view(model)
+        user_data_erase(user_id=str(alice.pk), actor=alice)
+        ann._views.clear()
+        index = ann._view(model)
+        assert keys[mine[0].pk] not in index and keys[mine[1].pk] not in index
+        assert keys[other.pk] in index
+    finally:
+        ann._views.clear()
