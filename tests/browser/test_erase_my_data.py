@@ -51,3 +51,22 @@ def test_erase_all_my_data_journey(session, alice, bob, make_memory):
     assert list(LongTermMemory.objects.values_list("pk", flat=True)) == [bobs.pk]
     assert not ChatMessage.objects.filter(user_id=str(alice.pk)).exists()
     assert AuditLog.objects.filter(action="erase", object_id=str(alice.pk)).count() == 1
+
+
+def test_api_docs_lead_back_to_the_dashboard(browser, live_server, alice):
+    from tests.browser.conftest import Session
+
+    context = browser.new_context(locale="zh-CN", viewport={"width": 1440, "height": 900})
+    try:
+        s = Session(context.new_page(), live_server.url).login(alice)
+        s.goto("/api/docs/")
+        s.page.wait_for_selector("#swagger-ui .info")  # Swagger UI rendered under our header
+        header = s.page.locator("#docs-header").inner_text()
+        assert "返回控制台" in header and "下面的 API 参考为英文。" in header and alice.get_username() in header
+        s.shot("api_docs_header_zh")
+        assert not s.csp_violations, s.csp_violations
+        s.page.locator("#docs-back").click()
+        s.page.wait_for_load_state("load")
+        assert s.page.url == live_server.url + "/"
+    finally:
+        context.close()
