@@ -160,8 +160,10 @@ def main() -> None:
     class QueryVectors:  # the default model's name and dimension, vectors chosen above for the queries
         name, dim, is_offline = real.name, real.dim, True
 
-        def embed(self, texts):
-            return np.vstack([queries[t] for t in texts])
+        def embed(self, texts):  # a query's content words (``ranking.query_view``) get the query's vector
+            return np.vstack([queries[t] if t in queries else views[t] for t in texts])
+
+    views = {ranking.query_view(text): q for text, q in queries.items()}
 
     factory._cache["embedder"] = QueryVectors()
 
