@@ -35,9 +35,13 @@ logger = logging.getLogger(__name__)
 # instead of 64 builds 1.5x faster per CPU second but caps recall at 0.917 whatever ef_search (200,000
 # clustered vectors, same queries: 4,058 vs 2,464 vectors per CPU second; recall 0.917 vs 0.997 at
 # ef_search 1000).
+# ef_search 3000, not 1000: at 1M items (staff benchmark, 15 queries per kind, load ~8) queries of
+# cosine ~0.5 to an item found recall@10 0.820 at ef 1000, 0.953 at 2000 and 3000; near-duplicate
+# queries 0.953 / 0.960 / 0.973; the API's p50 52-59 / 61-100 / 66-75 ms (the index's part grows, the
+# database's does not). Figures: benchmarks/README.md § Staff search.
 CONNECTIVITY = 16
 EXPANSION_ADD = 64
-EXPANSION_SEARCH = 1000
+EXPANSION_SEARCH = 3000
 # Vectors are stored as 8-bit integers (a quarter of float32's size); results are re-ranked exactly.
 STORED_DTYPE = "i8"
 # Rows read per query while building (~100 MB of 512-d vectors); the previous chunk is added meanwhile.

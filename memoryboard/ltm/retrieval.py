@@ -46,8 +46,9 @@ MAX_K = 100
 EXACT_MAX = 20_000
 # Candidates asked of the HNSW index per search (then filtered by scope and state, and re-ranked).
 # Recall depends on the index's ef_search, not on this (200,000 clustered vectors, queries of cosine ~0.5:
-# 0.975 for 100 to 1,000 candidates at ef 1000); each candidate costs random reads of tables larger than
-# MariaDB's buffer pool at 1M items (100,000 items, load 8: p50 576 ms with 1,000, 206 ms with 200).
+# 0.975 for 100 to 1,000 candidates at ef 1000; 1M items through the API: 0.953 with 1,000 and with 200);
+# each candidate costs random reads of tables larger than MariaDB's buffer pool (1M items, load 8: p50
+# 395 ms with 1,000 candidates, 59 ms with 200).
 # Figures: benchmarks/README.md § Staff search.
 ANN_CANDIDATES = 200
 # Items without a vector embedded during one search at most; ``manage.py reembed`` does the rest.
