@@ -235,7 +235,7 @@ def main() -> None:
 
         lines = [
             HEADING, "",
-            f"`.venv/bin/python benchmarks/retrieval_staff.py --n {args.n} --readme` (MariaDB, database "
+            f"`.venv/bin/python benchmarks/retrieval_staff.py {' '.join(sys.argv[1:])}` (MariaDB, database "
             f"`{args.database}`; see its docstring): {len(ids):,} items ({PER_USER} per user) with clustered random "
             f"512-d vectors, the HNSW index built by `ann_rebuild`'s code from the database, then "
             "`GET /api/v1/memories/search/?q=…&k=10` as support staff through Django's test client, "
