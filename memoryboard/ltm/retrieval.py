@@ -370,6 +370,13 @@ def memory_retrieval_enabled(user_id: str) -> bool:
     return value is not False
 
 
+def memory_switches(user_id: str) -> tuple[bool, bool]:
+    """The user's two switches, "use my memories" and "save new memories" (each on unless turned off),
+    in one query: an agent turn reads both (retrieval, then the extraction filter)."""
+    row = UserMemorySettings.objects.filter(user_id=user_id).values_list("use_memories", "save_memories").first()
+    return (True, True) if row is None else (row[0] is not False, row[1] is not False)
+
+
 def memory_log_access(
     items: Sequence[ScoredMemory], *, agent_id: str, conversation_id: str, kind: str, now=None
 ) -> None:
@@ -412,6 +419,7 @@ def memory_retrieve_ranking(
     embedder=None,
     log_access: bool = True,
     receipt: bool = False,
+    enabled: bool | None = None,
 ) -> Ranking | None:
     """Session-start retrieval (and the ``memory_search`` tool) for one namespace: :func:`memory_rank`
     over the namespace's items with the user's pause rules and "use my memories" switch.
@@ -429,6 +437,8 @@ def memory_retrieve_ranking(
         embedder: the embedder; default the configured one.
         log_access: False skips the access statistics (benchmarks and previews).
         receipt: store a retrieval receipt (``ltm.receipts``; agent turns).
+        enabled: the user's "use my memories" switch when the caller has read it (:func:`memory_switches`);
+            ``None`` reads it.
 
     Returns:
         The whole ranking (results best first, candidates with outcomes); ``None`` when the user
@@ -439,7 +449,7 @@ def memory_retrieve_ranking(
     """
     if kind not in MemoryAccess.Kind.values:
         raise ValueError(f"unknown access kind {kind!r}")
-    if not memory_retrieval_enabled(namespace.user_id):
+    if not (memory_retrieval_enabled(namespace.user_id) if enabled is None else enabled):
         return None
     found = memory_rank(queryset=namespace_scope(namespace), query=query, k=k, embedder=embedder,
                         user_id=namespace.user_id)
