@@ -75,6 +75,16 @@ def time_stages() -> dict[str, float]:
     from memoryboard.llm.factory import get_embedder
 
     embedder = get_embedder()
+    from django.db.backends.base.base import BaseDatabaseWrapper
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
+
+    from memoryboard.models import ChatMessage
+
+    wrap(type(ChatMessage.objects), "bulk_create", "chat rows: bulk_create")
+    wrap(BaseDatabaseWrapper, "commit", "commit")
+    wrap(APIView, "finalize_response", "DRF finalize_response")
+    wrap(Request, "_load_data_and_files", "DRF request body")
     for owner, attr, name in [
         (TokenAuthentication, "authenticate_credentials", "token"),
         (mod("memoryboard.api.openai_views"), "parse_completion_request", "parse request"),
@@ -91,6 +101,9 @@ def time_stages() -> dict[str, float]:
         (OpenAIChatModel, "complete", "upstream call"),
         (mod("memoryboard.agent.runtime"), "_enqueue_extraction", "extraction filter"),
         (mod("memoryboard.api.openai_views"), "completion_body", "response body"),
+        (mod("memoryboard.ltm.retrieval"), "_memories_by_id", "retrieval: best items"),
+        (mod("memoryboard.ltm.retrieval"), "memory_log_access", "retrieval: access log"),
+        (mod("memoryboard.ltm.receipts"), "receipt_build", "retrieval: receipt build"),
     ]:
         wrap(owner, attr, name)
     return spent

@@ -31,10 +31,11 @@ from django.utils import timezone
 
 from memoryboard.ltm import ranking
 from memoryboard.ltm.embeddings import memory_embed_many
-from memoryboard.ltm.namespaces import Namespace
+from memoryboard.ltm.namespaces import Namespace, namespace_spellings
 from memoryboard.ltm.selectors import namespace_q, user_namespaces_q
 from memoryboard.ltm.vector_cache import ScopeData, fingerprint, scope_cache
 from memoryboard.models import LongTermMemory, MemoryAccess, MemoryFlag, PauseRule, UserMemorySettings
+from memoryboard.rows import instances, select_columns
 
 logger = logging.getLogger(__name__)
 
@@ -150,9 +151,18 @@ def _embedder(embedder=None):
 
 def _pause_rules_q(user_id: str | None) -> Q | None:
     """Items covered by pause rules: one user's rules (``user_id``), or every user's (``None``)."""
-    rules = PauseRule.objects.all() if user_id is None else PauseRule.objects.filter(user_id=user_id)
+    if user_id is None:
+        rows = PauseRule.objects.values_list("user_id", "agent_namespace", "memory_type")
+    else:
+        # Hand-written: one user's rules are read on every agent turn; the ORM's query cost 0.6 ms of
+        # CPU, this 0.2 ms (benchmarks/README.md § Proxy).
+        qn = connection.ops.quote_name
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {qn('user_id')}, {qn('agent_namespace')}, {qn('memory_type')} FROM "
+                           f"{qn(PauseRule._meta.db_table)} WHERE {qn('user_id')} = %s", [str(user_id)])
+            rows = cursor.fetchall()
     combined: Q | None = None
-    for rule_user, agent, memory_type in rules.values_list("user_id", "agent_namespace", "memory_type"):
+    for rule_user, agent, memory_type in rows:
         q = user_namespaces_q(rule_user, agents=[agent] if agent else None)
         if memory_type:
             q &= Q(value_json__type=memory_type.upper())
@@ -178,24 +188,44 @@ def _cosines(matrix: np.ndarray, qvec: np.ndarray) -> np.ndarray:
         return matrix @ qvec
 
 
-def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None) -> list[tuple]:
+# The candidates' SQL by scope (``memory_rank``'s ``scope_key``: one namespace, no pause rule): the
+# ORM builds and compiles it in 1.2 ms of CPU, a third of the retrieval's database work per agent turn
+# (benchmarks/README.md § Proxy). Bounded: emptied when full.
+_CANDIDATE_SQL: dict[tuple, tuple[str, tuple] | None] = {}
+_CANDIDATE_SQL_MAX = 4096
+
+
+def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, *, sql_key: tuple | None = None) -> list[tuple]:
     """``(id, updated_at as text, relevance_score, paused)`` of the scope's items: one query, no content,
-    no vector (``updated_at`` only names a version of the item: as text, it costs no parsing)."""
-    paused = Q(Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True)))
-    if rules is not None:
-        paused |= rules
-    qs = (
-        base.order_by()
-        .annotate(
-            is_paused=ExpressionWrapper(paused, output_field=BooleanField()),
-            version=Cast("updated_at", output_field=CharField()),
+    no vector (``updated_at`` only names a version of the item: as text, it costs no parsing).
+
+    ``sql_key``: a hashable name of the SQL of ``base`` and ``rules`` (same key, same SQL), to compile it once.
+    """
+    compiled = _CANDIDATE_SQL.get(sql_key, False) if sql_key is not None else False
+    if compiled is False:
+        paused = Q(Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True)))
+        if rules is not None:
+            paused |= rules
+        qs = (
+            base.order_by()
+            .annotate(
+                is_paused=ExpressionWrapper(paused, output_field=BooleanField()),
+                version=Cast("updated_at", output_field=CharField()),
+            )
+            .values_list("pk", "version", "relevance_score", "is_paused")
         )
-        .values_list("pk", "version", "relevance_score", "is_paused")
-    )
-    try:
-        sql, params = qs.query.sql_with_params()
-    except EmptyResultSet:  # e.g. ``objects.none()``
+        try:
+            sql, params = qs.query.sql_with_params()
+            compiled = (sql, tuple(params))
+        except EmptyResultSet:  # e.g. ``objects.none()``
+            compiled = None
+        if sql_key is not None:
+            if len(_CANDIDATE_SQL) >= _CANDIDATE_SQL_MAX:
+                _CANDIDATE_SQL.clear()
+            _CANDIDATE_SQL[sql_key] = compiled
+    if compiled is None:
         return []
+    sql, params = compiled
     # The ORM's SQL, read without its per-value converters (a third of the time at 5,000 rows).
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -264,6 +294,22 @@ def _scope_data(
     return data
 
 
+def _memories_by_id(ids: list[str]) -> dict[str, LongTermMemory]:
+    """``LongTermMemory.objects.in_bulk(ids)`` as one hand-written SELECT whose rows the ORM's converters
+    turn into the same instances (``memoryboard.rows``): the ORM's query building took 1.9 ms of CPU
+    for 10 items, this 0.7 ms (benchmarks/README.md § Proxy; every search and agent turn loads them)."""
+    if not ids:
+        return {}
+    qn = connection.ops.quote_name
+    meta = LongTermMemory._meta
+    sql = (f"SELECT {select_columns(LongTermMemory, 'm')} FROM {qn(meta.db_table)} m "
+           f"WHERE m.{qn(meta.pk.column)} IN ({', '.join(['%s'] * len(ids))})")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, list(ids))
+        rows = cursor.fetchall()
+    return {memory.pk: memory for memory, _extra in instances(LongTermMemory, rows)}
+
+
 def memory_rank(
     *,
     queryset: QuerySet[LongTermMemory],
@@ -272,6 +318,7 @@ def memory_rank(
     embedder=None,
     user_id: str | None = None,
     min_relevance: float | None = None,
+    scope_key: tuple | None = None,
 ) -> Ranking:
     """Rank the active items of a scope for a query: the one search of long-term memory.
 
@@ -282,6 +329,8 @@ def memory_rank(
         embedder: default the configured one.
         user_id: whose pause rules apply when the scope is one user's; ``None`` applies every rule.
         min_relevance: the least match returned (default ``ranking.MIN_RELEVANCE``).
+        scope_key: a hashable name of ``queryset`` (equal keys, the same SQL), when the caller has one:
+            the candidates' SQL is then compiled once per scope while the user has no pause rule.
 
     Returns:
         The results best first (each with its score parts) and every candidate with its outcome.
@@ -311,7 +360,8 @@ def memory_rank(
                     for row in _candidate_rows(base.filter(pk__in=ids[start : start + READ_BATCH]), rules)]
             result.index = "hnsw"
     else:
-        rows = _candidate_rows(base, rules)
+        sql_key = None if scope_key is None or rules is not None else (scope_key, user_id, connection.vendor)
+        rows = _candidate_rows(base, rules, sql_key=sql_key)
     if not rows:
         return result  # nothing to compare with: the query is not even embedded
     if qvec is None:
@@ -344,7 +394,7 @@ def memory_rank(
     result._outcomes = outcomes.tolist()
     result._scores = scores.reordered(order)
     chosen = [(result._ids[i], result._scores.parts(int(i))) for i in np.flatnonzero(returned)]
-    memories = LongTermMemory.objects.in_bulk([pk for pk, _parts in chosen])
+    memories = _memories_by_id([pk for pk, _parts in chosen])
     result.results = [
         ScoredMemory(memory=memories[pk], score=parts.final, parts=parts) for pk, parts in chosen if pk in memories
     ]
@@ -373,8 +423,13 @@ def memory_retrieval_enabled(user_id: str) -> bool:
 def memory_switches(user_id: str) -> tuple[bool, bool]:
     """The user's two switches, "use my memories" and "save new memories" (each on unless turned off),
     in one query: an agent turn reads both (retrieval, then the extraction filter)."""
-    row = UserMemorySettings.objects.filter(user_id=user_id).values_list("use_memories", "save_memories").first()
-    return (True, True) if row is None else (row[0] is not False, row[1] is not False)
+    # Hand-written: the ORM's query costs 1.0 ms of CPU, this 0.2 ms (benchmarks/README.md § Proxy).
+    qn = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {qn('use_memories')}, {qn('save_memories')} FROM "
+                       f"{qn(UserMemorySettings._meta.db_table)} WHERE {qn('user_id')} = %s", [str(user_id)])
+        row = cursor.fetchone()
+    return (True, True) if row is None else (bool(row[0]), bool(row[1]))
 
 
 def memory_log_access(
@@ -452,7 +507,7 @@ def memory_retrieve_ranking(
     if not (memory_retrieval_enabled(namespace.user_id) if enabled is None else enabled):
         return None
     found = memory_rank(queryset=namespace_scope(namespace), query=query, k=k, embedder=embedder,
-                        user_id=namespace.user_id)
+                        user_id=namespace.user_id, scope_key=("namespace", *namespace_spellings(namespace)))
     if log_access:
         memory_log_access(found.results, agent_id=agent_id, conversation_id=conversation_id, kind=kind)
     if receipt:
