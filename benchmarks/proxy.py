@@ -87,6 +87,68 @@ def commit_p50_ms(database_url: str, count: int = 50) -> float:
     return statistics.median(times)
 
 
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (gunicorn's master and workers), from /proc."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        try:
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children") as handle:
+                    todo.extend(int(child) for child in handle.read().split())
+        except OSError:
+            pass
+    return found
+
+
+def _cpu_of(pids: list[int]) -> float:
+    """User + system CPU seconds the processes have used (Linux /proc; 0 elsewhere)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / _TICK
+
+
+def database_pids() -> list[int]:
+    """The MariaDB/MySQL server's pid on this machine (shared with other work: its figure is an upper bound)."""
+    found = []
+    try:
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/comm") as handle:
+                        if handle.read().strip() in ("mariadbd", "mysqld"):
+                            found.append(int(entry))
+                except OSError:
+                    pass
+    except OSError:
+        pass
+    return found
+
+
+class CPUMeter:
+    """CPU seconds used by each part of the benchmark during a slice: the web server (gunicorn's master
+    and workers), the fake upstream, the database server and this load generator."""
+
+    def __init__(self, server_pid: int, upstream_pid: int) -> None:
+        self.parts = {"web": lambda: _cpu_of(_process_tree(server_pid)),
+                      "upstream": lambda: _cpu_of([upstream_pid]),
+                      "database": lambda: _cpu_of(database_pids()),
+                      "load generator": lambda: sum(os.times()[:2])}
+
+    def read(self) -> dict[str, float]:
+        return {name: read() for name, read in self.parts.items()}
+
+
 def system_prompt() -> str:
     from memoryboard.agent.runtime import SYSTEM_PROMPT, TOOLS_HINT
 
@@ -139,6 +201,9 @@ def main() -> int:
     calls = endpoints(args.port, upstream_port, tokens)
     commits = [commit_p50_ms(args.database_url)]
     results: list[tuple[int, str, dict]] = []
+    meter = CPUMeter(server.pid, upstream.pid)
+    cpu: dict[tuple[int, str], dict[str, float]] = {}  # CPU seconds per part, summed over the slices
+    loads: list[float] = []
     try:
         for request_for in calls.values():
             run_requests(request_for, max(levels), args.warmup)
@@ -146,12 +211,21 @@ def main() -> int:
             slices: dict[str, list[dict]] = {name: [] for name in calls}
             for _round in range(args.rounds):
                 for name, request_for in calls.items():
+                    before = meter.read()
                     slices[name].append(run_requests(request_for, concurrency, args.seconds / args.rounds))
+                    after = meter.read()
+                    spent = cpu.setdefault((concurrency, name), {})
+                    for part in after:
+                        spent[part] = spent.get(part, 0.0) + after[part] - before[part]
+                loads.append(os.getloadavg()[0])
             for name in calls:
                 result = summarize(slices[name])
                 results.append((concurrency, name, result))
+                per = {part: value * 1000 / max(1, result["requests"]) for part, value in cpu[(concurrency, name)].items()}
+                result["cpu"] = per
                 print(f"c={concurrency:<3} {name:<6} {result['rps']:8.1f} req/s  p50 {result['p50']:6.1f} ms  "
-                      f"p99 {result['p99']:6.1f} ms  errors {result['errors']} {result['samples'][:1]}", flush=True)
+                      f"p99 {result['p99']:6.1f} ms  errors {result['errors']} {result['samples'][:1]}  CPU ms/request "
+                      + ", ".join(f"{part} {value:.1f}" for part, value in per.items()), flush=True)
         commits.append(commit_p50_ms(args.database_url))
     finally:
         server.terminate()
@@ -171,14 +245,23 @@ def main() -> int:
             misses.append(f"c={c} {name}: {r['errors']} errors")
         if overhead is not None and overhead >= 25:
             misses.append(f"c={c}: proxy overhead {overhead:.1f} ms p50 (target < 25 ms)")
+    cpu_lines = ["| clients | endpoint | web | upstream | database | load generator | total | "
+                 f"clients × total / {os.cpu_count()} CPUs |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for c, name, r in results:
+        per = r["cpu"]
+        total = sum(per.values())
+        cpu_lines.append(f"| {c} | {name} | {per['web']:.1f} | {per['upstream']:.1f} | {per['database']:.1f} | "
+                         f"{per['load generator']:.1f} | {total:.1f} | {c * total / (os.cpu_count() or 1):.1f} |")
+    database = args.database_url.rsplit("/", 1)[-1]
     section = f"""{HEADING}
 
 `.venv/bin/python benchmarks/proxy.py` — `POST /v1/chat/completions` (issue 14) under gunicorn ({args.workers}
 sync workers, DEBUG off) with MariaDB ({args.users} users × {args.memories} items, seeded as the load benchmark does, in its own
-database `mb_proxy`), its upstream the fake OpenAI server (`tests/fakes/openai_server.py`, its own process, answering at
+database `{database}`), its upstream the fake OpenAI server (`tests/fakes/openai_server.py`, its own process, answering at
 once, with TCP_NODELAY), the offline embedder. {args.seconds:g} s per endpoint and client count, in {args.rounds} interleaved
 slices; load generator, gunicorn, the fake and MariaDB share the machine's {os.cpu_count()} CPUs with other
-work (load average {os.getloadavg()[0]:.1f} at the end), so compare within the run.
+work (load average after each round {min(loads, default=0):.1f}–{max(loads, default=0):.1f}, {os.getloadavg()[0]:.1f} at the end),
+so compare within the run.
 
 - **floor**: `GET /api/v1/ping/` (trivial DRF view); **direct**: the chat request sent straight to the fake
   upstream with the messages memoryboard would send; **proxy**: the same question through memoryboard
@@ -187,20 +270,20 @@ work (load average {os.getloadavg()[0]:.1f} at the end), so compare within the r
   extraction filter, which skips these questions).
 - **overhead** = proxy p50 − direct p50. Target: < 25 ms and zero errors.
 - A one-row commit on this MariaDB took {commits[0]:.1f} ms p50 before the run and {commits[-1]:.1f} ms after it
-  (each commit waits for an fsync of the redo log). A proxied request makes two (the conversation claim with
-  the user's message, then the turn with the assistant row) and about a dozen statements in all (token,
-  claim, retrieval's two, the user's switch, the two inserts, …); the access log's writes follow off the
-  request path. Since commit `208acdf` the claim, the user's message and the turn commit together (one
-  fsync instead of two).
-- Where a proxied request's time goes (cProfile in one process against this database, 100 requests,
-  load average ≈ 10): 11 ms of CPU per request in the web process (the floor: 1 ms); of 22 ms in
-  `chat_completion`, the upstream call 8 ms (2.4 ms of it the `openai` client transforming the messages
-  and tool definitions before sending), the conversation claim and the new rows 4 ms, retrieval and
-  injection 4 ms, the extraction filter's switch lookup 2 ms, the context chain 0.4 ms. The rest of the
-  overhead measured here is waiting for the two shared CPUs: at 8 clients the five workers queue behind
-  each other and the other jobs on the machine, so that row is mostly the machine's load, not the proxy.
+  (each commit waits for an fsync of the redo log). A proxied request for a new conversation makes one
+  commit and ten statements (token; the conversation's owner and the user's message; the user's two
+  switches; pause rules; candidates; the best items; the receipt; the assistant row; a sixth of the
+  questions also read the user's items for the extraction filter); the access log's writes follow off
+  the request path.
+- CPU per request of each process during the slices (from /proc; the database server is shared with
+  other work on the machine, so its figure is an upper bound). With every process busy on {os.cpu_count()} CPUs, a
+  request's latency at c clients is at least c × (total CPU per request) / {os.cpu_count()}: the last column. That
+  floor, not the proxy's code path, sets the 8-client figure; where the web process's CPU goes, stage
+  by stage, is in § Proxy CPU per request.
 
 {chr(10).join(lines)}
+
+{chr(10).join(cpu_lines)}
 
 {"All targets met." if not misses else "Targets missed in this run:" + chr(10) + chr(10).join("- " + m for m in misses)}
 """
