@@ -271,10 +271,11 @@ so compare within the run.
 - **overhead** = proxy p50 − direct p50. Target: < 25 ms and zero errors.
 - A one-row commit on this MariaDB took {commits[0]:.1f} ms p50 before the run and {commits[-1]:.1f} ms after it
   (each commit waits for an fsync of the redo log). A proxied request for a new conversation makes one
-  commit and ten statements (token; the conversation's owner and the user's message; the user's two
-  switches; pause rules; candidates; the best items; the receipt; the assistant row; a sixth of the
-  questions also read the user's items for the extraction filter); the access log's writes follow off
-  the request path.
+  commit and nine statements (token; the conversation's owner and the user's message; the user's two
+  switches; pause rules; candidates; the best items; the receipt; the assistant row), ten for the one
+  question in six that the extraction filter checks against the user's items (and queues for
+  extraction: "should I" reads as a statement about the user); the access log's writes follow off the
+  request path.
 - CPU per request of each process during the slices (from /proc; the database server is shared with
   other work on the machine, so its figure is an upper bound). With every process busy on {os.cpu_count()} CPUs, a
   request's latency at c clients is at least c × (total CPU per request) / {os.cpu_count()}: the last column. That

@@ -149,7 +149,7 @@ class ScoreParts:
 
     def as_dict(self) -> dict[str, float]:
         # Fields read directly: ``dataclasses.asdict`` deep-copies each value, and a receipt writes
-        # 50 of these per agent turn (1.9 ms of CPU per turn → 0.2 ms; benchmarks/README.md § Proxy).
+        # 50 of these per agent turn (0.81 → 0.32 ms of CPU; benchmarks/README.md § Proxy CPU per request).
         return {name: round(float(getattr(self, name)), 4) for name in self.__dataclass_fields__}
 
 

@@ -154,8 +154,8 @@ def _pause_rules_q(user_id: str | None) -> Q | None:
     if user_id is None:
         rows = PauseRule.objects.values_list("user_id", "agent_namespace", "memory_type")
     else:
-        # Hand-written: one user's rules are read on every agent turn; the ORM's query cost 0.6 ms of
-        # CPU, this 0.2 ms (benchmarks/README.md § Proxy).
+        # Hand-written: one user's rules are read on every agent turn and search; the ORM's query cost
+        # 0.38 ms of CPU, this 0.10 ms (benchmarks/README.md § Proxy CPU per request).
         qn = connection.ops.quote_name
         with connection.cursor() as cursor:
             cursor.execute(f"SELECT {qn('user_id')}, {qn('agent_namespace')}, {qn('memory_type')} FROM "
@@ -188,9 +188,9 @@ def _cosines(matrix: np.ndarray, qvec: np.ndarray) -> np.ndarray:
         return matrix @ qvec
 
 
-# The candidates' SQL by scope (``memory_rank``'s ``scope_key``: one namespace, no pause rule): the
-# ORM builds and compiles it in 1.2 ms of CPU, a third of the retrieval's database work per agent turn
-# (benchmarks/README.md § Proxy). Bounded: emptied when full.
+# The candidates' SQL by scope (``memory_rank``'s ``scope_key``: one namespace, no pause rule): built
+# and compiled by the ORM each time, reading the candidates took 1.39 ms of CPU; with the SQL reused
+# 0.26 ms (benchmarks/README.md § Proxy CPU per request). Bounded: emptied when full.
 _CANDIDATE_SQL: dict[tuple, tuple[str, tuple] | None] = {}
 _CANDIDATE_SQL_MAX = 4096
 
@@ -296,8 +296,8 @@ def _scope_data(
 
 def _memories_by_id(ids: list[str]) -> dict[str, LongTermMemory]:
     """``LongTermMemory.objects.in_bulk(ids)`` as one hand-written SELECT whose rows the ORM's converters
-    turn into the same instances (``memoryboard.rows``): the ORM's query building took 1.9 ms of CPU
-    for 10 items, this 0.7 ms (benchmarks/README.md § Proxy; every search and agent turn loads them)."""
+    turn into the same instances (``memoryboard.rows``): ``in_bulk`` took 1.1 ms of CPU for 10 items, this
+    0.5 ms (benchmarks/README.md § Proxy CPU per request; every search and agent turn loads them)."""
     if not ids:
         return {}
     qn = connection.ops.quote_name
@@ -423,7 +423,8 @@ def memory_retrieval_enabled(user_id: str) -> bool:
 def memory_switches(user_id: str) -> tuple[bool, bool]:
     """The user's two switches, "use my memories" and "save new memories" (each on unless turned off),
     in one query: an agent turn reads both (retrieval, then the extraction filter)."""
-    # Hand-written: the ORM's query costs 1.0 ms of CPU, this 0.2 ms (benchmarks/README.md § Proxy).
+    # Hand-written: the two ORM queries it replaces cost 1.0 ms of CPU, this 0.09 ms (benchmarks/README.md
+    # § Proxy CPU per request).
     qn = connection.ops.quote_name
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {qn('use_memories')}, {qn('save_memories')} FROM "
