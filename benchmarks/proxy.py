@@ -91,17 +91,21 @@ _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _process_tree(pid: int) -> list[int]:
-    """``pid`` and its descendants (gunicorn's master and workers), from /proc."""
+    """``pid`` and its descendants (gunicorn's master and workers), from the parent ids in /proc."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            parents.setdefault(ppid, []).append(int(entry))
     found, todo = [], [pid]
     while todo:
         current = todo.pop()
         found.append(current)
-        try:
-            for task in os.listdir(f"/proc/{current}/task"):
-                with open(f"/proc/{current}/task/{task}/children") as handle:
-                    todo.extend(int(child) for child in handle.read().split())
-        except OSError:
-            pass
+        todo.extend(parents.get(current, []))
     return found
 
 
@@ -197,7 +201,16 @@ def main() -> int:
     upstream, upstream_port = start_fake_upstream()
     env = {"OPENAI_BASE_URL": f"http://127.0.0.1:{upstream_port}/v1", "OPENAI_API_KEY": "k",
            "OPENAI_EMBEDDING_MODEL": "", "OPENAI_MAX_RETRIES": "0"}
-    server = start_server(args.database_url, args.port, args.workers, env=env)
+    try:
+        import socket
+
+        with socket.socket() as probe:  # a server left on the port would answer in place of this one
+            if probe.connect_ex(("127.0.0.1", args.port)) == 0:
+                raise RuntimeError(f"port {args.port} is in use")
+        server = start_server(args.database_url, args.port, args.workers, env=env, timeout=180)
+    except BaseException:
+        upstream.terminate()
+        raise
     calls = endpoints(args.port, upstream_port, tokens)
     commits = [commit_p50_ms(args.database_url)]
     results: list[tuple[int, str, dict]] = []
@@ -228,10 +241,14 @@ def main() -> int:
                       + ", ".join(f"{part} {value:.1f}" for part, value in per.items()), flush=True)
         commits.append(commit_p50_ms(args.database_url))
     finally:
-        server.terminate()
-        server.wait(timeout=30)
-        upstream.terminate()
-        upstream.wait(timeout=30)
+        for proc in (server, upstream):
+            proc.terminate()
+        for proc in (server, upstream):
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
     by = {(c, name): r for c, name, r in results}
     lines = ["| clients | endpoint | requests | req/s | p50 ms | p99 ms | errors | overhead p50 ms |",

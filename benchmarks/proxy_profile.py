@@ -25,7 +25,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.load import prepare_database  # noqa: E402
-from benchmarks.proxy import QUESTIONS, start_fake_upstream  # noqa: E402
+from benchmarks.proxy import QUESTIONS, _cpu_of, database_pids, start_fake_upstream  # noqa: E402
 
 
 def wsgi_call(app, method: str, path: str, body: bytes, token_header: str) -> tuple[str, bytes]:
@@ -159,15 +159,19 @@ def main() -> int:
             proxy()
             floor()
         per = {"proxy": [], "floor": []}
+        database = {"proxy": [], "floor": []}  # the database server's CPU: shared, an upper bound
+        db_pids = database_pids()
         for _round in range(args.rounds):
             for name, call in (("proxy", proxy), ("floor", floor)):
-                began = time.process_time()
+                began, db_began = time.process_time(), _cpu_of(db_pids)
                 for _ in range(args.requests):
                     call()
                 per[name].append((time.process_time() - began) * 1000 / args.requests)
+                database[name].append((_cpu_of(db_pids) - db_began) * 1000 / args.requests)
         for name, values in per.items():
             print(f"{name}: CPU per request median {statistics.median(values):.2f} ms "
-                  f"(rounds: {', '.join(f'{v:.2f}' for v in values)})")
+                  f"(rounds: {', '.join(f'{v:.2f}' for v in values)}); database server "
+                  f"{statistics.median(database[name]):.2f} ms (shared with other work: an upper bound)")
         if args.queries:
             from django.db import connection
 
