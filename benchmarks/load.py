@@ -238,16 +238,10 @@ def table(results: list[tuple[int, str, dict]]) -> str:
 
 
 def write_readme(section: str) -> None:
-    text = README.read_text(encoding="utf-8") if README.exists() else "# Benchmarks\n"
-    block = f"{HEADING}\n\n{section.strip()}\n"
-    if HEADING in text:
-        head, _, rest = text.partition(HEADING)
-        following = rest.find("\n## ")
-        tail = rest[following + 1:] if following >= 0 else ""
-        text = head + block + ("\n" + tail if tail else "")
-    else:
-        text = text.rstrip() + "\n\n" + block
-    README.write_text(text, encoding="utf-8")
+    """Replace the "## Load" section of benchmarks/README.md (``benchmarks.sections``, as the others)."""
+    from benchmarks.sections import write_readme_section
+
+    write_readme_section(README, HEADING, f"{HEADING}\n\n{section.strip()}\n\n")
 
 
 def main() -> int:

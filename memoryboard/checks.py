@@ -94,3 +94,18 @@ def check_default_agent(app_configs=None, **kwargs) -> list[checks.CheckMessage]
             )
         ]
     return []
+
+
+def check_api_language(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """``MEMORYBOARD_API_DEFAULT_LANGUAGE`` must be one of ``LANGUAGES`` (api.middleware.ApiLocaleMiddleware)."""
+    value = getattr(settings, "MEMORYBOARD_API_DEFAULT_LANGUAGE", "en")
+    codes = [code for code, _name in settings.LANGUAGES]
+    if value not in codes:
+        return [
+            checks.Error(
+                f"Unknown API default language {value!r}.",
+                hint=f"Set MEMORYBOARD_API_DEFAULT_LANGUAGE to one of {', '.join(codes)}.",
+                id="memoryboard.E005",
+            )
+        ]
+    return []

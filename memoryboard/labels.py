@@ -19,6 +19,7 @@ OTHER_REASONS = {
     "retention period over": _("Retention period over"),
     "privacy request": _("Privacy request"),
     "delete all": _("Deleted with “delete all”"),
+    "erase all my data": _("Erased by the user (“erase all my data”)"),
 }
 UNDO_DELETE = "undo delete: back to "
 

@@ -71,7 +71,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.locale.LocaleMiddleware",
+    # LocaleMiddleware, except that API clients naming no language get English (docs/decisions.md).
+    "memoryboard.api.middleware.ApiLocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -142,6 +143,8 @@ AUTH_PASSWORD_VALIDATORS = [
 LANGUAGE_CODE = "zh-hans"
 LANGUAGES = [("zh-hans", _("Simplified Chinese")), ("en", _("English"))]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# The language of API answers (/api/, /v1/, /mcp/) to clients that send no Accept-Language.
+MEMORYBOARD_API_DEFAULT_LANGUAGE = os.environ.get("MEMORYBOARD_API_DEFAULT_LANGUAGE", "en")
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -250,6 +253,8 @@ MEMORYBOARD_DECAY_FACTOR = float(os.environ.get("MEMORYBOARD_DECAY_FACTOR", "0.9
 MEMORYBOARD_CLEANUP_SCORE_THRESHOLD = float(os.environ.get("MEMORYBOARD_CLEANUP_SCORE_THRESHOLD", "0.1"))
 MEMORYBOARD_CLEANUP_MIN_ACCESS = env_int("MEMORYBOARD_CLEANUP_MIN_ACCESS", 3)
 MEMORYBOARD_DELETED_RETENTION_DAYS = env_int("MEMORYBOARD_DELETED_RETENTION_DAYS", 30)
+# Pasted playground traces not opened for this many days are removed by purge_deleted (0: kept forever).
+MEMORYBOARD_PLAYGROUND_TRACE_RETENTION_DAYS = env_int("MEMORYBOARD_PLAYGROUND_TRACE_RETENTION_DAYS", 90)
 
 # HNSW index files of large scopes (ltm.ann), one per embedding model; built by manage.py ann_rebuild.
 MEMORYBOARD_ANN_DIR = os.environ.get("MEMORYBOARD_ANN_DIR", str(BASE_DIR / "var" / "ann"))

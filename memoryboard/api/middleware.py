@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import JsonResponse
+from django.middleware.locale import LocaleMiddleware
+from django.utils import translation
 from django.utils.translation import gettext as _
+
+from memoryboard.web.errors import API_PREFIXES
+
+# Where a request without Accept-Language is a program, not a person (see ApiLocaleMiddleware).
+API_LOCALE_PREFIXES = (*API_PREFIXES, "/mcp/")
 
 
 def body_too_large_message(limit: int) -> str:
@@ -73,3 +80,23 @@ class BodySizeLimitMiddleware:
             if length > limit:
                 return body_too_large_response(limit)
         return self.get_response(request)
+
+
+class ApiLocaleMiddleware(LocaleMiddleware):
+    """Django's ``LocaleMiddleware``, except that an API client that names no language gets English.
+
+    The site's default language (``LANGUAGE_CODE``, Simplified Chinese) is for people in a browser, which
+    always sends ``Accept-Language``. Under the API prefixes (``/api/``, ``/v1/``, ``/mcp/``) a request
+    with neither that header nor the language cookie is a program (``curl``, the ``openai`` client, an
+    agent): its error messages come in ``MEMORYBOARD_API_DEFAULT_LANGUAGE`` (default ``en``). A client
+    that asks for a language (header or cookie) gets it, as everywhere else; pages are unchanged.
+    """
+
+    def process_request(self, request):
+        if (request.path.startswith(API_LOCALE_PREFIXES) and "HTTP_ACCEPT_LANGUAGE" not in request.META
+                and settings.LANGUAGE_COOKIE_NAME not in request.COOKIES):
+            language = settings.MEMORYBOARD_API_DEFAULT_LANGUAGE
+            translation.activate(language)
+            request.LANGUAGE_CODE = translation.get_language()
+            return None
+        return super().process_request(request)

@@ -4,6 +4,7 @@ from rest_framework.routers import SimpleRouter
 from . import views
 from .agent_views import AgentChatView
 from .import_views import MemoryImportView
+from .my_data_views import MyDataEraseView, MyDataView
 
 router = SimpleRouter(trailing_slash="/?")
 router.register("memories", views.MemoryViewSet, basename="memory")
@@ -19,6 +20,8 @@ urlpatterns = [
     re_path(r"^strategies/memory/(?P<name>[^/]+)/apply/?$", views.MemoryApplyView.as_view(), name="api-memory-apply"),
     re_path(r"^agents/(?P<agent>[^/]+)/chat/?$", AgentChatView.as_view(), name="api-agent-chat"),
     re_path(r"^memories/import/?$", MemoryImportView.as_view(), name="api-memory-import"),
+    re_path(r"^me/data/?$", MyDataView.as_view(), name="api-my-data"),
+    re_path(r"^me/data/erase/?$", MyDataEraseView.as_view(), name="api-my-data-erase"),
     *router.urls,
     # Keep last: any other URL under /api/v1/ answers a JSON 404.
     re_path(r"^.*$", views.not_found, name="api-not-found"),

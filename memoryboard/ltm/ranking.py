@@ -1,24 +1,36 @@
 """The one scoring function of long-term memory search, and its constants (see docs/retrieval.md).
 
 Every search (an end user's, staff's, the agent's session-start retrieval, the ``memory_search`` tool)
-ranks its candidates here::
+embeds its query with :func:`query_vector` and ranks its candidates here::
 
+    query     = unit((1 - QUERY_VIEW_WEIGHT) * e(query) + QUERY_VIEW_WEIGHT * e(content words of the query))
+    cosine    = cos(query, item) with the scope's language axis removed from both (when the scope has one)
     semantic  = max(0, (cosine - floor) / (ceiling - floor))       floor, ceiling = COSINE_RANGE[model]
     keyword   = min(1, BM25(query, item) / BM25 of a plain match of the query) (0..1)
-    match     = SEMANTIC_WEIGHT * semantic + KEYWORD_WEIGHT * keyword          (0..1)
-    type      = TYPE_WEIGHTS[item type]                         FACT 1.0 ... EPISODE 0.9
+    evidence  = max(0, (keyword - KEYWORD_EVIDENCE) / (1 - KEYWORD_EVIDENCE))
+    match     = SEMANTIC_WEIGHT * semantic + KEYWORD_WEIGHT * evidence
+    type      = TYPE_WEIGHTS[item type]                         FACT 1.0 ... EPISODE 0.97
     decay     = DECAY_FLOOR + (1 - DECAY_FLOOR) * clip(relevance_score, 0, 1)
     final     = match * type * decay
 
 An item whose ``match`` is below ``MIN_RELEVANCE`` is not returned, whatever its type and score: the
 threshold asks "is this about the query at all?", the weights then order what is.
 
+The query's content words (:func:`query_view`) are the query without question words, pronouns and
+English stop words: a question ("what does the user do for a living?") and a stored statement ("用户是
+Java后端开发者") differ in form more than in meaning, and the content words alone pull the query
+vector towards what it asks about. The language axis (:func:`language_axis`) is the difference of the
+mean vectors of the scope's Chinese and other items: the multilingual model places texts of one
+language nearer each other whatever they say, and removing that direction lets a Chinese query meet
+an English item on meaning (measured on the bilingual set; figures in docs/retrieval.md).
+
 The keyword score is BM25 (``bm25s``, Lucene's variant) over the scope's items, on tokens that serve
 English and Chinese alike: lower-cased words of letters and digits (English stop words dropped) and
 character bigrams of CJK runs (a lone CJK character is its own token). It is divided by the score of a
 text of average length holding each query token once (the sum of the query tokens' IDF / (1 + k1); a
 token no item has counts with the highest IDF) and capped at 1, so it says how much of the query an item
-matches, comparable across scopes.
+matches, comparable across scopes. It counts as evidence only above ``KEYWORD_EVIDENCE``: a query
+matched by a word every item shares ("user") is not thereby about an item in its language.
 
 Nothing here imports Django.
 """
@@ -36,20 +48,29 @@ import numpy as np
 
 SEMANTIC_WEIGHT = 0.8
 KEYWORD_WEIGHT = 0.2
+# The keyword share below which BM25 is no evidence (0.5: half the query's weight of words matched).
+KEYWORD_EVIDENCE = 0.5
+# The weight of the query's content words (:func:`query_view`) in the query vector.
+QUERY_VIEW_WEIGHT = 0.4
+# The least items of each script (CJK, other) a scope needs for its language axis to be removed:
+# with fewer, the difference of the means is the content of a few items, not the language.
+LANGUAGE_AXIS_MIN_ITEMS = 8
 # Per embedding model, the cosine that unrelated texts typically reach (floor) and the one that a
 # close paraphrase reaches (ceiling): the semantic part maps that range to 0..1 (above it, beyond 1). Measured on the
-# bilingual set (tests/ltm/data/bilingual_eval.json): with USE, unrelated queries' best item 0.15-0.24,
-# the expected item's median 0.39. Models not listed use DEFAULT_COSINE_RANGE.
+# bilingual set (tests/ltm/data/bilingual_eval.json): with USE, unrelated queries' best item 0.11-0.29
+# (median 0.20), the expected item's median 0.41; USE's floor is where MIN_RELEVANCE meets a cosine of 0.1625
+# (docs/retrieval.md: the trade-off). Models not listed use DEFAULT_COSINE_RANGE.
 COSINE_RANGE = {
-    "use-multilingual-v3": (0.15, 0.65),
+    "use-multilingual-v3": (0.11, 0.635),
     "hashing-ngram-384": (0.1, 0.6),
 }
 DEFAULT_COSINE_RANGE = (0.1, 0.7)
-TYPE_WEIGHTS = {"FACT": 1.0, "PREFERENCE": 0.97, "PROCEDURE": 0.94, "EPISODE": 0.9}
-DEFAULT_TYPE_WEIGHT = 0.94
+TYPE_WEIGHTS = {"FACT": 1.0, "PREFERENCE": 0.99, "PROCEDURE": 0.98, "EPISODE": 0.97}
+DEFAULT_TYPE_WEIGHT = 0.98
 # A fully decayed item keeps this share of its score (decay orders, it does not hide).
 DECAY_FLOOR = 0.5
-# The least ``match`` an item needs to be returned (with USE and no keyword: a cosine of 0.2).
+# The least ``match`` an item needs to be returned (with USE and no keyword: a cosine of 0.1625;
+# with the hashing embedder 0.15).
 MIN_RELEVANCE = 0.08
 # BM25 parameters (bm25s defaults, Lucene's variant).
 BM25_K1 = 1.5
@@ -88,6 +109,60 @@ def tokenize(text: str) -> list[str]:
         elif run not in _STOPWORDS and run != "_":
             tokens.append(run)
     return tokens
+
+
+# --- the query vector and the language axis ---------------------------------------------------------
+
+# Words of a query that ask rather than say: English stop words (``bm25s``'s list, as for BM25), the
+# subject every item shares, and Chinese question words and pronouns (no segmenter: removed as strings).
+_QUERY_EXTRA_WORDS = frozenset({"user", "users", "user's", "user’s"})
+_ZH_FUNCTION_WORDS = re.compile("为什么|什么|哪里|哪个|哪些|怎么|怎样|多少|是否|有没有|吗|呢|几|谁|"
+                                "用户的|用户|他的|她的|我的|我们|他|她|我")
+_VIEW_RUN = re.compile(r"[A-Za-z0-9'’\-:]+|[^\sA-Za-z0-9]+")
+_PUNCTUATION = re.compile(r"[^\w\-:'’]+")
+
+
+def query_view(query: str) -> str:
+    """The content words of a query: without question words, pronouns, the shared subject ("user",
+    "用户") and English stop words; the query itself when nothing would be left.
+
+    Example:
+        >>> query_view("what does the user do for a living?"), query_view("他家里有宠物吗")
+        ('living', '家里有宠物')
+    """
+    kept: list[str] = []
+    for run in _VIEW_RUN.findall(query or ""):
+        if run[0].isascii() and (run[0].isalnum()):
+            if run.lower() not in _STOPWORDS and run.lower() not in _QUERY_EXTRA_WORDS:
+                kept.append(run)
+        else:
+            kept.append(_PUNCTUATION.sub(" ", _ZH_FUNCTION_WORDS.sub(" ", run)))
+    view = " ".join(" ".join(kept).split())
+    return view or query
+
+
+def query_vector(embedder, query: str) -> np.ndarray:
+    """The query's unit vector: its embedding and that of its content words (:func:`query_view`),
+    weighted by ``QUERY_VIEW_WEIGHT`` (one call of the embedder)."""
+    view = query_view(query)
+    if QUERY_VIEW_WEIGHT <= 0 or view == query:
+        return np.asarray(embedder.embed([query])[0], dtype=np.float32)
+    whole, words = np.asarray(embedder.embed([query, view]), dtype=np.float32)
+    vector = (1.0 - QUERY_VIEW_WEIGHT) * whole + QUERY_VIEW_WEIGHT * words
+    norm = float(np.linalg.norm(vector))
+    return (vector / norm).astype(np.float32) if norm > 0 else whole
+
+
+def language_axis(matrix: np.ndarray, texts: Sequence[str]) -> np.ndarray | None:
+    """The unit difference of the mean vectors of the scope's CJK items and its other items; ``None``
+    unless each group has ``LANGUAGE_AXIS_MIN_ITEMS`` items."""
+    cjk = np.fromiter((bool(_CJK_RUN.search(text or "")) for text in texts), dtype=bool, count=len(texts))
+    count = int(cjk.sum())
+    if count < LANGUAGE_AXIS_MIN_ITEMS or len(texts) - count < LANGUAGE_AXIS_MIN_ITEMS:
+        return None
+    axis = matrix[cjk].mean(axis=0) - matrix[~cjk].mean(axis=0)
+    norm = float(np.linalg.norm(axis))
+    return (axis / norm).astype(np.float32) if norm > 0 else None
 
 
 # --- the keyword index of a scope ----------------------------------------------------------------
@@ -193,6 +268,8 @@ def score(
     types: np.ndarray,
     relevance_scores: np.ndarray,
     model_name: str,
+    item_axis: np.ndarray | None = None,
+    query_axis: float = 0.0,
 ) -> Scores:
     """The one scoring function (see the module docstring), vectorized over a scope's items.
 
@@ -202,13 +279,21 @@ def score(
         types: each item's type weight (:func:`type_weights`).
         relevance_scores: each item's decayed ``relevance_score``.
         model_name: the embedding model (its cosine range).
+        item_axis: each item vector's component along the scope's language axis (:func:`language_axis`),
+            ``None`` when the scope has none; ``query_axis`` is the query vector's.
     """
     floor, ceiling = cosine_range(model_name)
     cosine = np.asarray(cosine, dtype=np.float32)
+    if item_axis is not None:  # the cosine of both vectors with the axis projected out
+        item_axis = np.asarray(item_axis, dtype=np.float32)
+        norms = np.sqrt(np.maximum((1.0 - query_axis * query_axis) * (1.0 - item_axis * item_axis), 1e-6))
+        cosine = ((cosine - query_axis * item_axis) / norms).astype(np.float32)
     # Not capped at 1: closer than a typical paraphrase still ranks higher (a cap made near-duplicates tie).
     semantic = np.maximum((cosine - floor) / (ceiling - floor), 0.0)
-    match = SEMANTIC_WEIGHT * semantic + KEYWORD_WEIGHT * np.asarray(keyword, dtype=np.float32)
+    keyword = np.asarray(keyword, dtype=np.float32)
+    evidence = np.maximum((keyword - KEYWORD_EVIDENCE) / (1.0 - KEYWORD_EVIDENCE), 0.0)
+    match = SEMANTIC_WEIGHT * semantic + KEYWORD_WEIGHT * evidence
     decay = DECAY_FLOOR + (1.0 - DECAY_FLOOR) * np.clip(np.asarray(relevance_scores, dtype=np.float32), 0.0, 1.0)
     final = match * types * decay
-    return Scores(cosine=cosine, semantic=semantic, keyword=np.asarray(keyword, dtype=np.float32), match=match,
+    return Scores(cosine=cosine, semantic=semantic, keyword=keyword, match=match,
                   type_weight=types, decay=decay, final=final)

@@ -8,7 +8,8 @@ retrieval and the ``memory_search`` tool; what differs is the scope (a queryset 
    their vector for the current model and whether they are paused (one query, no content, no vector);
    a scope larger than ``EXACT_MAX`` (staff across every user) takes its candidates from the HNSW
    index instead (``ltm.ann``), filtered by the same queryset;
-2. embeds the query; takes the scope's vectors, types and keyword index from ``ltm.vector_cache`` (keyed by what the
+2. embeds the query (``ranking.query_vector``: the query and its content words); takes the scope's
+   vectors, types, keyword index and language axis from ``ltm.vector_cache`` (keyed by what the
    candidates are, so never stale) or reads and builds them (one query);
 3. scores every candidate with the one function of ``ltm.ranking`` and keeps the best ``k`` whose
    match reaches the minimum relevance; the others are left out with a reason (paused, below
@@ -235,12 +236,15 @@ def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, *, sql_key:
 def _scope_data(
     base: QuerySet[LongTermMemory], ids: list[str], versions: list[str], embedder, *, cacheable: bool
 ) -> ScopeData:
-    """The vectors, types and keyword index of the candidates ``ids`` (sorted): from the cache, or
-    read (one query per ``READ_BATCH`` ids) and built; vectors missing are embedded.
+    """The vectors, types, keyword index and language axis of the candidates ``ids`` (sorted): from the
+    cache, or read (one query per ``READ_BATCH`` ids) and built; vectors missing are embedded. The
+    language axis only for a whole scope (``cacheable``): the HNSW index's candidates are the query's
+    nearest items, whose mean per language says what the query is about, not which language.
 
     Kept only when every candidate has its vector: an item changes ``updated_at`` when its content
     (and so its vector) changes, so the ids and versions name the vectors too.
     """
+    whole_scope = cacheable
     key = fingerprint(embedder.name, ids, versions)
     data = scope_cache.get(key)
     if data is not None:
@@ -281,6 +285,7 @@ def _scope_data(
         types.append(str(value.get("type", "")))
     matrix = np.vstack(vectors).astype(np.float32, copy=False) if vectors else np.zeros((0, int(embedder.dim)), np.float32)
     matrix.flags.writeable = False
+    axis = ranking.language_axis(matrix, texts) if whole_scope else None
     cacheable = cacheable and len(kept_ids) == len(ids)
     data = ScopeData(
         ids=kept_ids,
@@ -288,6 +293,8 @@ def _scope_data(
         matrix=matrix,
         type_weights=ranking.type_weights(types),
         keywords=ranking.KeywordIndex(texts),
+        language_axis=axis,
+        axis_components=None if axis is None else _cosines(matrix, axis),
     )
     if cacheable:
         scope_cache.put(key, data)
@@ -350,7 +357,7 @@ def memory_rank(
     if large:
         from memoryboard.ltm.ann import ann_candidates
 
-        qvec = np.asarray(embedder.embed([query])[0], dtype=np.float32)
+        qvec = ranking.query_vector(embedder, query)
         ids = ann_candidates(model_name=embedder.name, dim=int(embedder.dim), vector=qvec, count=ANN_CANDIDATES)
         if ids is None:
             logger.warning("no HNSW index for %s: exact search over a large scope", embedder.name)
@@ -365,7 +372,7 @@ def memory_rank(
     if not rows:
         return result  # nothing to compare with: the query is not even embedded
     if qvec is None:
-        qvec = np.asarray(embedder.embed([query])[0], dtype=np.float32)
+        qvec = ranking.query_vector(embedder, query)
     rows.sort()
     ids, versions, relevances, paused_flags = (list(column) for column in zip(*rows))
     data = _scope_data(base, ids, versions, embedder, cacheable=result.index == "exact")
@@ -382,6 +389,8 @@ def memory_rank(
         types=data.type_weights,
         relevance_scores=np.asarray(relevances, dtype=np.float32),
         model_name=embedder.name,
+        item_axis=data.axis_components,
+        query_axis=0.0 if data.language_axis is None else float(qvec @ data.language_axis),
     )
     order = np.argsort(-scores.final, kind="stable")
     paused = np.asarray(paused_flags, dtype=bool)[order]

@@ -103,6 +103,14 @@ def user_namespaces(user_id: str, *, agents: list[str] | None = None) -> list[st
     return list(names)
 
 
+def exact_text_q(field: str, values: list[str]) -> Q:
+    """``field IN values`` byte for byte: an indexed ``IN`` re-checked with ``BINARY`` on MySQL, whose
+    collations ignore case (user ``ABC`` is not user ``abc``)."""
+    if not values:
+        return Q(pk__in=[])
+    return Q(**{f"{field}__in": values}) & Q(In(_Binary(F(field)), values))
+
+
 def namespace_texts_q(texts: list[str]) -> Q:
     """Items whose namespace is exactly one of ``texts``: an indexed ``namespace IN`` (seeks of
     ``idx_ltm_ns_archived``) re-checked byte for byte (``BINARY`` on MySQL, where the column's

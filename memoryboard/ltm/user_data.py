@@ -6,32 +6,40 @@ user page, the export and the erase see exactly the same items as the user's own
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from django.apps import apps
 from django.db import transaction
-from django.db.models import Count, Max, Min
+from django.db.models import Count, Max, Min, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from memoryboard.audit import audit_record
 from memoryboard.ltm.namespaces import parse_namespace
-from memoryboard.ltm.selectors import own_memories
-from memoryboard.ltm.services import memory_delete_all_for_user
+from memoryboard.ltm.selectors import exact_text_q, own_memories, user_namespaces
 from memoryboard.models import (
     ArchivedReason,
     AuditLog,
     ChatMessage,
+    ConversationOwner,
+    LongTermMemory,
     MemoryAccess,
+    MemoryEmbedding,
     MemoryFlag,
     MemoryState,
+    MemoryStateChange,
     MemoryType,
+    PauseRule,
+    RetrievalReceipt,
+    SummaryCacheEntry,
+    UserMemorySettings,
 )
 
 RECENT_ACCESSES = 20
 RECENT_AUDIT = 50
 RECENT_CONVERSATIONS = 50
-# An erase larger than this is refused (the per-item services run in one transaction).
-MAX_ERASE_ITEMS = 10_000
 
 
 @dataclass
@@ -113,28 +121,235 @@ def conversations(*, user_id: str, limit: int = RECENT_CONVERSATIONS) -> list[di
     )
 
 
-def memory_export_payload(*, user_id: str) -> dict:
-    """Every item of the user (archived and deleted ones flagged), as exported to the user or for them."""
-    items = [
-        {
-            "id": m.pk,
-            "type": m.memory_type,
-            "content": m.content,
-            "source": m.source,
-            "agent": m.agent_id,
-            "namespace": m.namespace,
-            "created_at": m.created_at.isoformat(),
-            "updated_at": m.updated_at.isoformat(),
-            "archived": m.archived,
-            "archived_reason": m.archived_reason,
-            "archived_at": m.archived_at.isoformat() if m.archived_at else None,
-            "access_count": m.access_count,
-            "last_accessed_at": m.last_accessed_at.isoformat() if m.last_accessed_at else None,
-            "relevance_score": m.relevance_score,
-        }
-        for m in own_memories(user_id=user_id).order_by("created_at", "id").iterator()
+
+# --- Everything stored about a user, table by table: what the export lists is what the erase removes ------
+
+# The object type of a bulk delete's audit entry ("undo" restores the batch; see web.my_memories).
+DELETE_BATCH = "memory_delete_batch"
+EXTRACT_TASK_PATH = "memoryboard.tasks.extract_memories_task"
+
+
+@dataclass(frozen=True)
+class Section:
+    """One table's rows about a user: the export's key, how to find the rows, what erasing does.
+
+    ``erase`` is ``"delete"`` (the row goes) or ``"anonymise"`` (the row stays with its content removed:
+    audit entries keep who did what to which id and when, not what the content was).
+    """
+
+    key: str
+    model: type
+    rows: Callable[[str], QuerySet]
+    fields: tuple[str, ...]
+    erase: str = "delete"
+    # Rows found through a JSON key are re-checked in Python, byte for byte: MySQL compares the extracted
+    # text under the column's case-insensitive collation. Given the user id, returns the row predicate.
+    check: Callable[[str], Callable[[dict], bool]] | None = None
+
+    @property
+    def table(self) -> str:
+        return self.model._meta.db_table
+
+
+def _items(user_id: str) -> QuerySet:
+    return own_memories(user_id=user_id)
+
+
+def _item_ids(user_id: str) -> QuerySet:
+    return _items(user_id).values("pk")
+
+
+def _user_q(user_id: str, field: str = "user_id") -> Q:
+    return exact_text_q(field, [user_id])
+
+
+def _conversation_q(user_id: str, field: str = "conversation_id") -> Q:
+    """The user's conversations: those holding their messages and those they claimed (conversation ids
+    compare as ``chat_message.conversation_id`` does: case-insensitively on MySQL)."""
+    return (Q(**{f"{field}__in": ChatMessage.objects.filter(_user_q(user_id)).values("conversation_id")})
+            | Q(**{f"{field}__in": ConversationOwner.objects.filter(_user_q(user_id)).values("conversation_id")}))
+
+
+def _audit_rows(user_id: str) -> QuerySet:
+    """Audit entries about the user: of their items (also items purged since, found by the namespace their
+    snapshot recorded), of the user (exports, erasures), of their bulk deletes and of their conversations
+    (a memory strategy's entry records the rows it deleted)."""
+    texts = user_namespaces(user_id)
+    items = Q(object_id__in=_item_ids(user_id)) | Q(before__namespace__in=texts) | Q(after__namespace__in=texts)
+    return AuditLog.objects.filter(
+        (Q(object_type="memory") & items)
+        | (Q(object_type="user") & _user_q(user_id, "object_id"))
+        | Q(object_type=DELETE_BATCH, after__user_id=user_id)
+        | (Q(object_type="conversation") & _conversation_q(user_id, "object_id"))
+    )
+
+
+def _snapshot_key(value, key: str):
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def _audit_check(user_id: str) -> Callable[[dict], bool]:
+    """The exact form of :func:`_audit_rows` (JSON keys and item ids compared byte for byte)."""
+    texts = set(user_namespaces(user_id))
+    items = set(_items(user_id).values_list("pk", flat=True))
+
+    def check(row: dict) -> bool:
+        kind = row["object_type"]
+        if kind == "memory":
+            return (row["object_id"] in items or _snapshot_key(row["before"], "namespace") in texts
+                    or _snapshot_key(row["after"], "namespace") in texts)
+        if kind == DELETE_BATCH:
+            return _snapshot_key(row["after"], "user_id") == user_id
+        return True  # "user" was matched exactly; "conversation" as conversations are
+
+    return check
+
+
+def _task_check(user_id: str) -> Callable[[dict], bool]:
+    return lambda row: _snapshot_key(_snapshot_key(row["args_kwargs"], "kwargs"), "user_id") == user_id
+
+
+def _task_rows(user_id: str) -> QuerySet:
+    """Queued and finished extraction tasks of the user's turns (their arguments hold the turn's text)."""
+    if not apps.is_installed("django_tasks_db"):
+        return LongTermMemory.objects.none()
+    from django_tasks_db.models import DBTaskResult
+
+    return DBTaskResult.objects.filter(task_path=EXTRACT_TASK_PATH, args_kwargs__kwargs__user_id=user_id)
+
+
+def _task_model():
+    if apps.is_installed("django_tasks_db"):
+        from django_tasks_db.models import DBTaskResult
+
+        return DBTaskResult
+    return None
+
+
+def user_data_sections() -> list[Section]:
+    """Every table that stores something about a platform user, in erase order (dependents first).
+
+    Not in the list, on purpose (docs/decisions.md): the user's account, sessions and API tokens (the user
+    stays able to sign in), and playground traces (pasted by staff, not linked to a platform user; removed
+    by ``purge_deleted`` after ``MEMORYBOARD_PLAYGROUND_TRACE_RETENTION_DAYS``).
+    """
+    sections = [
+        Section("memory_vectors", MemoryEmbedding, lambda u: MemoryEmbedding.objects.filter(memory_id__in=_item_ids(u)),
+                ("memory_id", "model_name", "dim", "updated_at")),
+        Section("memory_flags", MemoryFlag, lambda u: MemoryFlag.objects.filter(memory_id__in=_item_ids(u)),
+                ("memory_id", "paused", "paused_at", "deleted_from", "deleted_from_at")),
+        Section("memory_state_changes", MemoryStateChange,
+                lambda u: MemoryStateChange.objects.filter(memory_id__in=_item_ids(u)),
+                ("memory_id", "old_state", "new_state", "reason", "created_at")),
+        Section("memory_accesses", MemoryAccess, lambda u: MemoryAccess.objects.filter(memory_id__in=_item_ids(u)),
+                ("memory_id", "agent_id", "conversation_id", "kind", "relevance", "created_at")),
+        Section("audit_log", AuditLog, _audit_rows,
+                ("created_at", "action", "object_type", "object_id", "before", "after", "reason"), erase="anonymise",
+                check=_audit_check),
+        Section("summary_cache", SummaryCacheEntry, lambda u: SummaryCacheEntry.objects.filter(_conversation_q(u)),
+                ("conversation_id", "model", "message_count", "summary", "created_at")),
+        Section("retrieval_receipts", RetrievalReceipt, lambda u: RetrievalReceipt.objects.filter(_user_q(u)),
+                ("created_at", "agent_id", "conversation_id", "kind", "query", "k", "counts", "candidates")),
+        Section("chat_messages", ChatMessage, lambda u: ChatMessage.objects.filter(_user_q(u)),
+                ("conversation_id", "agent_id", "role", "content", "metadata", "created_at")),
+        Section("conversations", ConversationOwner, lambda u: ConversationOwner.objects.filter(_user_q(u)),
+                ("conversation_id", "agent_id", "created_at")),
+        Section("pause_rules", PauseRule, lambda u: PauseRule.objects.filter(_user_q(u)),
+                ("agent_namespace", "memory_type", "created_at")),
+        Section("memory_settings", UserMemorySettings, lambda u: UserMemorySettings.objects.filter(_user_q(u)),
+                ("use_memories", "save_memories", "updated_at")),
     ]
-    return {"user_id": user_id, "exported_at": timezone.now().isoformat(), "memories": items}
+    task_model = _task_model()
+    if task_model is not None:
+        sections.append(Section("tasks", task_model, _task_rows,
+                                ("status", "task_path", "args_kwargs", "enqueued_at", "finished_at"), check=_task_check))
+    # The items last: the other sections find their rows through the items' ids.
+    sections.append(Section("memories", LongTermMemory, _items, ()))
+    return sections
+
+
+def _plain(value):
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+def _memory_row(m: LongTermMemory) -> dict:
+    return {
+        "id": m.pk,
+        "type": m.memory_type,
+        "content": m.content,
+        "source": m.source,
+        "agent": m.agent_id,
+        "namespace": m.namespace,
+        "created_at": m.created_at.isoformat(),
+        "updated_at": m.updated_at.isoformat(),
+        "archived": m.archived,
+        "archived_reason": m.archived_reason,
+        "archived_at": m.archived_at.isoformat() if m.archived_at else None,
+        "access_count": m.access_count,
+        "last_accessed_at": m.last_accessed_at.isoformat() if m.last_accessed_at else None,
+        "relevance_score": m.relevance_score,
+    }
+
+
+def _section_rows(section: Section, user_id: str) -> list[dict]:
+    qs = section.rows(user_id).order_by("pk")
+    if section.model is LongTermMemory:
+        return [_memory_row(m) for m in qs.order_by("created_at", "id").iterator()]
+    rows = qs.values("pk", *section.fields).iterator()
+    if section.check is not None:
+        check = section.check(user_id)
+        rows = (row for row in rows if check(row))
+    return [{"id": str(row.pop("pk")), **{k: _plain(v) for k, v in row.items()}} for row in rows]
+
+
+def _section_ids(section: Section, user_id: str) -> list[str]:
+    """The ids of the section's rows about the user (what the export lists)."""
+    qs = section.rows(user_id).order_by()
+    if section.check is None:
+        return [str(pk) for pk in qs.values_list("pk", flat=True)]
+    check = section.check(user_id)
+    return [str(row["pk"]) for row in qs.values("pk", *section.fields) if check(row)]
+
+
+def memory_export_payload(*, user_id: str) -> dict:
+    """Everything stored about the user, by table, as exported to the user or for them.
+
+    ``memories`` (every item, archived and deleted ones flagged) keeps the format ``memory_import`` reads;
+    the other keys are the other tables of :func:`user_data_sections`, each row with its ``id``, and
+    ``tables`` names the table behind each key. Exactly the rows :func:`user_data_erase` removes.
+    """
+    user_id = str(user_id)
+    payload: dict = {"user_id": user_id, "exported_at": timezone.now().isoformat()}
+    tables = {}
+    for section in user_data_sections():
+        payload[section.key] = _section_rows(section, user_id)
+        tables[section.key] = section.table
+    payload["tables"] = tables
+    return payload
+
+
+# What each section is, in words, for the confirmation pages (in the order they are shown).
+SECTION_LABELS = {
+    "memories": _("memory items, in every state (active, paused, archived, recently deleted)"),
+    "memory_vectors": _("vectors computed from those items"),
+    "memory_flags": _("pause and delete marks of those items"),
+    "memory_state_changes": _("state history of those items"),
+    "memory_accesses": _("records of agents reading those items"),
+    "conversations": _("conversations"),
+    "chat_messages": _("messages of those conversations (yours and the agents' replies)"),
+    "summary_cache": _("cached summaries of those conversations"),
+    "retrieval_receipts": _("retrieval receipts (your questions and the items found for them)"),
+    "tasks": _("queued and finished memory extraction jobs"),
+    "pause_rules": _("pause rules"),
+    "memory_settings": _("memory switch settings"),
+    "audit_log": _("audit log entries: kept without content (who did what, to which item, when)"),
+}
+
+
+def user_data_counts(*, user_id: str) -> list[tuple[str, str, int]]:
+    """``(export key, label, rows)`` for each section, as the confirmation pages show them."""
+    counts = {s.key: len(_section_ids(s, str(user_id))) for s in user_data_sections()}
+    return [(key, str(label), counts[key]) for key, label in SECTION_LABELS.items() if key in counts]
 
 
 def memory_export_for_user(*, user_id: str, actor) -> dict:
@@ -142,39 +357,64 @@ def memory_export_for_user(*, user_id: str, actor) -> dict:
     payload = memory_export_payload(user_id=user_id)
     audit_record(
         actor=actor, action=AuditLog.Action.EXPORT, object_type="user", object_id=user_id,
-        after={"count": len(payload["memories"])}, reason="privacy request",
+        after={"count": len(payload["memories"]),
+               "tables": {payload["tables"][k]: len(payload[k]) for k in payload["tables"]}},
+        reason="privacy request",
     )
     return payload
 
 
-def erasable(*, user_id: str):
-    """The user's items that an erase would delete: all but those already deleted."""
-    return own_memories(user_id=user_id).exclude(archived=True, archived_reason=ArchivedReason.USER_DELETED)
+def _leave_ann_indexes(user_id: str) -> None:
+    """Take the user's vectors out of every HNSW index file now (staff search, ``ltm.ann``), not after the
+    commit: once the rows are gone, the index update has nothing left to read. The items are marked archived
+    first (they are erased in the same transaction), which is what makes ``ann_update`` remove them."""
+    from memoryboard.ltm.ann import ann_update, any_index
+
+    if not any_index():
+        return
+    _items(user_id).filter(archived=False).update(archived=True)
+    vectors = MemoryEmbedding.objects.filter(memory_id__in=_item_ids(user_id)).values_list("model_name", "id")
+    by_model: dict[str, list[int]] = {}
+    for model_name, pk in vectors:
+        by_model.setdefault(model_name, []).append(pk)
+    for model_name, ids in sorted(by_model.items()):
+        ann_update(model_name=model_name, embedding_ids=ids)
 
 
-class EraseTooLarge(ValueError):
-    pass
+def user_data_erase(*, user_id: str, actor, reason: str = "privacy request") -> dict[str, list[str]]:
+    """Erase everything stored about a user, in one transaction: no undo.
 
+    Every row of :func:`user_data_sections` is deleted, except audit entries, which are anonymised (their
+    ``before``/``after`` snapshots are emptied: who did what to which id and when stays, the content
+    goes). Items leave whatever their state, with their vectors, flags, state history and access log; the
+    user's messages, conversation claims, cached summaries, retrieval receipts, pause rules, memory
+    switch and extraction tasks go too. One ``erase`` entry records the counts per table, no content.
+    Another user's rows are never touched: every section is scoped by the user's id or their items.
 
-def memory_erase_user(*, user_id: str, actor) -> list[str]:
-    """Erase everything stored about a user (a privacy request), in one transaction.
-
-    The user's own "delete all" (``ltm.services.memory_delete_all_for_user``): every item becomes
-    ``user_deleted`` whatever its state (restorable during the retention period, then purged by
-    ``purge_deleted``), each with its audit entry and state change; one ``erase`` entry for the user
-    records the count and ids.
-
-    Raises:
-        EraseTooLarge: more than ``MAX_ERASE_ITEMS`` items.
+    Returns:
+        Per table name, the ids of the rows removed or anonymised (what the export listed).
     """
+    user_id = str(user_id)
+    erased: dict[str, list[str]] = {}
     with transaction.atomic():
-        ids = list(erasable(user_id=user_id).order_by("pk").values_list("pk", flat=True)[: MAX_ERASE_ITEMS + 1])
-        if len(ids) > MAX_ERASE_ITEMS:
-            raise EraseTooLarge(f"more than {MAX_ERASE_ITEMS} items")
-        memory_delete_all_for_user(user_id=user_id, actor=actor)
+        sections = user_data_sections()
+        # Every section's rows are listed before any is deleted: several are found through the items.
+        found = {s.key: _section_ids(s, user_id) for s in sections}
+        _leave_ann_indexes(user_id)
+        for section in sections:
+            ids = found[section.key]
+            erased[section.table] = ids
+            if not ids:
+                continue
+            qs = section.model.objects.filter(pk__in=ids)
+            if section.erase == "anonymise":
+                qs.update(before=None, after=None)
+            elif section.model is LongTermMemory:
+                qs._raw_delete(qs.db)  # vectors already went with their section; no cascade query
+            else:
+                qs.delete()
         audit_record(
             actor=actor, action=AuditLog.Action.ERASE, object_type="user", object_id=user_id,
-            after={"count": len(ids), "ids": ids}, reason="privacy request",
+            after={"tables": {table: len(ids) for table, ids in erased.items()}}, reason=reason,
         )
-    return ids
-
+    return erased

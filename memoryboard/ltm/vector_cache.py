@@ -40,6 +40,8 @@ class ScopeData:
     matrix: np.ndarray
     type_weights: np.ndarray
     keywords: Any  # ranking.KeywordIndex
+    language_axis: np.ndarray | None = None  # ranking.language_axis of the vectors
+    axis_components: np.ndarray | None = None  # matrix @ language_axis
 
     @property
     def nbytes(self) -> int:

@@ -19,6 +19,9 @@ class PlaygroundTrace(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
+    # When the trace was last pasted or opened (at most one write a day): retention counts from here, so a
+    # link in use keeps working and a forgotten one goes (``playground_traces.trace_purge_expired``).
+    last_used_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
         db_table = "memoryboard_playground_trace"

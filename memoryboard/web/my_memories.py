@@ -28,7 +28,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from memoryboard.audit import audit_record
 from memoryboard.ltm import services
 from memoryboard.ltm.selectors import filter_memories, own_memories
-from memoryboard.ltm.user_data import memory_export_payload
+from memoryboard.ltm.user_data import DELETE_BATCH, memory_export_payload, user_data_erase
+from memoryboard.web import data_erase
 from memoryboard.models import (
     ArchivedReason,
     AuditLog,
@@ -58,8 +59,9 @@ BULK_SAMPLE = 5
 # Bands of a search hit's final score (ltm.ranking: 0.5 ≈ a close paraphrase, 0.3 ≈ related), in words.
 CLOSE_MATCH = 0.5
 RELATED_MATCH = 0.3
-# A bulk delete is one audit entry of this object type; its id is the batch that "undo" restores whole.
-DELETE_BATCH = "memory_delete_batch"
+# A bulk delete is one audit entry of object type DELETE_BATCH; its id is the batch that "undo" restores whole.
+# "Erase all my data" (below) has no undo; its reason in the audit log:
+ERASE_REASON = "erase all my data"
 
 
 def form_error(form) -> str:
@@ -251,11 +253,29 @@ def memory_delete_all(request):
 @login_required
 @require_GET
 def memory_export(request):
-    """All of the user's items (archived ones flagged) as a JSON download."""
+    """Everything stored about the user as a JSON download: all items (archived and deleted ones flagged),
+    conversations and the other tables, exactly what "Erase all my data" removes."""
     body = json.dumps(memory_export_payload(user_id=platform_user_id(request.user)), ensure_ascii=False, indent=2)
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
-    response["Content-Disposition"] = 'attachment; filename="my-memories.json"'
+    response["Content-Disposition"] = 'attachment; filename="my-data.json"'
     return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def my_data_erase(request):
+    """"Erase all my data": GET lists what goes, by kind, and says there is no undo; the POST with the box
+    ticked erases it all in one transaction (``user_data.user_data_erase``); without it, a 400 naming
+    the box, and nothing changes."""
+    user_id = platform_user_id(request.user)
+    page = {"user_id": user_id, "own": True, "post_url": reverse("my-data-erase"), "cancel_url": reverse("my-memories")}
+    if request.method == "POST":
+        if not data_erase.confirmed(request):
+            return data_erase.erase_page(request, **page, error=data_erase.not_confirmed_error(), status=400)
+        user_data_erase(user_id=user_id, actor=request.user, reason=ERASE_REASON)
+        flash.success(request, _("Everything stored about you was erased. It cannot be restored."))
+        return redirect("my-memories")
+    return data_erase.erase_page(request, **page)
 
 
 @login_required
@@ -347,6 +367,7 @@ def _bulk_confirmation(request, data: dict, qs: QuerySet[LongTermMemory], *, pos
         "data": data, "count": qs.count(), "sample": _with_labels(list(qs[:BULK_SAMPLE])),
         "action_label": dict(MemoryBulkForm.ACTIONS)[data["action"]],
         "retention_days": settings.MEMORYBOARD_DELETED_RETENTION_DAYS,
+        "delete_all": post_url == reverse("my-memories-delete-all"),
     })
 
 

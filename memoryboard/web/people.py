@@ -15,17 +15,17 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
-from django.utils.translation import gettext as _, ngettext
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memoryboard.ltm import user_data
+from memoryboard.web import data_erase
 from memoryboard.ltm.selectors import own_memories
 from memoryboard.models import ArchivedReason, MemoryState, MemoryType
 from memoryboard.roles import can_change_any_memory, can_read_all_memories
 from memoryboard.users import find_people, person as lookup_person
 
 MAX_RESULTS = 50
-ERASE_SAMPLE = 10
 
 
 def _staff(request) -> None:
@@ -104,23 +104,16 @@ def person_export(request, user_id: str):
 @login_required
 @require_http_methods(["GET", "POST"])
 def person_erase(request, user_id: str):
-    """Erase all of a user's items: a confirmation page (count and sample), then one audited transaction."""
+    """Erase everything stored about a user (a privacy request): the confirmation page lists it by kind;
+    the confirmed POST is ``user_data.user_data_erase``, one transaction, no undo, audited without content."""
     _changer(request)
-    qs = user_data.erasable(user_id=user_id)
-    if request.method == "POST" and request.POST.get("confirm") == "yes":
-        try:
-            ids = user_data.memory_erase_user(user_id=user_id, actor=request.user)
-        except user_data.EraseTooLarge:
-            flash.error(request, _("Too many items to erase at once (more than %(max)s).")
-                        % {"max": user_data.MAX_ERASE_ITEMS})
-        else:
-            flash.success(request, ngettext(
-                "Erased %(count)d item: it can be restored for the retention period, then it is purged.",
-                "Erased %(count)d items: they can be restored for the retention period, then they are purged.",
-                len(ids)) % {"count": len(ids)})
+    person = lookup_person(user_id)
+    page = {"user_id": user_id, "own": False, "person": person,
+            "post_url": reverse("person-erase", args=[user_id]), "cancel_url": reverse("person", args=[user_id])}
+    if request.method == "POST":
+        if not data_erase.confirmed(request):
+            return data_erase.erase_page(request, **page, error=data_erase.not_confirmed_error(), status=400)
+        user_data.user_data_erase(user_id=user_id, actor=request.user, reason="privacy request")
+        flash.success(request, _("Everything stored about %(name)s was erased.") % {"name": person.label})
         return redirect("person", user_id=user_id)
-    count = qs.order_by().values("pk")[: user_data.MAX_ERASE_ITEMS + 1].count()
-    return render(request, "web/person_erase.html", {
-        "person": lookup_person(user_id), "count": count,
-        "sample": list(qs.order_by("-updated_at", "id")[:ERASE_SAMPLE]),
-    })
+    return data_erase.erase_page(request, **page)

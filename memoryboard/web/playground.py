@@ -35,6 +35,7 @@ from django.views.decorators.http import require_GET, require_POST, require_http
 from memoryboard import conversations, users
 from memoryboard.jsonguard import JSONGuardError, parse_json
 from memoryboard.models import ChatMessage, PlaygroundTrace
+from memoryboard.playground_traces import trace_touch
 from memoryboard.roles import can_apply_memory_strategy, is_developer, is_support
 from memoryboard.strategies import (
     CONTEXT_STRATEGIES,
@@ -318,15 +319,18 @@ def _source(request) -> Source | None:
         trace = PlaygroundTrace.objects.filter(pk=trace_id[:64]).first()
         if trace is None:
             raise Http404(_("No such trace: paste the messages again."))
+        trace_touch(trace)
         return Source(to_messages(trace.messages), trace_id=trace.pk)
     return None
 
 
 def trace_store(*, messages: list, actor) -> PlaygroundTrace:
     """Keep pasted messages under their digest (the same messages give the same link)."""
-    trace, _created = PlaygroundTrace.objects.get_or_create(
+    trace, created = PlaygroundTrace.objects.get_or_create(
         pk=PlaygroundTrace.digest(messages), defaults={"messages": messages, "created_by": actor}
     )
+    if not created:
+        trace_touch(trace)
     return trace
 
 

@@ -21,6 +21,7 @@ urlpatterns = [
     path("me/memories/export/", my_memories.memory_export, name="my-memories-export"),
     path("me/memories/import/", memory_import.memory_import_page, name="my-memories-import"),
     path("me/memories/delete-all/", my_memories.memory_delete_all, name="my-memories-delete-all"),
+    path("me/data/erase/", my_memories.my_data_erase, name="my-data-erase"),
     path("me/memories/switch/", my_memories.memory_switch, name="my-memories-switch"),
     path("me/memories/pause-rules/", my_memories.memory_pause_rules, name="my-memories-pause-rules"),
     path("me/memories/add/", my_memories.memory_add, name="my-memories-add"),

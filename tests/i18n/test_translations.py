@@ -219,8 +219,8 @@ PAGES = {
     ),
     "my-memories": (
         "my-memories", "alice",
-        ["我的记忆", "导出为 JSON", "最近删除", "偏好", "记忆开关", "使用我的记忆", "暂停", "删除"],
-        ["My memories", "Export as JSON", "Recently deleted", "Preference", "Memory switch", "Use my memories",
+        ["我的记忆", "导出我的全部数据（JSON）", "最近删除", "偏好", "记忆开关", "使用我的记忆", "暂停", "删除"],
+        ["My memories", "Export all my data (JSON)", "Recently deleted", "Preference", "Memory switch", "Use my memories",
          "Pause", "Delete"],
     ),
     "admin-changelist": (

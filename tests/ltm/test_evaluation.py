@@ -40,17 +40,15 @@ def test_the_set_is_large_bilingual_and_hard_enough():
 
 
 @pytest.mark.django_db
-def test_the_default_model_finds_meaning_and_the_light_one_does_not(use_embedder):
+def test_the_light_model_does_not_find_meaning_and_nothing_stays():
+    """The default model's figures are asserted in test_retrieval_quality (the floor of issue 13)."""
     from memoryboard.llm.embeddings import HashingEmbedder
 
-    report = memory_evaluate(data=DATA, embedder=use_embedder)
-    hybrid, semantic = report["overall"]["hybrid"], report["overall"]["semantic"]
-    # Measured 0.814 / 0.949 (docs/retrieval.md); the issue's 0.85 target is not met on this set.
-    assert hybrid["recall@1"] >= 0.80 and hybrid["recall@10"] >= 0.93
-    assert semantic["recall@10"] >= 0.97
-    assert report["by_kind"]["cross_lingual"]["hybrid"]["recall@5"] >= 0.9
     light = memory_evaluate(data=DATA, embedder=HashingEmbedder())
     assert light["overall"]["hybrid"]["recall@1"] < 0.3
+    assert light["overall"]["keyword"]["recall@1"] > 0.05  # the related queries share words
+    assert set(light["by_half"]) == {"even (tuning)", "odd (held out)"}
+    assert sum(half["hybrid"]["queries"] for half in light["by_half"].values()) == len(DATA["queries"])
     assert not LongTermMemory.objects.exists()  # the evaluation writes nothing
 
 
@@ -66,7 +64,7 @@ def test_command_prints_a_table_and_json(tmp_path, settings):
     out = StringIO()
     call_command("memory_eval", str(path), "--no-progress", "--format", "json", stdout=out)
     report = json.loads(out.getvalue())
-    assert report["queries"] == len(small["queries"]) and set(report["overall"]) == {"hybrid", "semantic", "keyword"}
+    assert report["queries"] == len(small["queries"]) and set(report["overall"]) == {"hybrid", "semantic", "keyword", "model"}
 
 
 @pytest.mark.django_db
@@ -82,3 +80,19 @@ def test_command_names_what_is_wrong(tmp_path, body, field):
         call_command("memory_eval", str(path), "--no-progress")
     with pytest.raises(CommandError, match="cannot read"):
         call_command("memory_eval", str(tmp_path / "missing.json"), "--no-progress")
+
+
+def test_command_on_a_database_without_migrations_says_to_migrate(tmp_path):
+    """Not a traceback: a command error naming what to do (a real, empty SQLite file, in a subprocess)."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'fresh.sqlite3'}"}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    done = subprocess.run([sys.executable, str(root / "manage.py"), "memory_eval", str(SET), "--no-progress"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "run `python manage.py migrate` first" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -40,6 +40,61 @@ def test_type_weight_and_decay_order_equal_matches():
     assert parts.parts(1).final == pytest.approx(float(parts.final[1]))
 
 
+def test_the_query_view_keeps_what_the_query_is_about():
+    assert ranking.query_view("What does the user do for a living?") == "living"
+    assert ranking.query_view("他家里有宠物吗？") == "家里有宠物"
+    assert ranking.query_view("Java 9:30 matcha-style") == "Java 9:30 matcha-style"
+    assert ranking.query_view("what is it?") == "what is it?"  # nothing left: the query itself
+
+
+def test_the_query_vector_mixes_the_query_and_its_content_words():
+    class Recorder:
+        name, dim = "rec", 2
+
+        def __init__(self):
+            self.calls = []
+
+        def embed(self, texts):
+            self.calls.append(list(texts))
+            return np.array([[1.0, 0.0], [0.0, 1.0]][: len(texts)], np.float32)
+
+    embedder = Recorder()
+    vector = ranking.query_vector(embedder, "does the user like tea?")
+    assert embedder.calls == [["does the user like tea?", "like tea"]]  # one call
+    w = ranking.QUERY_VIEW_WEIGHT
+    assert vector == pytest.approx(np.array([1 - w, w]) / np.hypot(1 - w, w))
+    assert ranking.query_vector(embedder, "tea").tolist() == [1.0, 0.0] and embedder.calls[-1] == ["tea"]
+
+
+def test_the_language_axis_needs_enough_items_of_each_script():
+    n = ranking.LANGUAGE_AXIS_MIN_ITEMS
+    rng = np.random.default_rng(0)
+    shift = np.zeros(16, np.float32)
+    shift[0] = 1.0
+    zh = rng.normal(size=(n, 16)).astype(np.float32) * 0.1 + shift
+    en = rng.normal(size=(n, 16)).astype(np.float32) * 0.1 - shift
+    matrix = np.vstack([zh, en])
+    texts = ["用户喜欢茶"] * n + ["User likes tea"] * n
+    axis = ranking.language_axis(matrix, texts)
+    assert axis is not None and abs(float(axis[0])) > 0.9 and np.linalg.norm(axis) == pytest.approx(1.0)
+    assert ranking.language_axis(matrix[1:], texts[1:]) is None  # one script short of the minimum
+    # With the axis removed, a vector of one script is no longer nearer its own script's items.
+    a, b = np.array([0.6, 0.8], np.float32), np.array([0.6, -0.8], np.float32)
+    parts = ranking.score(cosine=np.array([a @ a, a @ b], np.float32), keyword=np.zeros(2, np.float32),
+                          types=np.ones(2, np.float32), relevance_scores=np.ones(2, np.float32),
+                          model_name="use-multilingual-v3", item_axis=np.array([0.8, -0.8], np.float32),
+                          query_axis=0.8)
+    assert parts.cosine == pytest.approx([1.0, 1.0], abs=1e-3)
+
+
+def test_a_weak_keyword_match_is_no_evidence():
+    kw = np.array([0.2, 0.5, 1.0], np.float32)
+    parts = ranking.score(cosine=np.zeros(3, np.float32), keyword=kw, types=np.ones(3, np.float32),
+                          relevance_scores=np.ones(3, np.float32), model_name="use-multilingual-v3")
+    assert parts.keyword.tolist() == pytest.approx(kw.tolist())  # the part shown is the share matched
+    assert parts.match[0] == parts.match[1] == 0 and parts.match[2] == pytest.approx(ranking.KEYWORD_WEIGHT)
+
+
 @pytest.mark.django_db
 def test_unrelated_items_are_not_returned_and_the_reasons_are_kept(alice, make_memory):
     java = make_memory(alice, "User is a Java backend developer")
@@ -77,3 +132,28 @@ def test_the_cache_follows_the_candidates(alice, make_memory):
     memory_update(memory=LongTermMemory.objects.get(pk=item.pk), content="User is a Rust developer", actor=None)
     assert memory_rank(**query).results == []  # the new content, not the cached one
     assert [r.memory.pk for r in memory_rank(**{**query, "query": "Rust"}).results] == [item.pk]
+
+
+@pytest.mark.django_db
+def test_the_search_removes_the_language_axis_of_a_bilingual_scope(alice, make_memory):
+    """The cosine part is the plain cosine until the scope holds enough items of each script."""
+    from memoryboard.llm.factory import get_embedder
+
+    embedder = get_embedder()
+    query = dict(queryset=memory_queryset_for(alice), query="Java developer", k=100, user_id=str(alice.pk),
+                 min_relevance=-1.0)
+    n = ranking.LANGUAGE_AXIS_MIN_ITEMS
+    texts = {}
+    for i in range(n):
+        for content in (f"User writes Java code, note {i}", f"用户喜欢喝茶，第{i}条"):
+            texts[make_memory(alice, content).pk] = content
+    qvec = ranking.query_vector(embedder, "Java developer")
+
+    def plain(candidate):
+        return float(embedder.embed([texts[candidate.memory_id]])[0] @ qvec)
+
+    found = memory_rank(**query).candidates
+    assert all(abs(c.parts.cosine - plain(c)) > 1e-4 for c in found[:3])  # the axis is removed
+    LongTermMemory.objects.filter(pk=next(pk for pk, text in texts.items() if text.startswith("用户"))).delete()
+    found = memory_rank(**query).candidates  # one Chinese item short: no axis
+    assert all(c.parts.cosine == pytest.approx(plain(c), abs=1e-4) for c in found)

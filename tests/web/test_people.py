@@ -215,23 +215,31 @@ def test_export_for_a_user_is_audited(login, support_user, bob, make_memory):
     assert (entry.object_type, entry.object_id, entry.actor) == ("user", str(bob.pk), support_user)
 
 
-def test_erase_all_asks_first_then_deletes_everything_in_one_audited_step(login, support_user, bob, alice,
-                                                                          make_memory):
+def test_erase_all_asks_first_then_erases_everything_in_one_audited_step(login, support_user, bob, alice,
+                                                                         make_memory):
     items = [make_memory(bob, "bob rides a bike"), make_memory(bob, "old", archived_reason=ArchivedReason.STAFF)]
+    ChatMessage.objects.create(conversation_id="c-bob", agent_id="chat", user_id=str(bob.pk), role="USER",
+                               content="I ride a bike")
     other = make_memory(alice, "alice drives")
     client = login(support_user)
     confirm = client.get(reverse("person-erase", args=[bob.pk]))
-    assert "2 items will be deleted" in confirm.content.decode()
-    assert not LongTermMemory.objects.filter(archived_reason=ArchivedReason.USER_DELETED).exists()
+    rows = {key: n for key, _label, n in confirm.context["rows"]}
+    assert rows["memories"] == 2 and rows["chat_messages"] == 1
+    assert "It cannot be undone." in confirm.content.decode()
+    unticked = client.post(reverse("person-erase", args=[bob.pk]))
+    assert unticked.status_code == 400 and 'id="erase-error"' in unticked.content.decode()
+    assert LongTermMemory.objects.count() == 3  # nothing changed
     response = client.post(reverse("person-erase", args=[bob.pk]), {"confirm": "yes"}, follow=True)
-    assert "Erased 2 items" in response.content.decode()
-    assert set(LongTermMemory.objects.filter(archived_reason=ArchivedReason.USER_DELETED)
-               .values_list("pk", flat=True)) == {m.pk for m in items}
-    assert not LongTermMemory.objects.get(pk=other.pk).archived
+    assert "was erased" in response.content.decode()
+    assert not LongTermMemory.objects.filter(pk__in=[m.pk for m in items]).exists()
+    assert not ChatMessage.objects.filter(user_id=str(bob.pk)).exists()
+    assert LongTermMemory.objects.filter(pk=other.pk, archived=False).exists()
     erase = AuditLog.objects.get(action="erase")
-    assert erase.object_id == str(bob.pk) and sorted(erase.after["ids"]) == sorted(m.pk for m in items)
-    assert AuditLog.objects.filter(action="delete", object_id__in=[m.pk for m in items]).count() == 2
-    assert "Nothing left to erase" in client.get(reverse("person-erase", args=[bob.pk])).content.decode()
+    assert (erase.object_id, erase.actor, erase.reason) == (str(bob.pk), support_user, "privacy request")
+    assert erase.after["tables"]["ah_long_term_memory"] == 2 and erase.after["tables"]["chat_message"] == 1
+    assert "bike" not in json.dumps(erase.after)
+    after = {key: n for key, _label, n in client.get(reverse("person-erase", args=[bob.pk])).context["rows"]}
+    assert after["memories"] == 0 and after["chat_messages"] == 0
 
 
 @pytest.mark.parametrize("user_id", ["ext 42", "team/ext-42", "ü-7"])
@@ -246,7 +254,8 @@ def test_user_pages_take_any_platform_id(login, support_user, user_id):
     assert f'href="{url}"' in person_link(people([user_id])[user_id])
     response = login(support_user).get(url)
     assert response.status_code == 200 and response.context["total"] == 1
-    assert login(support_user).get(reverse("person-erase", args=[user_id])).context["count"] == 1
+    rows = login(support_user).get(reverse("person-erase", args=[user_id])).context["rows"]
+    assert dict((key, n) for key, _label, n in rows)["memories"] == 1
 
 
 def test_home_page_leads_support_staff_to_the_user_pages(login, support_user, alice):

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from memoryboard.ltm.evaluation import CUTOFFS, MODES, EvalSetError, memory_evaluate, validate_eval_set
+from memoryboard.management.database import require_migrated
 
 
 class Command(BaseCommand):
@@ -33,6 +34,7 @@ class Command(BaseCommand):
             validate_eval_set(data)
         except EvalSetError as exc:
             raise CommandError(f"{file}: {exc}") from exc
+        require_migrated()
         model = None
         if embedder is not None:
             from django.test.utils import override_settings
@@ -49,7 +51,7 @@ class Command(BaseCommand):
             return
         self.stdout.write(f"model {report['model']}: {report['items']} items, {report['queries']} queries\n")
         self._table("overall", {"all": report["overall"]})
-        for group in ("by_language", "by_kind", "by_type"):
+        for group in ("by_language", "by_kind", "by_type", "by_half"):
             self._table(group.replace("by_", "by "), report[group])
 
     def _table(self, title: str, rows: dict) -> None:

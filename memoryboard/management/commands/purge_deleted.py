@@ -6,12 +6,14 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from memoryboard.ltm.services import memory_purge_deleted
+from memoryboard.playground_traces import trace_purge_expired
 
 
 class Command(BaseCommand):
     help = (
         "Physically remove long-term memory items deleted by their users more than "
-        "MEMORYBOARD_DELETED_RETENTION_DAYS ago. Prints what it would do unless --apply is given."
+        "MEMORYBOARD_DELETED_RETENTION_DAYS ago, and playground traces not opened for "
+        "MEMORYBOARD_PLAYGROUND_TRACE_RETENTION_DAYS. Prints what it would do unless --apply is given."
     )
 
     def add_arguments(self, parser):
@@ -26,5 +28,9 @@ class Command(BaseCommand):
             self.stdout.write(f"  {memory_id}")
         if len(ids) > 50:
             self.stdout.write(f"  ... and {len(ids) - 50} more")
-        if ids and not apply:
+        traces = trace_purge_expired(dry_run=not apply, actor="purge_deleted")
+        trace_days = settings.MEMORYBOARD_PLAYGROUND_TRACE_RETENTION_DAYS
+        if trace_days > 0:
+            self.stdout.write(f"{verb} {len(traces)} playground trace(s) not opened for {trace_days} days.")
+        if (ids or traces) and not apply:
             self.stdout.write("Dry run: nothing was deleted. Run again with --apply to delete.")

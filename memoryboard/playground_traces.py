@@ -1,0 +1,48 @@
+"""Retention of pasted playground traces (``PlaygroundTrace``): kept while used, removed when forgotten.
+
+A trace's ``last_used_at`` moves when it is pasted again or opened (at most once a day, so a page of
+htmx column requests costs one UPDATE a day, not one per column); ``purge_deleted`` removes the traces
+not used for ``MEMORYBOARD_PLAYGROUND_TRACE_RETENTION_DAYS`` (default 90; 0 keeps them forever).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memoryboard.audit import audit_record
+from memoryboard.models import AuditLog, PlaygroundTrace
+
+TOUCH_EVERY = timedelta(days=1)
+
+
+def trace_touch(trace: PlaygroundTrace, *, now=None) -> None:
+    """Record that the trace was used, unless that was already recorded within the last day."""
+    now = now or timezone.now()
+    if trace.last_used_at is None or now - trace.last_used_at >= TOUCH_EVERY:
+        PlaygroundTrace.objects.filter(pk=trace.pk).update(last_used_at=now)
+        trace.last_used_at = now
+
+
+def trace_purge_expired(*, actor=None, now=None, dry_run: bool = True) -> list[str]:
+    """Delete the traces not used for the retention period; one audit entry (``job``) when applied.
+
+    Returns:
+        The ids of the traces deleted (or that would be, in a dry run).
+    """
+    days = settings.MEMORYBOARD_PLAYGROUND_TRACE_RETENTION_DAYS
+    if days <= 0:
+        return []
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    qs = PlaygroundTrace.objects.filter(last_used_at__lt=cutoff)
+    ids = list(qs.order_by("last_used_at").values_list("pk", flat=True))
+    if dry_run or not ids:
+        return ids
+    with transaction.atomic():
+        PlaygroundTrace.objects.filter(pk__in=ids, last_used_at__lt=cutoff).delete()
+        audit_record(actor=actor, action=AuditLog.Action.PURGE, object_type="job", object_id="playground_traces",
+                     after={"count": len(ids), "retention_days": days}, reason="retention period over")
+    return ids
