@@ -152,16 +152,8 @@ def _embedder(embedder=None):
 
 def _pause_rules_q(user_id: str | None) -> Q | None:
     """Items covered by pause rules: one user's rules (``user_id``), or every user's (``None``)."""
-    if user_id is None:
-        rows = PauseRule.objects.values_list("user_id", "agent_namespace", "memory_type")
-    else:
-        # Hand-written: one user's rules are read on every agent turn and search; the ORM's query cost
-        # 0.38 ms of CPU, this 0.10 ms (benchmarks/README.md § Proxy CPU per request).
-        qn = connection.ops.quote_name
-        with connection.cursor() as cursor:
-            cursor.execute(f"SELECT {qn('user_id')}, {qn('agent_namespace')}, {qn('memory_type')} FROM "
-                           f"{qn(PauseRule._meta.db_table)} WHERE {qn('user_id')} = %s", [str(user_id)])
-            rows = cursor.fetchall()
+    rules = PauseRule.objects.all() if user_id is None else PauseRule.objects.filter(user_id=user_id)
+    rows = rules.values_list("user_id", "agent_namespace", "memory_type")
     combined: Q | None = None
     for rule_user, agent, memory_type in rows:
         q = user_namespaces_q(rule_user, agents=[agent] if agent else None)
