@@ -121,12 +121,14 @@ def seed(users: int, memories: int) -> list[str]:
     return tokens
 
 
-def start_server(database_url: str, port: int, workers: int, *, env: dict[str, str] | None = None) -> subprocess.Popen:
-    """gunicorn on 127.0.0.1:``port`` with the benchmark's environment (plus ``env``), once it answers."""
+def start_server(database_url: str, port: int, workers: int, *, env: dict[str, str] | None = None,
+                 timeout: float = 30.0) -> subprocess.Popen:
+    """gunicorn on 127.0.0.1:``port`` with the benchmark's environment (plus ``env``), once it answers
+    (within ``timeout`` seconds: each worker loads the offline embedder, slow on a busy machine)."""
     cmd = [str(pathlib.Path(sys.executable).with_name("gunicorn")), "memoryboard.wsgi", "-b", f"127.0.0.1:{port}",
            "-w", str(workers), "--log-level", "warning", "--timeout", "60"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env={**_env(database_url), **(env or {})})
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)

@@ -87,6 +87,72 @@ def commit_p50_ms(database_url: str, count: int = 50) -> float:
     return statistics.median(times)
 
 
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (gunicorn's master and workers), from the parent ids in /proc."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            parents.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(parents.get(current, []))
+    return found
+
+
+def _cpu_of(pids: list[int]) -> float:
+    """User + system CPU seconds the processes have used (Linux /proc; 0 elsewhere)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / _TICK
+
+
+def database_pids() -> list[int]:
+    """The MariaDB/MySQL server's pid on this machine (shared with other work: its figure is an upper bound)."""
+    found = []
+    try:
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/comm") as handle:
+                        if handle.read().strip() in ("mariadbd", "mysqld"):
+                            found.append(int(entry))
+                except OSError:
+                    pass
+    except OSError:
+        pass
+    return found
+
+
+class CPUMeter:
+    """CPU seconds used by each part of the benchmark during a slice: the web server (gunicorn's master
+    and workers), the fake upstream, the database server and this load generator."""
+
+    def __init__(self, server_pid: int, upstream_pid: int) -> None:
+        self.parts = {"web": lambda: _cpu_of(_process_tree(server_pid)),
+                      "upstream": lambda: _cpu_of([upstream_pid]),
+                      "database": lambda: _cpu_of(database_pids()),
+                      "load generator": lambda: sum(os.times()[:2])}
+
+    def read(self) -> dict[str, float]:
+        return {name: read() for name, read in self.parts.items()}
+
+
 def system_prompt() -> str:
     from memoryboard.agent.runtime import SYSTEM_PROMPT, TOOLS_HINT
 
@@ -135,10 +201,22 @@ def main() -> int:
     upstream, upstream_port = start_fake_upstream()
     env = {"OPENAI_BASE_URL": f"http://127.0.0.1:{upstream_port}/v1", "OPENAI_API_KEY": "k",
            "OPENAI_EMBEDDING_MODEL": "", "OPENAI_MAX_RETRIES": "0"}
-    server = start_server(args.database_url, args.port, args.workers, env=env)
+    try:
+        import socket
+
+        with socket.socket() as probe:  # a server left on the port would answer in place of this one
+            if probe.connect_ex(("127.0.0.1", args.port)) == 0:
+                raise RuntimeError(f"port {args.port} is in use")
+        server = start_server(args.database_url, args.port, args.workers, env=env, timeout=180)
+    except BaseException:
+        upstream.terminate()
+        raise
     calls = endpoints(args.port, upstream_port, tokens)
     commits = [commit_p50_ms(args.database_url)]
     results: list[tuple[int, str, dict]] = []
+    meter = CPUMeter(server.pid, upstream.pid)
+    cpu: dict[tuple[int, str], dict[str, float]] = {}  # CPU seconds per part, summed over the slices
+    loads: list[float] = []
     try:
         for request_for in calls.values():
             run_requests(request_for, max(levels), args.warmup)
@@ -146,18 +224,31 @@ def main() -> int:
             slices: dict[str, list[dict]] = {name: [] for name in calls}
             for _round in range(args.rounds):
                 for name, request_for in calls.items():
+                    before = meter.read()
                     slices[name].append(run_requests(request_for, concurrency, args.seconds / args.rounds))
+                    after = meter.read()
+                    spent = cpu.setdefault((concurrency, name), {})
+                    for part in after:
+                        spent[part] = spent.get(part, 0.0) + after[part] - before[part]
+                loads.append(os.getloadavg()[0])
             for name in calls:
                 result = summarize(slices[name])
                 results.append((concurrency, name, result))
+                per = {part: value * 1000 / max(1, result["requests"]) for part, value in cpu[(concurrency, name)].items()}
+                result["cpu"] = per
                 print(f"c={concurrency:<3} {name:<6} {result['rps']:8.1f} req/s  p50 {result['p50']:6.1f} ms  "
-                      f"p99 {result['p99']:6.1f} ms  errors {result['errors']} {result['samples'][:1]}", flush=True)
+                      f"p99 {result['p99']:6.1f} ms  errors {result['errors']} {result['samples'][:1]}  CPU ms/request "
+                      + ", ".join(f"{part} {value:.1f}" for part, value in per.items()), flush=True)
         commits.append(commit_p50_ms(args.database_url))
     finally:
-        server.terminate()
-        server.wait(timeout=30)
-        upstream.terminate()
-        upstream.wait(timeout=30)
+        for proc in (server, upstream):
+            proc.terminate()
+        for proc in (server, upstream):
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
     by = {(c, name): r for c, name, r in results}
     lines = ["| clients | endpoint | requests | req/s | p50 ms | p99 ms | errors | overhead p50 ms |",
@@ -171,36 +262,48 @@ def main() -> int:
             misses.append(f"c={c} {name}: {r['errors']} errors")
         if overhead is not None and overhead >= 25:
             misses.append(f"c={c}: proxy overhead {overhead:.1f} ms p50 (target < 25 ms)")
+    cpus = os.cpu_count() or 1
+    cpu_lines = ["| clients | endpoint | web | upstream | database | load generator | total | "
+                 f"latency floor: max(1, clients / {cpus}) × total |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for c, name, r in results:
+        per = r["cpu"]
+        total = sum(per.values())
+        cpu_lines.append(f"| {c} | {name} | {per['web']:.1f} | {per['upstream']:.1f} | {per['database']:.1f} | "
+                         f"{per['load generator']:.1f} | {total:.1f} | {max(1.0, c / cpus) * total:.1f} |")
+    database = args.database_url.rsplit("/", 1)[-1]
     section = f"""{HEADING}
 
 `.venv/bin/python benchmarks/proxy.py` — `POST /v1/chat/completions` (issue 14) under gunicorn ({args.workers}
 sync workers, DEBUG off) with MariaDB ({args.users} users × {args.memories} items, seeded as the load benchmark does, in its own
-database `mb_proxy`), its upstream the fake OpenAI server (`tests/fakes/openai_server.py`, its own process, answering at
+database `{database}`), its upstream the fake OpenAI server (`tests/fakes/openai_server.py`, its own process, answering at
 once, with TCP_NODELAY), the offline embedder. {args.seconds:g} s per endpoint and client count, in {args.rounds} interleaved
 slices; load generator, gunicorn, the fake and MariaDB share the machine's {os.cpu_count()} CPUs with other
-work (load average {os.getloadavg()[0]:.1f} at the end), so compare within the run.
+work (load average after each round {min(loads, default=0):.1f}–{max(loads, default=0):.1f}, {os.getloadavg()[0]:.1f} at the end),
+so compare within the run.
 
 - **floor**: `GET /api/v1/ping/` (trivial DRF view); **direct**: the chat request sent straight to the fake
   upstream with the messages memoryboard would send; **proxy**: the same question through memoryboard
   (`model="chat"`: token, retrieval over the user's {args.memories} items and injection, the COMPOSITE
   context chain, the upstream call with the memory tools offered, user and assistant rows stored, the
-  extraction filter, which skips these questions).
+  extraction filter, which skips five of the six questions).
 - **overhead** = proxy p50 − direct p50. Target: < 25 ms and zero errors.
 - A one-row commit on this MariaDB took {commits[0]:.1f} ms p50 before the run and {commits[-1]:.1f} ms after it
-  (each commit waits for an fsync of the redo log). A proxied request makes two (the conversation claim with
-  the user's message, then the turn with the assistant row) and about a dozen statements in all (token,
-  claim, retrieval's two, the user's switch, the two inserts, …); the access log's writes follow off the
-  request path. Since commit `208acdf` the claim, the user's message and the turn commit together (one
-  fsync instead of two).
-- Where a proxied request's time goes (cProfile in one process against this database, 100 requests,
-  load average ≈ 10): 11 ms of CPU per request in the web process (the floor: 1 ms); of 22 ms in
-  `chat_completion`, the upstream call 8 ms (2.4 ms of it the `openai` client transforming the messages
-  and tool definitions before sending), the conversation claim and the new rows 4 ms, retrieval and
-  injection 4 ms, the extraction filter's switch lookup 2 ms, the context chain 0.4 ms. The rest of the
-  overhead measured here is waiting for the two shared CPUs: at 8 clients the five workers queue behind
-  each other and the other jobs on the machine, so that row is mostly the machine's load, not the proxy.
+  (each commit waits for an fsync of the redo log). A proxied request for a new conversation makes one
+  commit and nine statements (token; the conversation's owner and the user's message; the user's two
+  switches; pause rules; candidates; the best items; the receipt; the assistant row), ten for the one
+  question in six that the extraction filter checks against the user's items (and queues for
+  extraction: "should I" reads as a statement about the user); the access log's writes follow off the
+  request path.
+- CPU per request of each process during the slices (from /proc; the database server is shared with
+  other work on the machine, so its figure is an upper bound). One request's processes run one after
+  another (load generator → web → database → upstream → web), so at 1 client its latency is at least its
+  total CPU; with c clients keeping {os.cpu_count()} CPUs busy, at least c × total / {os.cpu_count()}: the last column, on an
+  otherwise idle machine. That floor, not waiting inside the proxy's code path, sets the 8-client
+  figure; where the web process's CPU goes, stage by stage, is in § Proxy CPU per request.
 
 {chr(10).join(lines)}
+
+{chr(10).join(cpu_lines)}
 
 {"All targets met." if not misses else "Targets missed in this run:" + chr(10) + chr(10).join("- " + m for m in misses)}
 """

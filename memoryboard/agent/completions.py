@@ -84,6 +84,7 @@ def chat_completion(
     if agent is None:
         raise AgentNotFound(agent_id)
     user_id = platform_user_id(user)
+    fresh = not conversation_id
     conversation_id = conversation_id or uuid.uuid4().hex
     start = new_messages(messages)
     history, turn_messages = messages[:start], messages[start:]
@@ -94,7 +95,7 @@ def chat_completion(
         chat_model = get_chat_model()
 
     def store_new_messages() -> None:
-        conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id)
+        conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id, fresh=fresh)
         ChatMessage.objects.bulk_create([
             ChatMessage(
                 conversation_id=conversation_id, agent_id=agent.agent_id, user_id=user_id,
@@ -107,12 +108,14 @@ def chat_completion(
 
     # The claim, the client's new messages and the turn commit together (one fsync on MariaDB, see
     # benchmarks/README.md § Proxy); when the turn fails, the messages are stored on their own: never lost.
+    # The turn needs no savepoint of its own: on any failure this whole transaction is rolled back.
     try:
         with transaction.atomic():
             store_new_messages()
             turn = run_turn_atomic(
                 agent=agent, user_id=user_id, conversation_id=conversation_id, history=history,
                 user_message=query, turn_messages=turn_messages, client_tools=tools or None, chat_model=chat_model,
+                savepoint=False,
             )
     except (AgentLLMUnavailable, AgentStoreUnavailable):
         with transaction.atomic():

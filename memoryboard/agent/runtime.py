@@ -17,7 +17,7 @@ from memoryboard.agent.interceptors import ChainContext, ContextEditingIntercept
 from memoryboard.ltm.config import AgentConfig
 from memoryboard.ltm.extraction import should_skip_extraction
 from memoryboard.ltm.namespaces import Namespace, build_namespace
-from memoryboard.ltm.retrieval import ScoredMemory, format_memory_block, memory_retrieve
+from memoryboard.ltm.retrieval import ScoredMemory, format_memory_block, memory_retrieve, memory_switches
 from memoryboard.ltm.tools import MEMORY_TOOLS, run_memory_tool
 from memoryboard.models import ChatMessage, MemoryAccess
 from memoryboard.strategies import Role, to_message
@@ -119,9 +119,13 @@ def history_with_positions(rows: list) -> tuple[list[dict], list[int]]:
     return out, positions
 
 
-def _enqueue_extraction(agent: AgentConfig, user_id: str, conversation_id: str, turn: list[dict], history: list[dict]) -> str:
+def _enqueue_extraction(
+    agent: AgentConfig, user_id: str, conversation_id: str, turn: list[dict], history: list[dict],
+    saving_enabled: bool | None = None,
+) -> str:
     reason = should_skip_extraction(
-        user_message=turn[0]["content"], conversation=history, agent_config=agent, user_id=user_id
+        user_message=turn[0]["content"], conversation=history, agent_config=agent, user_id=user_id,
+        saving_enabled=saving_enabled,
     )
     if reason:
         return f"skipped: {reason}"
@@ -173,11 +177,13 @@ def run_turn(
     namespace = agent_namespace(agent, user_id)
     memories: list[ScoredMemory] = []
     context = ChainContext(agent=agent, conversation_id=conversation_id)
+    # The user's two switches in one query, when the turn reads both (retrieval, the extraction filter).
+    using, saving = memory_switches(namespace.user_id) if ltm.enabled and ltm.auto_load and ltm.auto_extract else (None, None)
     if ltm.enabled and ltm.auto_load:
         try:
             memories = memory_retrieve(
                 namespace=namespace, query=user_message, k=ltm.load_max_items, agent_id=agent.agent_id,
-                conversation_id=conversation_id, kind=MemoryAccess.Kind.INJECTION, receipt=True,
+                conversation_id=conversation_id, kind=MemoryAccess.Kind.INJECTION, receipt=True, enabled=using,
             )
         except LLMError as exc:
             # Without the embedding endpoint the agent still answers, only without its memories.
@@ -225,7 +231,7 @@ def run_turn(
 
     turn = [{"role": "user", "content": user_message}, {"role": "assistant", "content": reply_text}]
     if any(str(m.get("role", "")).lower() == "user" for m in turn_messages):
-        extraction = _enqueue_extraction(agent, user_id, conversation_id, turn, history)
+        extraction = _enqueue_extraction(agent, user_id, conversation_id, turn, history, saving)
     else:
         extraction = "skipped: no new user message"
     row = ChatMessage.objects.create(

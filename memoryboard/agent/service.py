@@ -33,14 +33,15 @@ class ConversationNotYours(LookupError):
     """The conversation id belongs to another user or agent (reported like a missing one)."""
 
 
-def conversation_rows_of(*, conversation_id: str, user_id: str, agent_id: str):
-    """Claim the conversation for this user and agent (or find it theirs) and return its stored rows.
+def conversation_rows_of(*, conversation_id: str, user_id: str, agent_id: str, fresh: bool = False):
+    """Claim the conversation for this user and agent (or find it theirs) and return its stored rows
+    (``fresh``: an id the server just made up, see :func:`conversation_claim`).
 
     Raises:
         ConversationNotYours: the id is used by another user or agent.
     """
     # An atomic claim (one INSERT) decides the owner, whatever the timing; the history is read by owner.
-    if not conversation_claim(conversation_id=conversation_id, user_id=user_id, agent_id=agent_id):
+    if not conversation_claim(conversation_id=conversation_id, user_id=user_id, agent_id=agent_id, fresh=fresh):
         raise ConversationNotYours(conversation_id)
     return ChatMessage.objects.filter(conversation_id=conversation_id, user_id=user_id, agent_id=agent_id)
 
@@ -54,16 +55,17 @@ class AgentStoreUnavailable(RuntimeError):
         self.conversation_id = conversation_id
 
 
-def run_turn_atomic(*, conversation_id: str, **turn) -> TurnResult:
+def run_turn_atomic(*, conversation_id: str, savepoint: bool = True, **turn) -> TurnResult:
     """:func:`run_turn` with the turn's writes (items saved by its tool calls, the assistant row) in one
-    transaction; its errors name the conversation.
+    transaction; its errors name the conversation. ``savepoint=False`` when the caller's transaction
+    is rolled back whole if the turn fails (no SAVEPOINT / RELEASE round trips).
 
     Raises:
         AgentLLMUnavailable: the model failed (``conversation_id`` set).
         AgentStoreUnavailable: the database failed; the turn's writes were rolled back.
     """
     try:
-        with transaction.atomic():
+        with transaction.atomic(savepoint=savepoint):
             return run_turn(conversation_id=conversation_id, **turn)
     except AgentLLMUnavailable as exc:
         exc.conversation_id = conversation_id
@@ -115,9 +117,10 @@ def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str
     if agent is None:
         raise AgentNotFound(agent_id)
     user_id = platform_user_id(user)
+    fresh = not conversation_id
     conversation_id = conversation_id or uuid.uuid4().hex
-    rows = conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id)
-    history_rows = list(rows.order_by("-id")[:HISTORY_LIMIT])[::-1]
+    rows = conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id, fresh=fresh)
+    history_rows = [] if fresh else list(rows.order_by("-id")[:HISTORY_LIMIT])[::-1]
     # Saved in autocommit before anything can fail: the message is never lost.
     stored = ChatMessage.objects.create(
         conversation_id=conversation_id, agent_id=agent.agent_id, user_id=user_id,

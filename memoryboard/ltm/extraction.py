@@ -99,7 +99,9 @@ def _known_contents(agent_config, user_id: str) -> list[str]:
     return [normalize_content((v or {}).get("content", "")) for v in values]
 
 
-def should_skip_extraction(*, user_message: str, conversation: list[dict], agent_config, user_id) -> str | None:
+def should_skip_extraction(
+    *, user_message: str, conversation: list[dict], agent_config, user_id, saving_enabled: bool | None = None
+) -> str | None:
     """Decide cheaply whether a turn is worth an extraction call.
 
     Layers, in order: extraction disabled for the agent; the user's "save new memories" switch off;
@@ -111,6 +113,7 @@ def should_skip_extraction(*, user_message: str, conversation: list[dict], agent
         conversation: the messages of the conversation up to this turn (dicts or rows).
         agent_config: the agent's :class:`~memoryboard.ltm.config.AgentConfig`.
         user_id: the platform user id.
+        saving_enabled: the user's "save new memories" switch when the caller has read it; ``None`` reads it.
 
     Returns:
         The reason to skip, or None to extract.
@@ -118,7 +121,7 @@ def should_skip_extraction(*, user_message: str, conversation: list[dict], agent
     ltm = agent_config.long_term_memory
     if not (ltm.enabled and ltm.auto_extract):
         return SKIP_DISABLED_AGENT
-    if not memory_saving_enabled(str(user_id)):
+    if not (memory_saving_enabled(str(user_id)) if saving_enabled is None else saving_enabled):
         return SKIP_USER_SWITCH
     text = (user_message or "").strip()
     if meaningful_length(text) < MIN_MEANINGFUL_LENGTH:

@@ -33,10 +33,11 @@ from django.utils import timezone
 
 from memoryboard.ltm import ranking
 from memoryboard.ltm.embeddings import memory_embed_many
-from memoryboard.ltm.namespaces import Namespace
+from memoryboard.ltm.namespaces import Namespace, namespace_spellings
 from memoryboard.ltm.selectors import namespace_q, user_namespaces_q
 from memoryboard.ltm.vector_cache import ScopeData, fingerprint, scope_cache
 from memoryboard.models import LongTermMemory, MemoryAccess, MemoryFlag, PauseRule, UserMemorySettings
+from memoryboard.rows import instances, select_columns
 
 logger = logging.getLogger(__name__)
 
@@ -158,8 +159,9 @@ def _embedder(embedder=None):
 def _pause_rules_q(user_id: str | None) -> Q | None:
     """Items covered by pause rules: one user's rules (``user_id``), or every user's (``None``)."""
     rules = PauseRule.objects.all() if user_id is None else PauseRule.objects.filter(user_id=user_id)
+    rows = rules.values_list("user_id", "agent_namespace", "memory_type")
     combined: Q | None = None
-    for rule_user, agent, memory_type in rules.values_list("user_id", "agent_namespace", "memory_type"):
+    for rule_user, agent, memory_type in rows:
         q = user_namespaces_q(rule_user, agents=[agent] if agent else None)
         if memory_type:
             q &= Q(value_json__type=memory_type.upper())
@@ -185,25 +187,47 @@ def _cosines(matrix: np.ndarray, qvec: np.ndarray) -> np.ndarray:
         return matrix @ qvec
 
 
-def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, *, extra: Sequence[str] = ()) -> list[tuple]:
+# The candidates' SQL by scope (``memory_rank``'s ``scope_key``: one namespace, no pause rule): built
+# and compiled by the ORM each time, reading the candidates took 1.39 ms of CPU; with the SQL reused
+# 0.26 ms (benchmarks/README.md § Proxy CPU per request). Bounded: emptied when full.
+_CANDIDATE_SQL: dict[tuple, tuple[str, tuple] | None] = {}
+_CANDIDATE_SQL_MAX = 4096
+
+
+def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, *, sql_key: tuple | None = None,
+                    extra: Sequence[str] = ()) -> list[tuple]:
     """``(id, updated_at as text, relevance_score, paused, *extra)`` of the scope's items: one query, no
     content, no vector unless ``extra`` names them (``updated_at`` only names a version of the item: as
-    text, it costs no parsing)."""
-    paused = Q(Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True)))
-    if rules is not None:
-        paused |= rules
-    qs = (
-        base.order_by()
-        .annotate(
-            is_paused=ExpressionWrapper(paused, output_field=BooleanField()),
-            version=Cast("updated_at", output_field=CharField()),
+    text, it costs no parsing).
+
+    ``sql_key``: a hashable name of the SQL of ``base``, ``rules`` and ``extra`` (same key, same SQL), to
+    compile it once.
+    """
+    compiled = _CANDIDATE_SQL.get(sql_key, False) if sql_key is not None else False
+    if compiled is False:
+        paused = Q(Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True)))
+        if rules is not None:
+            paused |= rules
+        qs = (
+            base.order_by()
+            .annotate(
+                is_paused=ExpressionWrapper(paused, output_field=BooleanField()),
+                version=Cast("updated_at", output_field=CharField()),
+            )
+            .values_list("pk", "version", "relevance_score", "is_paused", *extra)
         )
-        .values_list("pk", "version", "relevance_score", "is_paused", *extra)
-    )
-    try:
-        sql, params = qs.query.sql_with_params()
-    except EmptyResultSet:  # e.g. ``objects.none()``
+        try:
+            sql, params = qs.query.sql_with_params()
+            compiled = (sql, tuple(params))
+        except EmptyResultSet:  # e.g. ``objects.none()``
+            compiled = None
+        if sql_key is not None:
+            if len(_CANDIDATE_SQL) >= _CANDIDATE_SQL_MAX:
+                _CANDIDATE_SQL.clear()
+            _CANDIDATE_SQL[sql_key] = compiled
+    if compiled is None:
         return []
+    sql, params = compiled
     # The ORM's SQL, read without its per-value converters (a third of the time at 5,000 rows).
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -299,6 +323,22 @@ def _scope_data(
     return data
 
 
+def _memories_by_id(ids: list[str]) -> dict[str, LongTermMemory]:
+    """``LongTermMemory.objects.in_bulk(ids)`` as one hand-written SELECT whose rows the ORM's converters
+    turn into the same instances (``memoryboard.rows``): ``in_bulk`` took 1.1 ms of CPU for 10 items, this
+    0.5 ms (benchmarks/README.md § Proxy CPU per request; every search and agent turn loads them)."""
+    if not ids:
+        return {}
+    qn = connection.ops.quote_name
+    meta = LongTermMemory._meta
+    sql = (f"SELECT {select_columns(LongTermMemory, 'm')} FROM {qn(meta.db_table)} m "
+           f"WHERE m.{qn(meta.pk.column)} IN ({', '.join(['%s'] * len(ids))})")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, list(ids))
+        rows = cursor.fetchall()
+    return {memory.pk: memory for memory, _extra in instances(LongTermMemory, rows)}
+
+
 def memory_rank(
     *,
     queryset: QuerySet[LongTermMemory],
@@ -307,6 +347,7 @@ def memory_rank(
     embedder=None,
     user_id: str | None = None,
     min_relevance: float | None = None,
+    scope_key: tuple | None = None,
 ) -> Ranking:
     """Rank the active items of a scope for a query: the one search of long-term memory.
 
@@ -317,6 +358,8 @@ def memory_rank(
         embedder: default the configured one.
         user_id: whose pause rules apply when the scope is one user's; ``None`` applies every rule.
         min_relevance: the least match returned (default ``ranking.MIN_RELEVANCE``).
+        scope_key: a hashable name of ``queryset`` (equal keys, the same SQL), when the caller has one:
+            the candidates' SQL is then compiled once per scope while the user has no pause rule.
 
     Returns:
         The results best first (each with its score parts) and every candidate with its outcome.
@@ -345,7 +388,8 @@ def memory_rank(
             rows, found = _index_candidate_rows(base, rules, keys, embedder.name)
             result.index = "hnsw"
     else:
-        rows = _candidate_rows(base, rules)
+        sql_key = None if scope_key is None or rules is not None else (scope_key, user_id, connection.vendor)
+        rows = _candidate_rows(base, rules, sql_key=sql_key)
     if not rows:
         return result  # nothing to compare with: the query is not even embedded
     if qvec is None:
@@ -380,7 +424,7 @@ def memory_rank(
     result._outcomes = outcomes.tolist()
     result._scores = scores.reordered(order)
     chosen = [(result._ids[i], result._scores.parts(int(i))) for i in np.flatnonzero(returned)]
-    memories = LongTermMemory.objects.in_bulk([pk for pk, _parts in chosen])
+    memories = _memories_by_id([pk for pk, _parts in chosen])
     result.results = [
         ScoredMemory(memory=memories[pk], score=parts.final, parts=parts) for pk, parts in chosen if pk in memories
     ]
@@ -404,6 +448,19 @@ def memory_retrieval_enabled(user_id: str) -> bool:
     """The user's "use my memories" switch (on unless turned off)."""
     value = UserMemorySettings.objects.filter(user_id=user_id).values_list("use_memories", flat=True).first()
     return value is not False
+
+
+def memory_switches(user_id: str) -> tuple[bool, bool]:
+    """The user's two switches, "use my memories" and "save new memories" (each on unless turned off),
+    in one query: an agent turn reads both (retrieval, then the extraction filter)."""
+    # Hand-written: the two ORM queries it replaces cost 1.0 ms of CPU, this 0.09 ms (benchmarks/README.md
+    # § Proxy CPU per request).
+    qn = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {qn('use_memories')}, {qn('save_memories')} FROM "
+                       f"{qn(UserMemorySettings._meta.db_table)} WHERE {qn('user_id')} = %s", [str(user_id)])
+        row = cursor.fetchone()
+    return (True, True) if row is None else (bool(row[0]), bool(row[1]))
 
 
 def memory_log_access(
@@ -448,6 +505,7 @@ def memory_retrieve_ranking(
     embedder=None,
     log_access: bool = True,
     receipt: bool = False,
+    enabled: bool | None = None,
 ) -> Ranking | None:
     """Session-start retrieval (and the ``memory_search`` tool) for one namespace: :func:`memory_rank`
     over the namespace's items with the user's pause rules and "use my memories" switch.
@@ -465,6 +523,8 @@ def memory_retrieve_ranking(
         embedder: the embedder; default the configured one.
         log_access: False skips the access statistics (benchmarks and previews).
         receipt: store a retrieval receipt (``ltm.receipts``; agent turns).
+        enabled: the user's "use my memories" switch when the caller has read it (:func:`memory_switches`);
+            ``None`` reads it.
 
     Returns:
         The whole ranking (results best first, candidates with outcomes); ``None`` when the user
@@ -475,10 +535,10 @@ def memory_retrieve_ranking(
     """
     if kind not in MemoryAccess.Kind.values:
         raise ValueError(f"unknown access kind {kind!r}")
-    if not memory_retrieval_enabled(namespace.user_id):
+    if not (memory_retrieval_enabled(namespace.user_id) if enabled is None else enabled):
         return None
     found = memory_rank(queryset=namespace_scope(namespace), query=query, k=k, embedder=embedder,
-                        user_id=namespace.user_id)
+                        user_id=namespace.user_id, scope_key=("namespace", *namespace_spellings(namespace)))
     if log_access:
         memory_log_access(found.results, agent_id=agent_id, conversation_id=conversation_id, kind=kind)
     if receipt:
