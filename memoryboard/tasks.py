@@ -22,10 +22,14 @@ def extract_memories_task(*, agent_id: str, user_id: str, conversation_id: str, 
 
 
 @task()
-def ann_update_task(*, model_name: str, memory_ids: list[str]) -> int:
-    """Bring the HNSW index of ``model_name`` up to date with these items' vectors (``ltm.ann``)."""
-    from memoryboard.ltm.ann import ann_update
-    from memoryboard.models import MemoryEmbedding
+def ann_update_task(*, model_name: str, memory_ids: list[str] | None = None) -> int:
+    """Apply every pending update of the HNSW index of ``model_name`` (``ltm.ann.ann_apply_pending``).
 
-    rows = MemoryEmbedding.objects.filter(memory_id__in=memory_ids, model_name=model_name)
-    return ann_update(model_name=model_name, embedding_ids=list(rows.values_list("id", flat=True)))
+    ``memory_ids``: only in tasks queued before updates were recorded as pending rows; they are recorded
+    first, then applied with the rest.
+    """
+    from memoryboard.ltm.ann import ann_apply_pending, ann_pending_add
+
+    if memory_ids:
+        ann_pending_add(model_name=model_name, memory_ids=memory_ids)
+    return ann_apply_pending(model_name=model_name)

@@ -8,20 +8,26 @@ asks this index for candidates, which the search then filters by the caller's qu
 - One file per model under ``MEMORYBOARD_ANN_DIR``; web processes open it memory-mapped
   (``Index.restore(path, view=True)``): the operating system shares the pages between processes, and
   a process re-opens the file when it changes.
-- Writes go through one writer at a time (the worker task :func:`ann_update`, the command
-  ``manage.py ann_rebuild``), which loads the index, changes it and replaces the file atomically.
-- The index holds the vectors of items that are not archived: archiving (or a user's delete) queues
-  :func:`ann_update`, which removes them, and restoring queues it again, which adds them back. Searches
+- Writes go through one writer at a time (the worker task's :func:`ann_apply_pending`, the command
+  ``manage.py ann_rebuild``; a lock file across processes), which loads the index, changes it and
+  replaces the file atomically.
+- Writers record the items to update in ``memoryboard_ann_pending`` (``AnnPending``) in their own
+  transaction and queue the task after the commit; the task applies every pending row of the model in one
+  load and one save, so the file is rewritten once per batch of accumulated changes, not once per write.
+- The index holds the vectors of items that are not archived: archiving (or a user's delete) records
+  them, and the task removes them; restoring records them again, and the task adds them back. Searches
   still filter by state, so an update not yet run costs candidates, never a wrong result.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -46,6 +52,9 @@ EXPANSION_SEARCH = 3000
 STORED_DTYPE = "i8"
 # Rows read per query while building (~100 MB of 512-d vectors); the previous chunk is added meanwhile.
 BUILD_BATCH = 50_000
+
+# Pending updates read, and items looked up, per query by the index's writer.
+PENDING_CHUNK = 1_000
 
 _lock = threading.Lock()
 _views: dict[str, tuple[float, object]] = {}
@@ -98,6 +107,21 @@ def ann_candidates(*, model_name: str, dim: int, vector: np.ndarray, count: int)
         return None
     matches = index.search(np.asarray(vector, dtype=np.float32), count=min(count, len(index)))
     return matches.keys.tolist()
+
+
+@contextmanager
+def _writer(model_name: str):
+    """One writer of the model's index file at a time: across threads (the lock) and across processes
+    (workers, ``ann_rebuild``: an exclusive ``flock`` on a file beside it), so no save overwrites changes
+    another writer made, and pending rows are only deleted once their changes are in the file."""
+    path = index_path(model_name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _lock, open(path.with_suffix(".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _save(index, model_name: str) -> None:
@@ -164,24 +188,30 @@ def ann_rebuild(*, model_name: str, dim: int, on_batch: Callable[[int], None] | 
     Returns:
         The number of vectors indexed.
     """
-    from memoryboard.models import LongTermMemory
+    from memoryboard.models import AnnPending, LongTermMemory
 
-    index = _new_index(dim)
-    archived = set(LongTermMemory.objects.filter(archived=True).values_list("pk", flat=True))
-    done = 0
-    with ThreadPoolExecutor(max_workers=1) as adder:
-        pending = None
-        for read, keys, matrix in _stored_vectors(model_name, dim, archived):
+    # The writer's lock for the whole build: a task waits (its rows stay pending) rather than save a
+    # change the new file would then overwrite.
+    with _writer(model_name):
+        # Pending updates recorded before the read are in the stored vectors: the new file covers them.
+        covered = list(AnnPending.objects.filter(model_name=model_name).values_list("id", flat=True))
+        index = _new_index(dim)
+        archived = set(LongTermMemory.objects.filter(archived=True).values_list("pk", flat=True))
+        done = 0
+        with ThreadPoolExecutor(max_workers=1) as adder:
+            pending = None
+            for read, keys, matrix in _stored_vectors(model_name, dim, archived):
+                if pending is not None:
+                    pending.result()
+                if len(keys):
+                    pending = adder.submit(index.add, keys, matrix, threads=threads)
+                done += len(keys)
+                if on_batch is not None:
+                    on_batch(read)
             if pending is not None:
                 pending.result()
-            if len(keys):
-                pending = adder.submit(index.add, keys, matrix, threads=threads)
-            done += len(keys)
-            if on_batch is not None:
-                on_batch(read)
-        if pending is not None:
-            pending.result()
-    _save(index, model_name)
+        _save(index, model_name)
+        _pending_delete(covered)
     return done
 
 
@@ -192,37 +222,93 @@ def ann_rebuild_count(*, model_name: str) -> int:
 
 
 def ann_update(*, model_name: str, embedding_ids: Sequence[int]) -> int:
-    """Bring these embedding rows up to date in the model's index, if it exists: add (or replace) the
-    vectors of items not archived, remove those of archived items.
+    """Bring these embedding rows up to date in the model's index now, if it exists: add (or replace)
+    the vectors of items not archived, remove those of archived items; save the file if anything changed.
 
-    Called by the worker task after items are written, re-embedded, archived or restored; without an
-    index file (small deployments, where every scope is searched exactly) it does nothing.
+    The worker goes through :func:`ann_apply_pending` instead; this is for a caller that cannot wait for
+    it (a user's erase, before the rows go).
 
     Returns:
         The number of vectors added or removed.
     """
-    from usearch.index import Index
-
     from memoryboard.models import MemoryEmbedding
 
-    path = index_path(model_name)
-    if not path.exists() or not embedding_ids:
+    if not embedding_ids or not index_path(model_name).exists():
         return 0
-    with _lock:
-        index = Index.restore(str(path), view=False)
+    with _writer(model_name):
+        index = _restore(model_name)
         if index is None:
             return 0
-        rows = [(key, memory_id, bytes(blob)) for key, memory_id, blob in MemoryEmbedding.objects.filter(
-            id__in=list(embedding_ids), model_name=model_name).values_list("id", "memory_id", "vector")]
-        keep, gone = _active_rows(rows)
-        keys, matrix = _vectors(keep, index.ndim)
-        removed = [key for key in gone if key in index]
-        present = [key for key in keys if key in index]
-        if not len(keys) and not removed:
+        changed = _apply(index, MemoryEmbedding.objects.filter(id__in=list(embedding_ids), model_name=model_name))
+        if changed:
+            _save(index, model_name)
+    return changed
+
+
+def ann_pending_add(*, model_name: str, memory_ids: Sequence[str]) -> None:
+    """Record, in the caller's transaction, that these items' vectors of ``model_name`` must reach its index."""
+    from memoryboard.models import AnnPending
+
+    AnnPending.objects.bulk_create([AnnPending(model_name=model_name, memory_id=pk) for pk in memory_ids],
+                                   batch_size=PENDING_CHUNK)
+
+
+def ann_apply_pending(*, model_name: str) -> int:
+    """Apply every pending update of the model's index (``AnnPending``) at once: load the file, change the
+    vectors of those items, save it once, then delete the rows read (those recorded meanwhile wait for the
+    next run). No pending row: returns at once, the file untouched; so the many tasks queued by many
+    writes cost one rewrite of the file per run that finds work, not one each. A failure keeps the rows.
+    Without an index file the rows are dropped (a rebuild reads every vector).
+
+    Returns:
+        The number of vectors added or removed.
+    """
+    from memoryboard.models import AnnPending, MemoryEmbedding
+
+    with _writer(model_name):
+        pending = list(AnnPending.objects.filter(model_name=model_name).order_by("id").values_list("id", "memory_id"))
+        if not pending:
             return 0
-        if present or removed:
-            index.remove(present + removed)
-        if len(keys):
-            index.add(keys, matrix)
-        _save(index, model_name)
+        changed = 0
+        index = _restore(model_name)
+        if index is not None:
+            memory_ids = sorted({memory_id for _pk, memory_id in pending})
+            for start in range(0, len(memory_ids), PENDING_CHUNK):
+                changed += _apply(index, MemoryEmbedding.objects.filter(
+                    memory_id__in=memory_ids[start:start + PENDING_CHUNK], model_name=model_name))
+            if changed:
+                _save(index, model_name)
+        _pending_delete([pk for pk, _memory_id in pending])
+    return changed
+
+
+def _pending_delete(ids: Sequence[int]) -> None:
+    from memoryboard.models import AnnPending
+
+    for start in range(0, len(ids), PENDING_CHUNK):
+        AnnPending.objects.filter(id__in=ids[start:start + PENDING_CHUNK]).delete()
+
+
+def _restore(model_name: str):
+    """The model's index loaded in memory to be changed, or ``None`` without a file."""
+    from usearch.index import Index
+
+    path = index_path(model_name)
+    if not path.exists():
+        return None
+    return Index.restore(str(path), view=False)
+
+
+def _apply(index, rows) -> int:
+    """Change ``index`` for these ``MemoryEmbedding`` rows (a queryset): the vectors of items not archived
+    are added or replaced, those of archived items removed. Returns how many vectors changed."""
+    rows = [(key, memory_id, bytes(blob)) for key, memory_id, blob in rows.values_list("id", "memory_id", "vector")]
+    keep, gone = _active_rows(rows)
+    keys, matrix = _vectors(keep, index.ndim)
+    removed = [key for key in gone if key in index]
+    present = [key for key in keys if key in index]
+    if present or removed:
+        index.remove(present + removed)
+    if len(keys):
+        index.add(keys, matrix)
     return len(keys) + len(removed)

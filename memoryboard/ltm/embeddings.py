@@ -59,16 +59,18 @@ def memory_embed_many(memories: Sequence[LongTermMemory], *, embedder=None, retu
 
 
 def _queue_index_update(model_name: str, memory_ids: list[str]) -> None:
-    """After the commit, update the model's HNSW index (``ltm.ann``) in a task, when there is one."""
-    from memoryboard.ltm.ann import index_path
+    """When the model has an HNSW index (``ltm.ann``): record these items as pending in the caller's
+    transaction, and after the commit queue the task that applies every pending row of the model."""
+    from memoryboard.ltm.ann import ann_pending_add, index_path
 
     if not index_path(model_name).exists():
         return
+    ann_pending_add(model_name=model_name, memory_ids=memory_ids)
 
     def enqueue() -> None:
         from memoryboard.tasks import ann_update_task
 
-        ann_update_task.enqueue(model_name=model_name, memory_ids=memory_ids)
+        ann_update_task.enqueue(model_name=model_name)
 
     transaction.on_commit(enqueue)
 

@@ -2,7 +2,7 @@
 
 from .audit import AuditLog
 from .chat import ChatMessage, ConversationOwner
-from .embedding import MemoryEmbedding, vector_checksum
+from .embedding import AnnPending, MemoryEmbedding, vector_checksum
 from .lifecycle import (
     MemoryAccess,
     MemoryFlag,
@@ -17,6 +17,7 @@ from .summary import SummaryCacheEntry
 from .retrieval import RetrievalReceipt
 
 __all__ = [
+    "AnnPending",
     "ArchivedReason",
     "AuditLog",
     "ChatMessage",

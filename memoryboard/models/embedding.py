@@ -48,3 +48,22 @@ class MemoryEmbedding(models.Model):
 def vector_checksum(vector: bytes) -> int:
     """A signed 64-bit BLAKE2b digest of the vector bytes: equal bytes, equal checksum."""
     return int.from_bytes(hashlib.blake2b(vector, digest_size=8).digest(), "big", signed=True)
+
+
+class AnnPending(models.Model):
+    """An item whose vector of ``model_name`` the HNSW index (``ltm.ann``) has not taken in yet.
+
+    Written in the transaction that changes the item (a new vector, archived, restored), only while the
+    model has an index file; the worker task takes every row of the model at once, applies them and saves
+    the file once, then deletes the rows it read. Many writes queued before a task runs thus cost one
+    rewrite of the file, not one each. ``memory_id`` is no foreign key: a row outlives its item.
+    """
+
+    model_name = models.CharField(max_length=100)
+    memory_id = models.CharField(max_length=255)
+
+    class Meta:
+        db_table = "memoryboard_ann_pending"
+        verbose_name = _("pending index update")
+        verbose_name_plural = _("pending index updates")
+        indexes = [models.Index(fields=["model_name", "id"], name="idx_ann_pending_model")]
