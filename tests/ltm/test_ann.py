@@ -159,3 +159,148 @@ def test_the_rebuild_reads_in_chunks_and_leaves_out_archived_items_and_bad_vecto
     done = ann.ann_rebuild(model_name="hashing-ngram-384", dim=384, on_batch=batches.append)
     assert done == 6 and sum(batches) == 8 and len(batches) == 4
     assert _indexed_items() == {m.pk for i, m in enumerate(items) if i != 3}
+
+
+MODEL = "hashing-ngram-384"
+
+
+@pytest.fixture
+def saves(monkeypatch):
+    """Every save of an index file by the code under test (the real save still runs)."""
+    calls = []
+    real = ann._save
+
+    def spy(index, model_name):
+        calls.append(model_name)
+        real(index, model_name)
+
+    monkeypatch.setattr(ann, "_save", spy)
+    return calls
+
+
+def _pending() -> list[str]:
+    from memoryboard.models import AnnPending
+
+    return list(AnnPending.objects.filter(model_name=MODEL).values_list("memory_id", flat=True))
+
+
+def test_many_writes_reach_the_index_in_one_save_and_later_tasks_touch_nothing(
+        ann_dir, alice, bob, make_memory, saves, django_capture_on_commit_callbacks):
+    make_memory(alice, "User drinks tea")
+    call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+    saves.clear()
+    mtime = ann.index_path(MODEL).stat().st_mtime_ns
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        new = [make_memory(user, f"User plays instrument number {i}") for i, user in enumerate([alice, bob] * 10)]
+    assert len(callbacks) == 20 and sorted(_pending()) == sorted(m.pk for m in new)
+    assert saves == [] and ann.index_path(MODEL).stat().st_mtime_ns == mtime  # nothing written yet
+
+    for callback in callbacks:  # the 20 queued tasks: the first applies every write, the others find none
+        callback()
+    assert saves == [MODEL] and _pending() == []
+    assert len(ann._view(MODEL)) == 21 and _indexed_items() >= {m.pk for m in new}
+    mtime = ann.index_path(MODEL).stat().st_mtime_ns
+
+    from memoryboard.tasks import ann_update_task
+
+    assert ann_update_task.call(model_name=MODEL) == 0  # a task queued later: no pending row, file untouched
+    assert saves == [MODEL] and ann.index_path(MODEL).stat().st_mtime_ns == mtime
+
+
+def test_archive_and_restore_are_recorded_and_applied_together(ann_dir, support_user, alice, make_memory, saves,
+                                                               django_capture_on_commit_callbacks):
+    from memoryboard.ltm.services import memory_archive, memory_restore
+
+    violin, cello, tea = (make_memory(alice, text) for text in ("User plays the violin", "User plays the cello",
+                                                                "User drinks tea"))
+    call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+    saves.clear()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        memory_archive(memory=violin, actor=support_user)
+        memory_archive(memory=cello, actor=support_user)
+        memory_restore(memory=cello, actor=support_user)
+    assert _indexed_items() == {violin.pk, cello.pk, tea.pk}  # not applied yet
+    for callback in callbacks:
+        callback()
+    assert saves == [MODEL] and _indexed_items() == {cello.pk, tea.pk} and _pending() == []
+
+
+def test_a_failure_while_applying_keeps_the_pending_updates(monkeypatch, ann_dir, alice, make_memory,
+                                                            django_capture_on_commit_callbacks):
+    make_memory(alice, "User drinks tea")
+    call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+    with django_capture_on_commit_callbacks(execute=False):
+        violin = make_memory(alice, "User plays the violin")
+
+    def broken(index, model_name):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(ann, "_save", broken)
+    with pytest.raises(OSError):
+        ann.ann_apply_pending(model_name=MODEL)
+    assert _pending() == [violin.pk] and violin.pk not in _indexed_items()
+
+    monkeypatch.undo()
+    assert ann.ann_apply_pending(model_name=MODEL) == 1
+    assert _pending() == [] and violin.pk in _indexed_items()
+
+
+def test_without_an_index_nothing_is_recorded(ann_dir, alice, make_memory, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        make_memory(alice, "User plays the violin")
+    assert callbacks == [] and _pending() == []
+
+
+def test_a_rebuild_clears_the_pending_updates_it_covers(ann_dir, alice, make_memory, saves,
+                                                        django_capture_on_commit_callbacks):
+    make_memory(alice, "User drinks tea")
+    call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        violin = make_memory(alice, "User plays the violin")
+    assert _pending() == [violin.pk]
+    call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+    assert _pending() == [] and violin.pk in _indexed_items()
+    saves.clear()
+    callbacks[0]()  # the task queued by the write: the rebuild did its work
+    assert saves == []
+
+
+def test_a_task_queued_with_item_ids_before_the_pending_table_still_applies_them(ann_dir, alice, make_memory):
+    from memoryboard.tasks import ann_update_task
+
+    make_memory(alice, "User drinks tea")
+    call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+    violin = make_memory(alice, "User plays the violin")  # its own task is never run (not committed)
+    from memoryboard.models import AnnPending
+
+    AnnPending.objects.all().delete()  # as if written before the pending table existed
+    assert ann_update_task.call(model_name=MODEL, memory_ids=[violin.pk]) == 1
+    assert violin.pk in _indexed_items() and _pending() == []
+
+
+def test_reembed_with_an_index_ends_with_the_index_up_to_date(ann_dir, alice, bob, make_memory, saves,
+                                                              django_capture_on_commit_callbacks):
+    import numpy as np
+
+    from memoryboard.ltm.embeddings import memory_reembed
+    from memoryboard.models import MemoryEmbedding
+
+    items = [make_memory(user, f"User collects stamps from country {i}") for i, user in enumerate([alice, bob] * 6)]
+    right = {pk: bytes(blob) for pk, blob in MemoryEmbedding.objects.filter(model_name=MODEL)
+             .values_list("id", "vector")}
+    rng = np.random.default_rng(7)
+    for pk in right:  # the index is built from other vectors, which the re-embedding replaces
+        MemoryEmbedding.objects.filter(pk=pk).update(vector=rng.standard_normal(384).astype(np.float32).tobytes())
+    call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+    saves.clear()
+
+    def own_key_first() -> int:
+        index = ann._view(MODEL)
+        return sum(int(index.search(np.frombuffer(blob, dtype=np.float32), count=1).keys[0]) == pk
+                   for pk, blob in right.items())
+
+    assert own_key_first() < len(items) // 2
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        assert memory_reembed(batch_size=5) == len(items)
+    assert len(callbacks) == 3 and saves == [MODEL] and _pending() == []
+    assert len(ann._view(MODEL)) == len(items) and own_key_first() == len(items)
