@@ -9,17 +9,14 @@ message (the user's message, or the results of the client's own tool calls), is 
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 
 from memoryboard.agent.runtime import AgentLLMUnavailable, TurnResult
-from memoryboard.agent.service import AgentNotFound, AgentStoreUnavailable, conversation_rows_of, run_turn_atomic
-from memoryboard.ltm.config import get_agents_config
+from memoryboard.agent.service import AgentStoreUnavailable, conversation_rows_of, run_turn_atomic, turn_start
 from memoryboard.models import ChatMessage
-from memoryboard.roles import platform_user_id
 
 __all__ = ["CompletionResult", "chat_completion", "content_text", "new_messages"]
 
@@ -80,12 +77,7 @@ def chat_completion(
         AgentLLMUnavailable: the upstream model failed; the new messages stay stored.
         AgentStoreUnavailable: the database failed during the turn; the new messages stay stored.
     """
-    agent = get_agents_config().get(agent_id)
-    if agent is None:
-        raise AgentNotFound(agent_id)
-    user_id = platform_user_id(user)
-    fresh = not conversation_id
-    conversation_id = conversation_id or uuid.uuid4().hex
+    agent, user_id, conversation_id, fresh = turn_start(agent_id=agent_id, user=user, conversation_id=conversation_id)
     start = new_messages(messages)
     history, turn_messages = messages[:start], messages[start:]
     query = next((content_text(m.get("content")) for m in reversed(messages) if m["role"] == "user"), "")

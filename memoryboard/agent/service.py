@@ -33,6 +33,20 @@ class ConversationNotYours(LookupError):
     """The conversation id belongs to another user or agent (reported like a missing one)."""
 
 
+def turn_start(*, agent_id: str, user, conversation_id: str | None):
+    """What every agent turn starts from: the configured agent, the caller's platform user id, and the
+    conversation id (a new one when none is given: ``fresh``).
+
+    Raises:
+        AgentNotFound: the agent is not configured.
+    """
+    agent = get_agents_config().get(agent_id)
+    if agent is None:
+        raise AgentNotFound(agent_id)
+    fresh = not conversation_id
+    return agent, platform_user_id(user), conversation_id or uuid.uuid4().hex, fresh
+
+
 def conversation_rows_of(*, conversation_id: str, user_id: str, agent_id: str, fresh: bool = False):
     """Claim the conversation for this user and agent (or find it theirs) and return its stored rows
     (``fresh``: an id the server just made up, see :func:`conversation_claim`).
@@ -113,12 +127,7 @@ def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str
         AgentLLMUnavailable: the model failed; the user's message stays stored.
         AgentStoreUnavailable: the database failed after the user's message was stored.
     """
-    agent = get_agents_config().get(agent_id)
-    if agent is None:
-        raise AgentNotFound(agent_id)
-    user_id = platform_user_id(user)
-    fresh = not conversation_id
-    conversation_id = conversation_id or uuid.uuid4().hex
+    agent, user_id, conversation_id, fresh = turn_start(agent_id=agent_id, user=user, conversation_id=conversation_id)
     rows = conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id, fresh=fresh)
     history_rows = [] if fresh else list(rows.order_by("-id")[:HISTORY_LIMIT])[::-1]
     # Saved in autocommit before anything can fail: the message is never lost.
