@@ -102,7 +102,20 @@ def embedder_choice() -> str:
 
 
 def warm_up() -> None:
-    """Load the configured offline embedder now (web and worker start-up), not on the first search."""
+    """Prepare a web or worker process at start-up: numpy's BLAS on one thread, and the configured
+    offline embedder loaded now rather than on the first search.
+
+    One BLAS thread: the products a request makes are small (a scope's 5,000 × 512 cosines take 0.06 ms;
+    the query embedding's layers less), so a second OpenBLAS thread brings nothing, yet once woken it
+    spins on the other core for milliseconds, which the other worker processes needed. Under gunicorn
+    with MariaDB (``benchmarks/proxy.py``, same machine, quiet) the web processes' CPU per
+    ``/v1/chat/completions`` fell from 23.6 to 19.3 ms and the overhead p50 at one client from 28.3 to
+    22.3 ms (benchmarks/README.md § Proxy); a warm 5,000-item search took 25 → 10-12 ms of CPU
+    (§ Retrieval). Requests run in parallel across processes and threads, not inside BLAS.
+    """
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")  # for the rest of the process (no context manager)
     embedder = get_embedder()
     if hasattr(embedder, "warm_up"):
         embedder.warm_up()

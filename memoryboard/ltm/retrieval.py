@@ -169,24 +169,6 @@ def _pause_rules_q(user_id: str | None) -> Q | None:
     return combined
 
 
-_blas = None
-
-
-def _cosines(matrix: np.ndarray, qvec: np.ndarray) -> np.ndarray:
-    """``matrix @ qvec`` on one BLAS thread. A matrix-vector product gains nothing from a second
-    thread at a scope's size (5,000 × 512: 0.06 ms), but OpenBLAS's woken worker then spins on the
-    other core for milliseconds after it: with two threads a warm 5,000-item search took ~25 ms of
-    process CPU (the worker thread ~45% of it) against 10-12 ms on one, and as much longer in wall
-    time on a busy 2-core machine (figures in ``benchmarks/README.md`` § Retrieval). The limit costs ~10 µs."""
-    global _blas
-    if _blas is None:
-        from threadpoolctl import ThreadpoolController
-
-        _blas = ThreadpoolController()
-    with _blas.limit(limits=1, user_api="blas"):
-        return matrix @ qvec
-
-
 # The candidates' SQL by scope (``memory_rank``'s ``scope_key``: one namespace, no pause rule): built
 # and compiled by the ORM each time, reading the candidates took 1.39 ms of CPU; with the SQL reused
 # 0.26 ms (benchmarks/README.md § Proxy CPU per request). Bounded: emptied when full.
@@ -316,7 +298,7 @@ def _scope_data(
         type_weights=ranking.type_weights(types),
         keywords=ranking.KeywordIndex(texts),
         language_axis=axis,
-        axis_components=None if axis is None else _cosines(matrix, axis),
+        axis_components=None if axis is None else matrix @ axis,
     )
     if cacheable:
         scope_cache.put(key, data)
@@ -405,7 +387,7 @@ def memory_rank(
     if not present:
         return result
     scores = ranking.score(
-        cosine=_cosines(data.matrix, qvec),
+        cosine=data.matrix @ qvec,
         keyword=data.keywords.scores(query),
         types=data.type_weights,
         relevance_scores=np.asarray(relevances, dtype=np.float32),
