@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 from memoryboard.ltm.ann import ann_rebuild, ann_rebuild_count, index_path
+from memoryboard.management.database import require_migrated
 
 
 class Command(BaseCommand):
@@ -16,6 +17,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="Do not show the progress bar.")
 
     def handle(self, *args, threads: int = 0, no_progress: bool = False, **options):
+        require_migrated()
         from memoryboard.llm.factory import get_embedder
 
         embedder = get_embedder()

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from memoryboard.ltm.importing import MODES, MemoryImportError, import_items_from_text, memory_import
+from memoryboard.management.database import require_migrated
 from memoryboard.roles import platform_user_id
 
 
@@ -23,6 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--apply", action="store_true", help="Write the items (default: a dry run).")
 
     def handle(self, *args, file: str, user: str, mode: str, agent: str | None, apply: bool, **options):
+        require_migrated()
         owner = get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: user}).first()
         if owner is None:
             raise CommandError(f"No user named {user!r}.")

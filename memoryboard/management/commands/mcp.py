@@ -12,6 +12,8 @@ import os
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
+from memoryboard.management.database import require_migrated
+
 
 class Command(BaseCommand):
     help = "Run memoryboard's MCP server (memory_search, memory_save, memory_list, memory_delete) over stdio."
@@ -23,6 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("--agent", default=None, help="The agent whose memories to use (default MEMORYBOARD_DEFAULT_AGENT).")
 
     def handle(self, *args, transport: str, token: str | None, agent: str | None, **options):
+        require_migrated()
         from memoryboard.mcp_server.server import build_server
         from memoryboard.mcp_server.tools import InvalidToken, McpError, identity_for_token
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from memoryboard.management.listing import write_listing
 from memoryboard.ltm.lifecycle import memory_cleanup
+from memoryboard.management.database import require_migrated
+from memoryboard.management.listing import write_listing
 
 
 class Command(BaseCommand):
@@ -23,6 +24,7 @@ class Command(BaseCommand):
                             help="Access count below which items go (default MEMORYBOARD_CLEANUP_MIN_ACCESS).")
 
     def handle(self, *args, apply: bool = False, threshold=None, min_access=None, **options):
+        require_migrated()
         threshold = settings.MEMORYBOARD_CLEANUP_SCORE_THRESHOLD if threshold is None else threshold
         min_access = settings.MEMORYBOARD_CLEANUP_MIN_ACCESS if min_access is None else min_access
         ids = memory_cleanup(threshold=threshold, min_access=min_access, dry_run=not apply, actor="memory_cleanup")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from memoryboard.management.listing import write_listing
 from memoryboard.ltm.lifecycle import memory_decay
+from memoryboard.management.database import require_migrated
+from memoryboard.management.listing import write_listing
 
 
 class Command(BaseCommand):
@@ -19,6 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--factor", type=float, default=None, help="Decay factor per day, in (0, 1].")
 
     def handle(self, *args, apply: bool = False, factor: float | None = None, **options):
+        require_migrated()
         changes = memory_decay(decay_factor=factor, dry_run=not apply, actor="memory_decay")
         verb = "Decayed" if apply else "Would decay"
         self.stdout.write(f"{verb} {len(changes)} item(s).")

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand
 
 from memoryboard.ltm.services import memory_purge_deleted
 from memoryboard.playground_traces import trace_purge_expired
+from memoryboard.management.database import require_migrated
 
 
 class Command(BaseCommand):
@@ -20,6 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--apply", action="store_true", help="Really delete (default: dry run).")
 
     def handle(self, *args, apply: bool = False, **options):
+        require_migrated()
         ids = memory_purge_deleted(dry_run=not apply, actor="purge_deleted")
         days = settings.MEMORYBOARD_DELETED_RETENTION_DAYS
         verb = "Purged" if apply else "Would purge"

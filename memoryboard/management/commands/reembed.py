@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 from memoryboard.ltm.embeddings import memory_reembed, memory_reembed_count
+from memoryboard.management.database import require_migrated
 
 
 class Command(BaseCommand):
@@ -17,6 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="Do not show the progress bar.")
 
     def handle(self, *args, missing_only: bool = False, batch_size: int = 200, no_progress: bool = False, **options):
+        require_migrated()
         from memoryboard.llm.factory import get_embedder
 
         embedder = get_embedder()

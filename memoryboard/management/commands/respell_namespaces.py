@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand
 
 from memoryboard.ltm.selectors import odd_namespace_texts
 from memoryboard.ltm.services import memory_respell_namespaces
+from memoryboard.management.database import require_migrated
 
 
 class Command(BaseCommand):
@@ -19,6 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--apply", action="store_true", help="Really rewrite (default: dry run).")
 
     def handle(self, *args, apply: bool = False, **options):
+        require_migrated()
         odd = odd_namespace_texts()
         fixable = [text for text, ns in odd if ns is not None]
         for text, ns in odd:

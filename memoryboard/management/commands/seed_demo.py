@@ -15,6 +15,7 @@ from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.namespaces import build_namespace
 from memoryboard.ltm.services import memory_build
 from memoryboard.ltm.store import memory_upsert_many
+from memoryboard.management.database import require_migrated
 from memoryboard.models import ArchivedReason, ChatMessage, LongTermMemory
 from memoryboard.roles import DEVELOPERS_GROUP, SUPPORT_GROUP, ensure_role_groups
 
@@ -140,6 +141,7 @@ class Command(BaseCommand):
         parser.add_argument("--reset", action="store_true", help="Delete existing demo data first.")
 
     def handle(self, *args, reset: bool = False, **options):
+        require_migrated()
         ensure_role_groups()
         with transaction.atomic():
             users = self._users()
