@@ -40,6 +40,10 @@ from memoryboard.models import (
 RECENT_ACCESSES = 20
 RECENT_AUDIT = 50
 RECENT_CONVERSATIONS = 50
+# Rows erased per statement: one ``IN`` of a heavy account's ids (years of access-log rows) would pass
+# SQLite's host-parameter limit (999 before SQLite 3.32, Django's own assumption; 250,000 on Debian's)
+# and make one statement of megabytes on MariaDB (``max_allowed_packet``).
+ERASE_BATCH = 900
 
 
 @dataclass
@@ -409,13 +413,14 @@ def user_data_erase(*, user_id: str, actor, reason: str = "privacy request") -> 
             erased[section.table] = ids
             if not ids:
                 continue
-            qs = section.model.objects.filter(pk__in=ids)
-            if section.erase == "anonymise":
-                qs.update(before=None, after=None)
-            elif section.model is LongTermMemory:
-                qs._raw_delete(qs.db)  # vectors already went with their section; no cascade query
-            else:
-                qs.delete()
+            for start in range(0, len(ids), ERASE_BATCH):
+                qs = section.model.objects.filter(pk__in=ids[start : start + ERASE_BATCH])
+                if section.erase == "anonymise":
+                    qs.update(before=None, after=None)
+                elif section.model is LongTermMemory:
+                    qs._raw_delete(qs.db)  # vectors already went with their section; no cascade query
+                else:
+                    qs.delete()
         audit_record(
             actor=actor, action=AuditLog.Action.ERASE, object_type="user", object_id=user_id,
             after={"tables": {table: len(ids) for table, ids in erased.items()}}, reason=reason,

@@ -237,3 +237,38 @@ def test_erase_takes_the_vectors_out_of_the_hnsw_index(settings, tmp_path, alice
         assert keys[other.pk] in index
     finally:
         ann._views.clear()
+
+
+def test_erase_of_a_heavy_account_goes_through_in_batches(make_memory, alice, bob):
+    """An account with more rows than one statement may name: erased in batches, in the same transaction,
+    nobody else's rows touched. SQLite's host-parameter limit is lowered to 999 (the default of SQLite
+    builds before 3.32; 250,000 on this one) so that 5,000 access-log rows stand for a heavy account."""
+    import sqlite3
+
+    from django.db import connection
+
+    from memoryboard.models import MemoryAccess
+
+    mine, theirs = make_memory(alice, "alice item read every day"), make_memory(bob, "bob item")
+    now = timezone.now()
+    MemoryAccess.objects.bulk_create(
+        [MemoryAccess(memory_id=mine.pk, kind="retrieval", created_at=now) for _ in range(5_000)]
+        + [MemoryAccess(memory_id=theirs.pk, kind="retrieval", created_at=now) for _ in range(3)],
+        batch_size=500)
+    ChatMessage.objects.bulk_create(
+        [ChatMessage(conversation_id="heavy", agent_id="chat", user_id=str(alice.pk), role="USER", content=f"m{i}")
+         for i in range(1_500)], batch_size=500)
+    if connection.vendor == "sqlite":
+        connection.ensure_connection()
+        connection.connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
+    try:
+        erased = user_data_erase(user_id=str(alice.pk), actor=alice)
+    finally:
+        if connection.vendor == "sqlite":
+            connection.connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 250_000)
+    assert len(erased["memoryboard_memory_access"]) == 5_000
+    assert len(erased["chat_message"]) == 1_500
+    assert not MemoryAccess.objects.filter(memory_id=mine.pk).exists()
+    assert MemoryAccess.objects.filter(memory_id=theirs.pk).count() == 3
+    assert not ChatMessage.objects.filter(user_id=str(alice.pk)).exists()
+    assert LongTermMemory.objects.filter(pk=theirs.pk).exists()
