@@ -107,11 +107,11 @@ def warm_up() -> None:
 
     One BLAS thread: the products a request makes are small (a scope's 5,000 × 512 cosines take 0.06 ms;
     the query embedding's layers less), so a second OpenBLAS thread brings nothing, yet once woken it
-    spins on the other core for milliseconds, which the other worker processes needed. Under gunicorn
-    with MariaDB (``benchmarks/proxy.py``, same machine, quiet) the web processes' CPU per
-    ``/v1/chat/completions`` fell from 23.6 to 19.3 ms and the overhead p50 at one client from 28.3 to
-    22.3 ms (benchmarks/README.md § Proxy); a warm 5,000-item search took 25 → 10-12 ms of CPU
-    (§ Retrieval). Requests run in parallel across processes and threads, not inside BLAS.
+    spins on the other core for milliseconds, which the other worker processes needed (a warm
+    5,000-item search burnt 25 ms of CPU instead of 10-12, benchmarks/README.md § Retrieval). Set once
+    here for the whole process, instead of around each product as before: same speed (§ Proxy,
+    stop 20: overhead p50 at one client 18.1 / 19.4 ms against 18.8 / 18.6 ms, alternating runs) and
+    one place instead of one per call site. Requests run in parallel across processes, not inside BLAS.
     """
     from threadpoolctl import threadpool_limits
 
