@@ -55,6 +55,9 @@ class ImportSummary:
     imported: int = 0
     archived_skipped: int = 0
     dry_run: bool = True
+    # Each valid row and what happens to it, in file order: {"index", "type", "agent", "content",
+    # "duplicate"} (the import page lists them under its preview; the API's answer keeps its counts).
+    rows: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"new": self.new, "duplicate": self.duplicate, "invalid": self.invalid, "imported": self.imported,
@@ -215,6 +218,8 @@ def _classify(rows: list[_Row], summary: ImportSummary, namespaces: list[Namespa
     overwrites: list[tuple[_Row, LongTermMemory]] = []
     for row in rows:
         key = (row.namespace, normalize_content(row.content))
+        summary.rows.append({"index": row.index, "type": row.memory_type, "agent": row.agent_id,
+                             "content": row.content, "duplicate": key in seen or key in existing})
         if key in seen or key in existing:
             summary.duplicate += 1
             if key not in seen:
@@ -231,15 +236,18 @@ def _check_limits(new_rows: list[_Row], summary: ImportSummary) -> None:
     by_namespace: dict[Namespace, list[_Row]] = {}
     for row in new_rows:
         by_namespace.setdefault(row.namespace, []).append(row)
+    over: set[int] = set()
     for namespace, group in by_namespace.items():
         limit = get_agents_config().get(group[0].agent_id).long_term_memory.max_items
         active = LongTermMemory.objects.filter(namespace_q(namespace), archived=False).count()
         for row in group[max(limit - active, 0):]:
             summary.new -= 1
+            over.add(row.index)
             summary.invalid.append({"index": row.index, "field": "agent",
                                     "message": f"Over the item limit of {limit} for agent {row.agent_id} "
                                                f"({active} active items)."})
     summary.invalid.sort(key=lambda error: error["index"])
+    summary.rows = [row for row in summary.rows if row["index"] not in over]
 
 
 def _write(new_rows: list[_Row], overwrites, *, mode: Mode, actor, embedder) -> int:

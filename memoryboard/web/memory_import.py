@@ -15,6 +15,7 @@ from memoryboard.roles import platform_user_id
 from memoryboard.web.forms import agent_choices
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
+PREVIEW_ROWS = 100  # rows listed under the preview; the counts above them cover the whole file
 
 
 class MemoryImportForm(forms.Form):
@@ -62,5 +63,7 @@ def memory_import_page(request):
             if apply and not summary.invalid:
                 flash.success(request, _("%(count)d memories imported.") % {"count": summary.imported})
                 return redirect("my-memories")
-            context.update(summary=summary, text=data["text"], mode=data["mode"], agent=data["agent"])
+            context.update(summary=summary, text=data["text"], mode=data["mode"], agent=data["agent"],
+                           preview_rows=summary.rows[:PREVIEW_ROWS],
+                           more_rows=max(0, len(summary.rows) - PREVIEW_ROWS))
     return render(request, "web/my_memories_import.html", context, status=400 if form.errors else 200)

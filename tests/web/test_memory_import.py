@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -25,6 +26,7 @@ def test_upload_preview_then_import(login, alice):
     html = preview.content.decode()
     assert 'id="import-summary"' in html and "2 new items" in html and 'id="confirm-import"' in html
     assert "Likes &lt;b&gt;jazz&lt;/b&gt;" in html  # the data carried to the next step is escaped
+    assert 'id="import-form"' not in html  # one way on: Import or Cancel
     assert not LongTermMemory.objects.exists()
     applied = client.post(URL, {"text": json.dumps(items), "mode": "skip", "agent": "chat", "step": "apply"})
     assert applied.status_code == 302 and applied["Location"] == "/me/memories/"
@@ -54,3 +56,40 @@ def test_csrf_is_required(alice):
 
 def test_anonymous_is_sent_to_login(client):
     assert client.get(URL).status_code == 302
+
+
+def test_the_preview_lists_each_item_and_what_happens_to_it(login, alice, make_memory):
+    make_memory(alice, "Works at ACME")
+    client = login(alice)
+    items = [{"content": "Likes <b>jazz</b>", "type": "PREFERENCE"}, {"content": "works at acme"},
+             {"content": "Likes <b>jazz</b>", "type": "PREFERENCE"}]
+    for mode, duplicate_label in (("skip", "already there: skipped"), ("overwrite", "already there: overwritten")):
+        html = client.post(URL, {"text": json.dumps(items), "mode": mode, "agent": "chat",
+                                 "step": "preview"}).content.decode()
+        rows = re.findall(r'<tr data-index="(\d)"[^>]*>\s*<td>\d</td><td>([^<]*)</td><td>chat</td>'
+                          r'<td class="import-content">(.*?)</td>\s*<td>([^<]*)</td>', html)
+        assert rows == [("0", "Preference", "Likes &lt;b&gt;jazz&lt;/b&gt;", "new"),
+                        ("1", "Fact", "works at acme", duplicate_label),
+                        ("2", "Preference", "Likes &lt;b&gt;jazz&lt;/b&gt;", duplicate_label)]
+    assert LongTermMemory.objects.count() == 1
+
+
+def test_a_long_file_lists_its_first_rows_and_counts_the_rest(login, alice):
+    from memoryboard.web import memory_import
+
+    client = login(alice)
+    items = [{"content": f"Fact number {i}"} for i in range(memory_import.PREVIEW_ROWS + 7)]
+    html = client.post(URL, {"text": json.dumps(items), "mode": "skip", "agent": "chat",
+                             "step": "preview"}).content.decode()
+    assert html.count("<tr data-index=") == memory_import.PREVIEW_ROWS
+    assert f"{memory_import.PREVIEW_ROWS + 7} new items" in html and "…and 7 more items." in html
+
+
+def test_the_preview_speaks_chinese(login, alice, make_memory):
+    make_memory(alice, "Works at ACME")
+    client = login(alice)
+    items = [{"content": "喜欢爵士乐", "type": "PREFERENCE"}, {"content": "Works at ACME"}]
+    html = client.post(URL, {"text": json.dumps(items), "mode": "skip", "agent": "chat", "step": "preview"},
+                       HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "处理方式" in html and "<td>新增</td>" in html and "<td>已存在：跳过</td>" in html
+    assert "What happens" not in html and "already there" not in html
