@@ -63,7 +63,9 @@ def memory_import_page(request):
             if apply and not summary.invalid:
                 flash.success(request, _("%(count)d memories imported.") % {"count": summary.imported})
                 return redirect("my-memories")
+            names = dict(agent_choices())
             context.update(summary=summary, text=data["text"], mode=data["mode"], agent=data["agent"],
-                           preview_rows=summary.rows[:PREVIEW_ROWS],
+                           preview_rows=[{**row, "agent_name": names.get(row["agent"], row["agent"])}
+                                         for row in summary.rows[:PREVIEW_ROWS]],
                            more_rows=max(0, len(summary.rows) - PREVIEW_ROWS))
     return render(request, "web/my_memories_import.html", context, status=400 if form.errors else 200)

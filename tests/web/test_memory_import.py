@@ -66,7 +66,7 @@ def test_the_preview_lists_each_item_and_what_happens_to_it(login, alice, make_m
     for mode, duplicate_label in (("skip", "already there: skipped"), ("overwrite", "already there: overwritten")):
         html = client.post(URL, {"text": json.dumps(items), "mode": mode, "agent": "chat",
                                  "step": "preview"}).content.decode()
-        rows = re.findall(r'<tr data-index="(\d)"[^>]*>\s*<td>\d</td><td>([^<]*)</td><td>chat</td>'
+        rows = re.findall(r'<tr data-index="(\d)"[^>]*>\s*<td>\d</td><td>([^<]*)</td><td>[^<]*Chat assistant</td>'
                           r'<td class="import-content">(.*?)</td>\s*<td>([^<]*)</td>', html)
         assert rows == [("0", "Preference", "Likes &lt;b&gt;jazz&lt;/b&gt;", "new"),
                         ("1", "Fact", "works at acme", duplicate_label),
