@@ -14,6 +14,8 @@ returning an object with the two methods of :class:`UserDirectory`.
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
@@ -83,11 +85,13 @@ class DjangoUserDirectory:
         self.by_pk = getattr(settings, "MEMORYBOARD_USER_ID_FUNCTION", DEFAULT_ID_FUNCTION) == DEFAULT_ID_FUNCTION
 
     def _matching(self, term: str):
-        field = self.model.USERNAME_FIELD
-        q = Q(**{f"{field}__icontains": term}) | Q(email__icontains=term)
-        for name in ("first_name", "last_name"):
-            if any(f.name == name for f in self.model._meta.fields):
-                q |= Q(**{f"{name}__icontains": term})
+        """Every word of ``term`` in the user name, the e-mail or a part of the name: "Bob Builder"
+        finds the user whose first name is Bob and last name Builder."""
+        names = [name for name in ("first_name", "last_name") if any(f.name == name for f in self.model._meta.fields)]
+        fields = [self.model.USERNAME_FIELD, "email", *names]
+        q = Q()
+        for word in term.split():
+            q &= functools.reduce(operator.or_, (Q(**{f"{field}__icontains": word}) for field in fields))
         return q
 
     def _exact(self, term: str) -> Q:

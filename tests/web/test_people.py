@@ -37,6 +37,15 @@ def test_a_filter_takes_a_name_an_email_or_an_id(bob_named, alice, django_user_m
     assert [p.username for p in find_people("builder")] == ["bob"]
 
 
+def test_a_full_name_finds_the_person(bob_named, django_user_model):
+    bobby = django_user_model.objects.create_user(username="bobby", first_name="Bob", last_name="Marley")
+    assert [p.username for p in find_people("Bob Builder")] == ["bob"]  # first and last name, each a word
+    assert [p.username for p in find_people("builder  bob")] == ["bob"]  # any order, any case
+    assert [p.username for p in find_people("Bob")] == ["bob", "bobby"]
+    assert find_people("Bob Dylan") == []
+    assert user_ids_matching("Bob Marley") == ["Bob Marley", str(bobby.pk)]
+
+
 def test_a_custom_id_function_is_followed(settings, bob):
     settings.MEMORYBOARD_USER_ID_FUNCTION = "tests.web.test_people.prefixed_id"
     assert user_ids_matching("bob") == ["bob", f"ext-{bob.pk}"]
