@@ -33,6 +33,7 @@ from memoryboard.admin.filters import (
     UserFilter,
     paused_exists,
 )
+from memoryboard.admin.meaning import meaning_search_view
 from memoryboard.admin.paginator import CappedChangeList, CappedCountAdminMixin
 from memoryboard.admin.services import (
     MAX_BULK_ITEMS,
@@ -429,6 +430,8 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
     def get_urls(self):
         info = self.opts.app_label, self.opts.model_name
         return [
+            path("search-by-meaning/", self.admin_site.admin_view(lambda request: meaning_search_view(self, request)),
+                 name="%s_%s_meaning" % info),
             path("<path:object_id>/merge/", self.admin_site.admin_view(self.merge_view),
                  name="%s_%s_merge" % info),
         ] + super().get_urls()

@@ -142,3 +142,25 @@ def test_memory_list_columns_fit_the_screen(session, browser, live_server, suppo
         s.page.screenshot(path=str(ARTIFACTS / f"user_page_{name}.png"), full_page=True, caret="initial")
     finally:
         context.close()
+
+
+def test_support_searches_by_meaning_and_reads_the_score_parts(session, support_user, bob_named, alice, make_memory,
+                                                               use_embedder):
+    java = make_memory(alice, "用户是Java后端开发者，主要使用Spring Boot")
+    make_memory(alice, "alice keeps bees")
+    bobs = make_memory(bob_named, "bob writes backend services in Java")
+    s = session().login(support_user)
+    s.goto("/admin/memoryboard/longtermmemory/")
+    _click_and_wait(s, s.page.locator("a.mb-meaning-search"))
+    s.page.fill("#id_q", "Java backend developer")
+    _click_and_wait(s, s.page.locator("#mb-meaning-form input[type=submit]"))
+    rows = s.page.locator("#mb-meaning-results tbody tr")
+    ids = rows.evaluate_all("rows => rows.map(r => r.dataset.id)")
+    assert set(ids) == {java.pk, bobs.pk}
+    first = rows.first.locator("td").all_inner_texts()
+    assert len(first) == 12 and float(first[-1]) > 0  # the final score, after cosine … decay
+    assert "below the minimum relevance 1" in s.text()  # the bees, counted, not shown
+    s.shot("admin_search_by_meaning")
+    s.page.fill("#id_user", "Bob Builder")
+    _click_and_wait(s, s.page.locator("#mb-meaning-form input[type=submit]"))
+    assert rows.evaluate_all("rows => rows.map(r => r.dataset.id)") == [bobs.pk]
