@@ -40,13 +40,17 @@ logger = logging.getLogger(__name__)
 # HNSW parameters: graph degree, and the candidate lists while building and searching. ef_add 32
 # instead of 64 builds 1.5x faster per CPU second but caps recall at 0.917 whatever ef_search (200,000
 # clustered vectors, same queries: 4,058 vs 2,464 vectors per CPU second; recall 0.917 vs 0.997 at
-# ef_search 1000).
+# ef_search 1000). ef_add 128, not 64 (stop 20, staff benchmark at 1M items on MariaDB, 60 queries per
+# kind): recall@10 0.952 → 0.997 for near-duplicate queries and 0.938 → 0.997 for paraphrase-like ones
+# (ef_search 10,000 with ef_add 64 reached only 0.965 / 0.948, f16 storage 0.953 / 0.938), for a build
+# of 3,073 instead of 5,458 vectors per second from the database; the API's p50 90-94 ms either way.
+# benchmarks/README.md § Staff search.
 # ef_search 3000, not 1000: at 1M items (staff benchmark, 15 queries per kind, load ~8) queries of
 # cosine ~0.5 to an item found recall@10 0.820 at ef 1000, 0.953 at 2000 and 3000; near-duplicate
 # queries 0.953 / 0.960 / 0.973; the API's p50 52-59 / 61-100 / 66-75 ms (the index's part grows, the
 # database's does not). Figures: benchmarks/README.md § Staff search.
 CONNECTIVITY = 16
-EXPANSION_ADD = 64
+EXPANSION_ADD = 128
 EXPANSION_SEARCH = 3000
 # Vectors are stored as 8-bit integers (a quarter of float32's size); results are re-ranked exactly.
 STORED_DTYPE = "i8"
