@@ -24,12 +24,11 @@ DIM = 512
 
 
 def clustered(n: int, seed: int = 5) -> np.ndarray:
-    """As ``retrieval_staff.py`` seeds them: 1,000 centres, each vector a centre plus noise, unit length."""
+    """Vectors as ``retrieval_staff.py`` seeds them (its ``_vectors``), around 1,000 centres."""
+    from benchmarks.retrieval_staff import _vectors
+
     rng = np.random.default_rng(seed)
-    centres = rng.standard_normal((1_000, DIM), dtype=np.float32)
-    m = centres[rng.integers(0, len(centres), n)] + 0.6 * rng.standard_normal((n, DIM), dtype=np.float32)
-    m /= np.linalg.norm(m, axis=1, keepdims=True)
-    return m
+    return _vectors(rng, n, rng.standard_normal((1_000, DIM), dtype=np.float32))
 
 
 def main() -> None:
