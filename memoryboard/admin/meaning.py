@@ -12,14 +12,11 @@ from django.core.exceptions import PermissionDenied
 from django.template.response import TemplateResponse
 from django.utils.translation import gettext, gettext_lazy as _
 
-from memoryboard.labels import type_label
 from memoryboard.llm.errors import LLMError
-from memoryboard.ltm.retrieval import DEFAULT_K, MAX_K, memory_rank
+from memoryboard.ltm.retrieval import DEFAULT_K, MAX_K, MAX_QUERY_CHARS, memory_rank
 from memoryboard.ltm.selectors import memory_queryset_for, user_term_q
 from memoryboard.models.retrieval import INDEX_LABELS, OUTCOME_LABELS
 from memoryboard.users import attach_people
-
-MAX_QUERY_CHARS = 2000
 
 
 class MeaningSearchForm(forms.Form):
@@ -63,7 +60,6 @@ def meaning_search_view(model_admin, request):
         else:
             results = attach_people([hit.memory for hit in found.results])
             for memory, hit in zip(results, found.results, strict=True):
-                memory.type_label = type_label(memory.memory_type)
                 memory.parts = hit.parts
             summary = found.summary()
             context.update(

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 
 from memoryboard.ltm.namespaces import parse_namespace
+from memoryboard.ltm.retrieval import MAX_K, MAX_QUERY_CHARS
 from memoryboard.ltm.services import MAX_CONTENT_CHARS
 from memoryboard.models import ChatMessage, LongTermMemory
 
@@ -138,8 +139,8 @@ class MemoryUpdateSerializer(StrictSerializer):
         return attrs
 
 
-_SEARCH_Q = serializers.CharField(max_length=2000, trim_whitespace=True)
-_SEARCH_K = serializers.IntegerField(min_value=1, max_value=100)
+_SEARCH_Q = serializers.CharField(max_length=MAX_QUERY_CHARS, trim_whitespace=True)
+_SEARCH_K = serializers.IntegerField(min_value=1, max_value=MAX_K)
 _SEARCH_EXPLAIN = serializers.BooleanField()
 
 

@@ -43,6 +43,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_K = 10
 MAX_K = 100
+MAX_QUERY_CHARS = 2000  # the longest query a search form or the API takes
 # Larger scopes take their candidates from the HNSW index (``ltm.ann``) when it is built.
 EXACT_MAX = 20_000
 # Candidates asked of the HNSW index per search (then filtered by scope and state, and re-ranked).

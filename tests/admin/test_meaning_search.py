@@ -77,3 +77,12 @@ def test_only_staff_who_may_view_items(client, login, alice, developer, superuse
     assert login(alice).get(URL, {"q": "tea"}).status_code == 302  # not staff: the admin's login page
     assert login(developer).get(URL, {"q": "tea"}).status_code == 200  # developers view, read-only
     assert login(superuser).get(URL).status_code == 200
+
+
+def test_a_failing_embedding_model_is_said_not_raised(login, support_user, alice, make_memory, openai_settings):
+    make_memory(alice, "User drinks green tea every morning")
+    openai_settings.set_fault("http500")
+    response = login(support_user).get(URL, {"q": "green tea"})
+    assert response.status_code == 502
+    assert "The embedding model failed" in response.content.decode()
+    assert 'id="mb-meaning-results"' not in response.content.decode()
