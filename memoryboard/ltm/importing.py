@@ -218,9 +218,10 @@ def _classify(rows: list[_Row], summary: ImportSummary, namespaces: list[Namespa
     overwrites: list[tuple[_Row, LongTermMemory]] = []
     for row in rows:
         key = (row.namespace, normalize_content(row.content))
+        duplicate = key in seen or key in existing
         summary.rows.append({"index": row.index, "type": row.memory_type, "agent": row.agent_id,
-                             "content": row.content, "duplicate": key in seen or key in existing})
-        if key in seen or key in existing:
+                             "content": row.content, "duplicate": duplicate})
+        if duplicate:
             summary.duplicate += 1
             if key not in seen:
                 overwrites.append((row, existing[key]))

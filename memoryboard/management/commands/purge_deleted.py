@@ -6,8 +6,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from memoryboard.ltm.services import memory_purge_deleted
-from memoryboard.playground_traces import trace_purge_expired
 from memoryboard.management.database import require_migrated
+from memoryboard.playground_traces import trace_purge_expired
 
 
 class Command(BaseCommand):
