@@ -40,6 +40,11 @@ class MemoryError(ValueError):
 
 MAX_CONTENT_CHARS = 20_000
 
+# Reasons stored as archived = 1 for the platform that memoryboard shows as states of their own.
+OWN_STATE_REASONS = frozenset({
+    ArchivedReason.SUPERSEDED, ArchivedReason.EXPIRED, ArchivedReason.PENDING_REVIEW, ArchivedReason.REJECTED,
+})
+
 
 def memory_snapshot(memory: LongTermMemory) -> dict:
     """What the audit log keeps of an item: enough to see and restore what changed."""
@@ -56,6 +61,8 @@ def memory_state(memory: LongTermMemory, *, paused: bool | None = None) -> str:
     if memory.archived:
         if memory.archived_reason == ArchivedReason.USER_DELETED:
             return MemoryState.DELETED
+        if memory.archived_reason in OWN_STATE_REASONS:
+            return MemoryState(memory.archived_reason)
         return MemoryState.ARCHIVED
     if paused is None:
         paused = MemoryFlag.objects.filter(memory_id=memory.pk, paused=True).exists()

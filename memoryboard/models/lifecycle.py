@@ -14,6 +14,10 @@ class MemoryState(models.TextChoices):
     ARCHIVED = "archived", _("Archived")
     DELETED = "deleted", _("Deleted by user")
     PURGED = "purged", _("Purged")
+    SUPERSEDED = "superseded", _("Superseded")
+    EXPIRED = "expired", _("Expired")
+    PENDING_REVIEW = "pending_review", _("Waiting for review")
+    REJECTED = "rejected", _("Rejected in review")
 
 
 class MemoryFlag(models.Model):

@@ -1,10 +1,27 @@
 from __future__ import annotations
 
+from datetime import datetime
+from datetime import timezone as dt_timezone
+
 from django.db import models
+from django.utils.dateparse import parse_date, parse_datetime
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from memoryboard.ltm.namespaces import parse_namespace
+
+
+def _parse_time(value):
+    """An aware datetime from value_json's ISO text (None when absent or unreadable)."""
+    if not value or not isinstance(value, str):
+        return None
+    parsed = parse_datetime(value)
+    if parsed is None:
+        day = parse_date(value)
+        if day is None:
+            return None
+        parsed = datetime(day.year, day.month, day.day)
+    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, dt_timezone.utc)
 
 
 class MemoryType(models.TextChoices):
@@ -26,6 +43,12 @@ class ArchivedReason(models.TextChoices):
     OVER_LIMIT = "over_limit", _("Over the item limit")
     STAFF = "staff", _("Archived by staff")
     USER_DELETED = "user_deleted", _("Deleted by the user")
+    # Not used any more, but not archived by anyone: memoryboard shows these as their own states
+    # (DESIGN 1.6). The platform loads only archived = 0, so they are stored archived.
+    SUPERSEDED = "superseded", _("Superseded")
+    EXPIRED = "expired", _("Expired")
+    PENDING_REVIEW = "pending_review", _("Waiting for review")
+    REJECTED = "rejected", _("Rejected in review")
 
 
 class LongTermMemory(models.Model):
@@ -79,6 +102,29 @@ class LongTermMemory(models.Model):
     @property
     def agent_id(self) -> str:
         return str((self.value_json or {}).get("agentId", ""))
+
+    # Validity (DESIGN 1.6), kept in value_json in the platform's camelCase: ISO 8601 UTC strings and ids.
+    # valid_from falls back to created_at: an item without it became true when it was stored.
+    @property
+    def valid_from(self):
+        return _parse_time((self.value_json or {}).get("validFrom")) or self.created_at
+
+    @property
+    def valid_to(self):
+        return _parse_time((self.value_json or {}).get("validTo"))
+
+    @property
+    def expires_at(self):
+        return _parse_time((self.value_json or {}).get("expiresAt"))
+
+    @property
+    def superseded_by(self) -> str | None:
+        return (self.value_json or {}).get("supersededBy") or None
+
+    @property
+    def conflict_with(self) -> list[str]:
+        value = (self.value_json or {}).get("conflictWith") or []
+        return [str(v) for v in value] if isinstance(value, list) else [str(value)]
 
     @property
     def user_id(self) -> str | None:
