@@ -115,6 +115,20 @@ def conversation_list(*, queryset: QuerySet[ChatMessage] | None = None, limit: i
 # --- context strategies --------------------------------------------------------------------------
 
 
+def context_replay(
+    messages: Sequence[Any],
+    strategies: Sequence[tuple[str, Mapping[str, Any] | None]],
+    *,
+    format: str | None = None,
+    system: Any = None,
+) -> list:
+    """Replay the messages call by call under each strategy with the configured summarizer (see
+    :func:`memoryboard.strategies.replay.replay`; raises StrategyError on bad input)."""
+    from memoryboard.strategies.replay import replay
+
+    return replay(messages, strategies, format=format, system=system, summarizer=_summarizer())
+
+
 def context_apply(
     name: str,
     messages: Sequence[Any],

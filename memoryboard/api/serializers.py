@@ -12,6 +12,7 @@ from memoryboard.ltm.namespaces import parse_namespace
 from memoryboard.ltm.retrieval import MAX_K, MAX_QUERY_CHARS
 from memoryboard.ltm.services import MAX_CONTENT_CHARS
 from memoryboard.models import ChatMessage, LongTermMemory
+from memoryboard.strategies.replay import MAX_STRATEGIES as MAX_REPLAY_STRATEGIES
 
 
 class StrictSerializer(serializers.Serializer):
@@ -349,3 +350,104 @@ class ErrorSerializer(serializers.Serializer):
     """The one error shape of the API."""
 
     error = ErrorBodySerializer()
+
+
+class ReplayStrategySerializer(StrictSerializer):
+    name = serializers.CharField(help_text="A context strategy in any case (trim, SLIDING_WINDOW, ...).")
+    params = serializers.DictField(child=serializers.JSONField(allow_null=True), required=False, default=dict)
+
+
+class PriceSerializer(StrictSerializer):
+    input = serializers.FloatField(min_value=0, help_text="US dollars per million input tokens.")
+    cached_input = serializers.FloatField(min_value=0, help_text="US dollars per million cached input tokens.")
+    output = serializers.FloatField(min_value=0, help_text="US dollars per million output tokens.")
+
+
+class ReplayOptionsSerializer(StrictSerializer):
+    """Everything of a replay body but the messages (checked by the strategy package's reader, as for
+    context-apply: see :class:`ContextApplySerializer`)."""
+
+    messages = serializers.JSONField(required=False, allow_null=True)
+    strategies = ReplayStrategySerializer(many=True, allow_empty=False, max_length=MAX_REPLAY_STRATEGIES)
+    format = serializers.ChoiceField(choices=["openai", "anthropic"], required=False, allow_null=True)
+    system = serializers.JSONField(required=False, allow_null=True)
+    price = PriceSerializer(required=False, help_text="Prices for the estimated cost (omit for no cost).")
+
+
+def replay_input(data) -> dict:
+    """A replay body checked: the messages' outer shape here, each message later by the reader.
+
+    Raises:
+        ValidationError: naming each field at fault (``strategies[1].name`` as ``strategies`` → index → field).
+    """
+    if not isinstance(data, dict):
+        raise serializers.ValidationError({"non_field_errors": ["The body must be a JSON object."]})
+    messages = data.get("messages", empty)
+    errors: dict = {}
+    if messages is empty:
+        errors["messages"] = ["This field is required."]
+    elif not isinstance(messages, list):
+        errors["messages"] = ["Expected a list of messages."]
+    elif len(messages) > MAX_STRATEGY_MESSAGES:
+        errors["messages"] = [f"Ensure this field has no more than {MAX_STRATEGY_MESSAGES} elements."]
+    options = ReplayOptionsSerializer(data={**data, "messages": None})
+    if not options.is_valid():
+        for key, detail in options.errors.items():
+            if key == "strategies" and isinstance(detail, dict):
+                # DRF keys a list's errors by position: named as ``strategies[1].name`` like messages[3].role.
+                for index, item in detail.items():
+                    errors["strategies" if index == "non_field_errors" else f"strategies[{index}]"] = item
+            elif key != "messages":
+                errors[key] = detail
+    if errors:
+        raise serializers.ValidationError(errors)
+    values = dict(options.validated_data)
+    values["messages"] = messages
+    return values
+
+
+class ReplayCallSerializer(serializers.Serializer):
+    call = serializers.IntegerField(help_text="1 for the first model call.")
+    upto = serializers.IntegerField(help_text="How many input messages the call had.")
+    sent_tokens = serializers.IntegerField(help_text="Estimated tokens of the call's whole input.")
+    cached_tokens = serializers.IntegerField(
+        help_text="Tokens of the leading messages identical to the previous call's input (a prompt cache's hit)."
+    )
+    output_tokens = serializers.IntegerField(help_text="Estimated tokens of the reply that followed.")
+    sent_messages = serializers.IntegerField()
+    kept = serializers.IntegerField()
+    dropped = serializers.IntegerField()
+    summarized = serializers.IntegerField()
+    cleared = serializers.IntegerField()
+    summary_calls = serializers.IntegerField()
+    fallback = serializers.CharField(allow_null=True)
+
+
+class ReplayTotalsSerializer(serializers.Serializer):
+    calls = serializers.IntegerField()
+    sent_tokens = serializers.IntegerField()
+    cached_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    summary_calls = serializers.IntegerField()
+
+
+class StrategyReplaySerializer(serializers.Serializer):
+    name = serializers.CharField()
+    params = serializers.DictField()
+    rows = ReplayCallSerializer(many=True)
+    totals = ReplayTotalsSerializer()
+    cost = serializers.FloatField(required=False, help_text="Estimated US dollars, when a price was given.")
+
+
+class ReplaySerializer(ReplayOptionsSerializer):
+    """Documents the body of ``POST /api/v1/strategies/replay``."""
+
+    messages = serializers.ListField(
+        child=serializers.JSONField(), max_length=MAX_STRATEGY_MESSAGES,
+        help_text="OpenAI Chat Completions messages or Anthropic Messages turns (tool calls included).",
+    )
+
+
+class ReplayResultSerializer(serializers.Serializer):
+    calls = serializers.IntegerField()
+    strategies = StrategyReplaySerializer(many=True)

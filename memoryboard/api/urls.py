@@ -15,6 +15,7 @@ urlpatterns = [
     path("ping/", views.PingView.as_view(), name="api-ping"),
     path("auth/token/", views.TokenView.as_view(), name="api-token"),
     path("strategies/", views.StrategyListView.as_view(), name="api-strategies"),
+    re_path(r"^strategies/replay/?$", views.ContextReplayView.as_view(), name="api-context-replay"),
     re_path(r"^strategies/context/(?P<name>[^/]+)/apply/?$", views.ContextApplyView.as_view(), name="api-context-apply"),
     re_path(r"^strategies/memory/(?P<name>[^/]+)/plan/?$", views.MemoryPlanView.as_view(), name="api-memory-plan"),
     re_path(r"^strategies/memory/(?P<name>[^/]+)/apply/?$", views.MemoryApplyView.as_view(), name="api-memory-apply"),

@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 
 from memoryboard import conversations
 from memoryboard.api import serializers as s
+from memoryboard.api.exceptions import ApplicationError
 from memoryboard.api.filters import CheapLimitOffsetPagination, MemoryFilterBackend, MemoryFilterSet, bounded_int
 from memoryboard.api.middleware import body_limit_for, read_body_within
 from memoryboard.api.permissions import CanApplyMemoryStrategy, CanPlanMemoryStrategy, MemoryAccess
@@ -31,6 +32,8 @@ from memoryboard.ltm.retrieval import memory_search
 from memoryboard.ltm.selectors import memory_queryset_for, own_scope_for
 from memoryboard.roles import can_change_any_memory
 from memoryboard.strategies import CONTEXT_STRATEGIES, MEMORY_STRATEGIES, context_strategy_info, memory_strategy_info
+from memoryboard.strategies import StrategyConfigError
+from memoryboard.strategies.replay import Price
 
 ERRORS = {
     400: OpenApiResponse(s.ErrorSerializer, description="Invalid input; `fields` names the field at fault."),
@@ -294,6 +297,32 @@ class ContextApplyView(APIView):
             format=values["format"], system=values["system"], keep_system=values["keep_system"],
         )
         return Response(result.to_dict())
+
+
+class ContextReplayView(APIView):
+    """Replay messages call by call under context strategies. Touches no stored data: any signed-in user."""
+
+    @extend_schema(
+        summary="Replay a conversation call by call under context strategies",
+        description="Each user turn and each tool round is a model call. Per strategy, one row per call "
+        "(tokens sent, tokens a prompt cache would serve, messages dropped / cleared / summarized, summary "
+        "calls) and the totals; with `price`, the estimated cost.",
+        request=s.ReplaySerializer,
+        responses={200: s.ReplayResultSerializer, **_errors(400, 401)},
+    )
+    def post(self, request):
+        read_body_within(request._request, body_limit_for(request.path))
+        values = s.replay_input(request.data)
+        try:
+            results = conversations.context_replay(
+                values["messages"], [(item["name"], item["params"]) for item in values["strategies"]],
+                format=values.get("format"), system=values.get("system"),
+            )
+        except StrategyConfigError as exc:  # already named from the body's top (strategies[i].params.…)
+            raise ApplicationError(exc.message, field=exc.field) from exc
+        price = Price(**values["price"]) if values.get("price") else None
+        calls = len(results[0].calls) if results else 0
+        return Response({"calls": calls, "strategies": [r.to_dict(price) for r in results]})
 
 
 MEMORY_STRATEGY_RESPONSES = {

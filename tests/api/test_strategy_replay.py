@@ -1,0 +1,68 @@
+"""POST /api/v1/strategies/replay: the replay's figures through the API, errors named by field."""
+
+from __future__ import annotations
+
+import pytest
+
+from memoryboard.strategies.replay import Price, replay
+from tests.api.helpers import error_of
+
+pytestmark = pytest.mark.django_db
+
+CONVERSATION = [{"role": "system", "content": "S" * 10}]
+for _n in range(1, 7):
+    CONVERSATION.append({"role": "user", "content": f"U{_n}".ljust(10, ".")})
+    if _n < 6:
+        CONVERSATION.append({"role": "assistant", "content": f"A{_n}".ljust(20, ".")})
+
+STRATEGIES = [{"name": "trim", "params": {"keep_first": 1, "keep_last": 2}},
+              {"name": "sliding_window", "params": {"max_tokens": 30}}]
+
+
+def test_replay_answers_the_rows_and_totals_of_each_strategy(as_user, alice):
+    response = as_user(alice).post(
+        "/api/v1/strategies/replay",
+        {"messages": CONVERSATION, "strategies": STRATEGIES,
+         "price": {"input": 1.0, "cached_input": 0.1, "output": 2.0}},
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["calls"] == 6
+    trim, window = body["strategies"]
+    assert [row["sent_tokens"] for row in trim["rows"]] == [16, 36, 36, 36, 36, 36]
+    assert [row["cached_tokens"] for row in window["rows"]] == [0, 16, 8, 8, 8, 8]
+    assert trim["totals"] == {"calls": 6, "sent_tokens": 196, "cached_tokens": 80, "output_tokens": 60,
+                              "summary_calls": 0}
+    assert trim["cost"] == pytest.approx(244 / 1_000_000)
+    expected = replay(CONVERSATION, [(s["name"], s["params"]) for s in STRATEGIES])
+    assert body["strategies"] == [r.to_dict(Price(1.0, 0.1, 2.0)) for r in expected]
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"strategies": STRATEGIES}, "messages"),
+        ({"messages": "nope", "strategies": STRATEGIES}, "messages"),
+        ({"messages": CONVERSATION, "strategies": []}, "strategies"),
+        ({"messages": CONVERSATION}, "strategies"),
+        ({"messages": CONVERSATION, "strategies": [{"name": "trim"}, {"params": {}}]}, "strategies[1].name"),
+        ({"messages": CONVERSATION, "strategies": [{"name": "nope"}]}, "strategies[0].name"),
+        ({"messages": CONVERSATION, "strategies": [{"name": "trim", "params": {"keep_last": -1}}]},
+         "strategies[0].params.keep_last"),
+        ({"messages": CONVERSATION, "strategies": STRATEGIES, "price": {"input": -1, "cached_input": 0,
+                                                                          "output": 0}}, "price.input"),
+        ({"messages": [{"role": "wizard", "content": "x"}], "strategies": STRATEGIES}, "messages[0].role"),
+        ({"messages": CONVERSATION, "strategies": STRATEGIES, "user": "2"}, "user"),
+    ],
+)
+def test_bad_input_is_a_400_naming_the_field(as_user, alice, body, field):
+    response = as_user(alice).post("/api/v1/strategies/replay", body, format="json")
+    assert response.status_code == 400, response.content
+    assert field in error_of(response)["fields"], error_of(response)
+
+
+def test_replay_needs_a_signed_in_user(client):
+    response = client.post("/api/v1/strategies/replay", {"messages": CONVERSATION, "strategies": STRATEGIES},
+                           content_type="application/json")
+    assert response.status_code in (401, 403)
