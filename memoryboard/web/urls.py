@@ -1,13 +1,14 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import memory_import, my_memories, people, playground, views
+from . import memory_import, my_memories, people, playground, replay, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("playground/", playground.playground, name="playground"),
+    path("playground/replay/", replay.replay_view, name="playground-replay"),
     path("playground/context/<str:name>/", playground.context_column, name="playground-context"),
     path("playground/memory/<str:name>/plan/", playground.memory_plan_view, name="playground-memory-plan"),
     path("playground/memory/<str:name>/confirm/", playground.memory_confirm_view, name="playground-memory-confirm"),

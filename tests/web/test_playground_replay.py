@@ -1,0 +1,72 @@
+"""The playground's replay page: the same figures as the strategy module, charts, exports, access."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from memoryboard.models import PlaygroundTrace
+from memoryboard.strategies.replay import replay
+
+pytestmark = pytest.mark.django_db
+
+MESSAGES = [{"role": "system", "content": "S" * 10}]
+for _n in range(1, 7):
+    MESSAGES.append({"role": "user", "content": f"U{_n}".ljust(10, ".")})
+    if _n < 6:
+        MESSAGES.append({"role": "assistant", "content": f"A{_n}".ljust(20, ".")})
+
+
+@pytest.fixture
+def trace(developer):
+    return PlaygroundTrace.objects.create(pk=PlaygroundTrace.digest(MESSAGES), messages=MESSAGES, created_by=developer)
+
+
+def _url(trace, extra=""):
+    return f"/playground/replay/?trace={trace.pk}&strategy=TRIM&strategy=SLIDING_WINDOW" \
+           f"&c-trim-keep_first=1&c-trim-keep_last=2&c-sliding_window-max_tokens=30{extra}"
+
+
+def test_the_page_shows_each_strategys_totals_chart_and_strip(client, developer, trace):
+    client.force_login(developer)
+    response = client.get(_url(trace))
+    assert response.status_code == 200
+    html = response.content.decode()
+    expected = {r.name: r.totals for r in replay(MESSAGES, [("TRIM", {"keep_first": 1, "keep_last": 2}),
+                                                             ("SLIDING_WINDOW", {"max_tokens": 30})])}
+    assert expected["TRIM"]["sent_tokens"] == 196 and expected["SLIDING_WINDOW"]["cached_tokens"] == 48
+    assert 'data-strategy="TRIM"' in html and "196" in html and "48" in html
+    assert html.count('class="rp-chart"') == 2 and html.count('<rect class="sent"') == 12
+    assert '<rect class="dropped"' in html  # the strip shows where TRIM forgets
+    assert "6 model calls" in html
+
+
+def test_exports_carry_the_same_rows(client, developer, trace):
+    client.force_login(developer)
+    data = json.loads(client.get(_url(trace, "&export=json")).content)
+    assert [s["totals"]["sent_tokens"] for s in data["strategies"]] == [196, 196]
+    assert data["strategies"][0]["cost"] > 0
+    rows = list(csv.DictReader(io.StringIO(client.get(_url(trace, "&export=csv")).content.decode())))
+    assert len(rows) == 12 and rows[0]["strategy"] == "TRIM" and rows[2]["dropped"] == "2"
+
+
+def test_prices_in_the_url_change_the_cost_and_bad_ones_are_named(client, developer, trace):
+    client.force_login(developer)
+    data = json.loads(client.get(_url(trace, "&price_input=1&price_cached=0.1&price_output=2&export=json")).content)
+    assert data["strategies"][0]["cost"] == pytest.approx(244 / 1_000_000)
+    response = client.get(_url(trace, "&price_input=abc"))
+    assert response.status_code == 200 and "price_input" in response.content.decode()
+
+
+def test_bad_parameters_are_named(client, developer, trace):
+    client.force_login(developer)
+    html = client.get(_url(trace, "&c-trim-keep_last=-4")).content.decode()
+    assert "TRIM: keep_last" in html and "rp-chart" in html  # the other strategy still runs
+
+
+def test_end_users_cannot_replay(client, alice, trace):
+    client.force_login(alice)
+    assert client.get(_url(trace)).status_code in (302, 403)
