@@ -94,15 +94,44 @@ class TrimConfig:
         _check_ints(self)
 
 
+MAX_PROMPT_CHARS = 4000
+
+
 @dataclass(frozen=True)
 class SummarizeConfig:
-    """SUMMARIZE: above ``threshold`` messages, replace all but the last ``keep_last`` by a summary."""
+    """SUMMARIZE: when triggered, replace all but the last ``keep_last`` messages by a summary.
+
+    It triggers above ``threshold`` messages, or (when set) above ``trigger_tokens`` estimated tokens, or
+    above ``trigger_fraction`` of a ``window_tokens`` context window: any of them, as LangChain's
+    ``SummarizationMiddleware(trigger=[("messages", N), ("tokens", T), ("fraction", f)])``.
+    ``summary_prompt`` replaces the design's instruction when not empty.
+    """
 
     threshold: int = 20
     keep_last: int = 6
+    trigger_tokens: int = 0
+    trigger_fraction: float = 0.0
+    window_tokens: int = 0
+    summary_prompt: str = ""
 
     def __post_init__(self) -> None:
         _check_ints(self)
+        fraction = self.trigger_fraction
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
+            raise StrategyConfigError("trigger_fraction", f"must be a number from 0 to 1, got {fraction!r}")
+        object.__setattr__(self, "trigger_fraction", float(fraction))
+        if fraction and not self.window_tokens:
+            raise StrategyConfigError("window_tokens", "give the model's context window for trigger_fraction")
+        if not isinstance(self.summary_prompt, str) or len(self.summary_prompt) > MAX_PROMPT_CHARS:
+            raise StrategyConfigError("summary_prompt", f"must be text of at most {MAX_PROMPT_CHARS} characters")
+
+    def triggered(self, count: int, tokens: float) -> bool:
+        """Whether ``count`` messages of ``tokens`` estimated tokens are to be summarized."""
+        return (
+            count > self.threshold
+            or bool(self.trigger_tokens and tokens > self.trigger_tokens)
+            or bool(self.trigger_fraction and tokens > self.trigger_fraction * self.window_tokens)
+        )
 
 
 @dataclass(frozen=True)
@@ -118,14 +147,22 @@ class SlidingWindowConfig:
 @dataclass(frozen=True)
 class ClearToolResultsConfig:
     """CLEAR_TOOL_RESULTS: above ``trigger_tokens``, clear the content of all but the newest ``keep`` tool
-    results, never those of the tools named in ``exclude_tools``."""
+    results, never those of the tools named in ``exclude_tools``; only if that frees at least
+    ``clear_at_least`` tokens; with ``clear_tool_inputs`` the cleared calls' arguments too (Anthropic's
+    ``clear_tool_uses`` edit and LangChain's ``ClearToolUsesEdit`` have the same knobs)."""
 
     trigger_tokens: int = 4000
     keep: int = 3
     exclude_tools: tuple[str, ...] = ()
+    clear_at_least: int = 0
+    clear_tool_inputs: bool = False
 
     def __post_init__(self) -> None:
         _check_ints(self)
+        if not isinstance(self.clear_tool_inputs, bool):
+            raise StrategyConfigError(
+                "clear_tool_inputs", f"must be a boolean, got {type(self.clear_tool_inputs).__name__}"
+            )
         tools = self.exclude_tools
         if isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
             raise StrategyConfigError("exclude_tools", "must be a list of tool names")

@@ -10,7 +10,7 @@ from itertools import accumulate, repeat, takewhile
 from operator import add, attrgetter
 from typing import Any
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 from .config import (
     CLEARED_PLACEHOLDER,
@@ -23,7 +23,7 @@ from .config import (
     parse_params,
 )
 from .errors import StrategyConfigError, SummarizerError
-from .formats import cleared_message, read_conversation
+from .formats import cleared_call_inputs, cleared_message, read_conversation
 from .messages import Message, Role, to_messages
 from .result import ContextResult
 from .summarizer import (
@@ -260,6 +260,10 @@ def summarize(
     keep_last: int = 6,
     summarizer: Summarizer,
     cache: SummaryCache | None = None,
+    trigger_tokens: int = 0,
+    trigger_fraction: float = 0.0,
+    window_tokens: int = 0,
+    summary_prompt: str = "",
 ) -> ContextResult:
     """SUMMARIZE: above ``threshold`` messages, replace all but the last ``keep_last`` by one summary.
 
@@ -276,6 +280,10 @@ def summarize(
         summarizer: The summarizer to call.
         cache: Summaries of this conversation already made (:mod:`.summary_cache`): reused while fewer than
             ``threshold`` messages follow one, else extended with only the new messages. ``None``: none.
+        trigger_tokens: Also summarize above this many estimated tokens (0: off).
+        trigger_fraction: Also summarize above this fraction of ``window_tokens`` (0: off).
+        window_tokens: The model's context window, for ``trigger_fraction``.
+        summary_prompt: The instruction for the summarizer; empty: :data:`CONTEXT_SUMMARY_INSTRUCTION`.
 
     Returns:
         The result (``summary_cache`` says whether a cached summary was ``"reused"`` or ``"extended"``, or
@@ -292,10 +300,11 @@ def summarize(
         >>> r.messages[0].role, len(r.messages), r.summarized == tuple(range(24))
         (<Role.SYSTEM: 'SYSTEM'>, 7, True)
     """
-    SummarizeConfig(threshold, keep_last)
+    config = SummarizeConfig(threshold, keep_last, trigger_tokens, trigger_fraction, window_tokens, summary_prompt)
+    instruction = summary_prompt or CONTEXT_SUMMARY_INSTRUCTION
     msgs = to_messages(messages)
     n = len(msgs)
-    if n <= threshold or keep_last >= n:
+    if keep_last >= n or not config.triggered(n, _tokens(msgs)):
         return _unchanged("SUMMARIZE", msgs)
     units = Units(msgs)
     cut = units.start_of(n - keep_last)
@@ -304,9 +313,11 @@ def summarize(
     cache_state = None
     if cache is None:
         text = cut_conversation_text(msgs[:cut])
-        summary, failure = call_summarizer(summarizer, text, CONTEXT_SUMMARY_INSTRUCTION)
+        summary, failure = call_summarizer(summarizer, text, instruction)
     else:
-        cut, summary, failure, cache_state = _cached_summary(msgs, cut, threshold, units, summarizer, cache)
+        cut, summary, failure, cache_state = _cached_summary(
+            msgs, cut, threshold, units, summarizer, cache, instruction
+        )
     tokens_before = _tokens(msgs)
     if failure is not None:
         keep = units.end_of(min(FALLBACK_KEEP_FIRST, n) - 1)
@@ -326,13 +337,14 @@ def summarize(
 
 
 def _cached_summary(
-    msgs: tuple[Message, ...], cut: int, threshold: int, units: Units, summarizer: Summarizer, cache: SummaryCache
+    msgs: tuple[Message, ...], cut: int, threshold: int, units: Units, summarizer: Summarizer, cache: SummaryCache,
+    instruction: str = CONTEXT_SUMMARY_INSTRUCTION,
 ) -> tuple[int, str | None, str | None, str]:
     """The summary of ``msgs[:cut]`` through the cache: ``(cut, summary, failure, state)``; the cut moves
     back to the cached prefix when that one is reused."""
     model = getattr(summarizer, "name", type(summarizer).__name__)
     hashes = prefix_hashes(msgs, cut)
-    entries = cache.entries(model=model, prompt=CONTEXT_SUMMARY_INSTRUCTION)
+    entries = cache.entries(model=model, prompt=instruction)
     best = 0
     if entries:
         # The longest cached prefix that still ends on a unit boundary (a call answered since is not cut).
@@ -346,9 +358,9 @@ def _cached_summary(
     else:
         text = cut_conversation_text(msgs[:cut])
         state = "new"
-    summary, failure = call_summarizer(summarizer, text[:MAX_CONVERSATION_CHARS], CONTEXT_SUMMARY_INSTRUCTION)
+    summary, failure = call_summarizer(summarizer, text[:MAX_CONVERSATION_CHARS], instruction)
     if failure is None:
-        cache.store(model=model, prompt=CONTEXT_SUMMARY_INSTRUCTION, prefix_hash=hashes[cut], count=cut,
+        cache.store(model=model, prompt=instruction, prefix_hash=hashes[cut], count=cut,
                     summary=summary)
     return cut, summary, failure, state
 
@@ -360,6 +372,8 @@ def clear_tool_results(
     keep: int = 3,
     exclude_tools: Iterable[str] = (),
     placeholder: str = CLEARED_PLACEHOLDER,
+    clear_at_least: int = 0,
+    clear_tool_inputs: bool = False,
 ) -> ContextResult:
     """CLEAR_TOOL_RESULTS: above ``trigger_tokens``, clear the content of the oldest tool results.
 
@@ -375,6 +389,9 @@ def clear_tool_results(
         keep: Newest tool results left untouched.
         exclude_tools: Tool names whose results are never cleared.
         placeholder: The text that replaces a cleared result.
+        clear_at_least: Clear only if that frees at least this many estimated tokens, else nothing (a
+            cleared prefix breaks the prompt cache: clear a lot at once or not at all).
+        clear_tool_inputs: Also replace the arguments of the cleared results' calls by ``{}``.
 
     Returns:
         The result; changed messages are in ``cleared``, the others in ``kept``.
@@ -388,7 +405,7 @@ def clear_tool_results(
         >>> clear_tool_results(msgs, trigger_tokens=10, keep=1).cleared
         (1,)
     """
-    config = ClearToolResultsConfig(trigger_tokens, keep, exclude_tools)
+    config = ClearToolResultsConfig(trigger_tokens, keep, exclude_tools, clear_at_least, clear_tool_inputs)
     msgs = to_messages(messages)
     tokens_before = _tokens(msgs)
     if tokens_before <= config.trigger_tokens:
@@ -416,10 +433,20 @@ def clear_tool_results(
         if new.content != msgs[i].content or new.extra != msgs[i].extra:
             out[i] = new
             cleared.append(i)
+    if cleared and config.clear_tool_inputs:
+        call_ids = frozenset(rid for ids in targets.values() for rid in ids)
+        for i, m in enumerate(msgs):
+            if m.tool_calls and any(c.id in call_ids for c in m.tool_calls):
+                new = cleared_call_inputs(m, call_ids)
+                if new.extra != m.extra:
+                    out[i] = new
+                    cleared.append(i)
     if not cleared:
         return _unchanged("CLEAR_TOOL_RESULTS", msgs, tokens_before)
     gone = set(cleared)
     result_msgs = tuple(out)
+    if tokens_before - _tokens(result_msgs) < config.clear_at_least:
+        return _unchanged("CLEAR_TOOL_RESULTS", msgs, tokens_before)
     return ContextResult(
         "CLEAR_TOOL_RESULTS", result_msgs, tuple(range(len(msgs))),
         tuple(i for i in range(len(msgs)) if i not in gone), (), (), tokens_before, _tokens(result_msgs),
@@ -434,13 +461,9 @@ def _run_step(
     if name == "TRIM":
         return trim(msgs, keep_first=config.trim.keep_first, keep_last=config.trim.keep_last)
     if name == "SUMMARIZE":
-        return summarize(
-            msgs, threshold=config.summarize.threshold, keep_last=config.summarize.keep_last,
-            summarizer=summarizer, cache=cache,
-        )
+        return summarize(msgs, **asdict(config.summarize), summarizer=summarizer, cache=cache)
     if name == "CLEAR_TOOL_RESULTS":
-        c = config.clear_tool_results
-        return clear_tool_results(msgs, trigger_tokens=c.trigger_tokens, keep=c.keep, exclude_tools=c.exclude_tools)
+        return clear_tool_results(msgs, **asdict(config.clear_tool_results))
     return sliding_window(msgs, max_tokens=config.sliding_window.max_tokens)
 
 
@@ -588,14 +611,10 @@ def _run(
     if canonical == "SLIDING_WINDOW":
         return sliding_window(msgs, max_tokens=config.max_tokens)
     if canonical == "CLEAR_TOOL_RESULTS":
-        return clear_tool_results(
-            msgs, trigger_tokens=config.trigger_tokens, keep=config.keep, exclude_tools=config.exclude_tools
-        )
+        return clear_tool_results(msgs, **asdict(config))
     summarizer = summarizer or OfflineSummarizer()
     if canonical == "SUMMARIZE":
-        return summarize(
-            msgs, threshold=config.threshold, keep_last=config.keep_last, summarizer=summarizer, cache=cache
-        )
+        return summarize(msgs, **asdict(config), summarizer=summarizer, cache=cache)
     return _composite(msgs, config, summarizer, cache)
 
 

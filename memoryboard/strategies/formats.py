@@ -492,6 +492,36 @@ def cleared_message(message: Message, call_ids: frozenset[str], placeholder: str
     return replace(message, content=placeholder, extra=0, raw=new_raw)
 
 
+CLEARED_INPUT = "{}"
+
+
+def cleared_call_inputs(message: Message, call_ids: frozenset[str]) -> Message:
+    """``message`` (an assistant turn) with the arguments of its calls in ``call_ids`` replaced by ``{}``.
+
+    An OpenAI message gets ``"{}"`` as each matching ``function.arguments``, an Anthropic turn ``{}`` as
+    each matching ``tool_use`` block's ``input``; ids, names and everything else stay. A message read from
+    a stored row is rebuilt from its tool calls. The input object is not modified.
+    """
+    raw = message.raw
+    if isinstance(raw, Mapping) and isinstance(raw.get("content"), list):
+        blocks = [
+            {**b, "input": {}} if isinstance(b, Mapping) and b.get("type") == "tool_use" and b.get("id") in call_ids
+            else b
+            for b in raw["content"]
+        ]
+        return _read_anthropic({**raw, "content": blocks}, "message")
+    calls = tuple(c._replace(arguments=CLEARED_INPUT) if c.id in call_ids else c for c in message.tool_calls)
+    extra = message.extra - sum(len(a.arguments) - len(b.arguments) for a, b in zip(message.tool_calls, calls))
+    new_raw = None
+    if isinstance(raw, Mapping) and isinstance(raw.get("tool_calls"), list):
+        new_raw = {**raw, "tool_calls": [
+            {**c, c.get("type", "function"): {**c[c.get("type", "function")], "arguments": CLEARED_INPUT}}
+            if isinstance(c, Mapping) and c.get("id") in call_ids else c
+            for c in raw["tool_calls"]
+        ]}
+    return replace(message, tool_calls=calls, extra=extra, raw=new_raw)
+
+
 # --- the generic converter ------------------------------------------------------------------------------
 
 

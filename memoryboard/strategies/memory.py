@@ -11,6 +11,7 @@ any message of it, and deletes it whole otherwise.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict
 from typing import Any
 
 from .config import DeleteConfig, FilterRules, SummarizeConfig, TrimConfig, normalize_name, parse_params
@@ -160,6 +161,10 @@ def plan_summarize(
     threshold: int = 20,
     keep_last: int = 6,
     summarizer: Summarizer,
+    trigger_tokens: int = 0,
+    trigger_fraction: float = 0.0,
+    window_tokens: int = 0,
+    summary_prompt: str = "",
 ) -> MemoryPlan:
     """Memory SUMMARIZE: replace all but the last ``keep_last`` rows by one stored summary.
 
@@ -172,6 +177,8 @@ def plan_summarize(
         threshold: At or below this many rows the plan is empty (no LLM call).
         keep_last: Newest rows kept.
         summarizer: The summarizer to call.
+        trigger_tokens, trigger_fraction, window_tokens: Further triggers, as for the context SUMMARIZE.
+        summary_prompt: The instruction for the summarizer; empty: :data:`MEMORY_SUMMARY_INSTRUCTION`.
 
     Returns:
         The plan. Deleting is irreversible, so if the summarizer fails the plan is EMPTY (nothing is
@@ -187,15 +194,17 @@ def plan_summarize(
         >>> plan.inserts[0].content.startswith("[持久化记忆摘要] ")
         True
     """
-    SummarizeConfig(threshold, keep_last)
+    config = SummarizeConfig(threshold, keep_last, trigger_tokens, trigger_fraction, window_tokens, summary_prompt)
     msgs = _stored(messages)
     n = len(msgs)
-    if n <= threshold or keep_last >= n:
+    if keep_last >= n or not config.triggered(n, total_tokens(msgs)):
         return _plan("SUMMARIZE", msgs, [True] * n)
     cut = Units(msgs).start_of(n - keep_last)
     if cut <= 0:
         return _plan("SUMMARIZE", msgs, [True] * n)
-    summary, failure = call_summarizer(summarizer, cut_conversation_text(msgs[:cut]), MEMORY_SUMMARY_INSTRUCTION)
+    summary, failure = call_summarizer(
+        summarizer, cut_conversation_text(msgs[:cut]), summary_prompt or MEMORY_SUMMARY_INSTRUCTION
+    )
     if failure is not None:
         tokens = total_tokens(msgs)
         return MemoryPlan(
@@ -254,7 +263,4 @@ def plan_memory(
         return plan_delete(messages, keep_latest=config.keep_latest)
     if canonical == "FILTER":
         return plan_filter(messages, predicate=config)
-    return plan_summarize(
-        messages, threshold=config.threshold, keep_last=config.keep_last,
-        summarizer=summarizer or OfflineSummarizer(),
-    )
+    return plan_summarize(messages, **asdict(config), summarizer=summarizer or OfflineSummarizer())

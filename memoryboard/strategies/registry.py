@@ -32,7 +32,8 @@ class ParamSpec:
 
     Attributes:
         name: The JSON key (dotted for COMPOSITE step parameters, e.g. ``"summarize.threshold"``).
-        type: ``"int"``, ``"bool"``, ``"roles"`` (a set of roles), ``"strings"`` or ``"steps"``.
+        type: ``"int"``, ``"float"``, ``"bool"``, ``"text"``, ``"roles"`` (a set of roles), ``"strings"`` or
+            ``"steps"``.
         default: The design's default.
         min: Smallest allowed value for ``int``.
         max: Largest allowed value for ``int``.
@@ -74,14 +75,25 @@ _TRIM = (
     _int("keep_last", 10, "Messages kept from the end."),
 )
 _SUMMARIZE = (
-    _int("threshold", 20, "Summarize only above this many messages."),
-    _int("keep_last", 6, "Newest messages kept verbatim after the summary."),
+    _int("threshold", 20, "Summarize above this many messages (LangChain SummarizationMiddleware: trigger messages)."),
+    _int("keep_last", 6, "Newest messages kept verbatim after the summary (LangChain: keep messages)."),
+    _int("trigger_tokens", 0, "Also summarize above this many estimated tokens; 0 = off (LangChain: trigger tokens)."),
+    ParamSpec("trigger_fraction", "float", 0.0,
+              "Also summarize above this share of the context window, 0 to 1; 0 = off (LangChain: trigger fraction).",
+              0, 1),
+    _int("window_tokens", 0, "The model's context window in tokens, for the share trigger."),
+    ParamSpec("summary_prompt", "text", "",
+              "The instruction given to the summarizer; empty = the default one (LangChain: summary_prompt)."),
 )
 _SLIDING = (_int("max_tokens", 4000, "Token budget, filled from the newest message backwards.", 1),)
 _CLEAR = (
-    _int("trigger_tokens", 4000, "Clear only when the estimated tokens exceed this."),
-    _int("keep", 3, "Newest tool results left untouched."),
-    ParamSpec("exclude_tools", "strings", (), "Tools whose results are never cleared."),
+    _int("trigger_tokens", 4000, "Clear only when the estimated tokens exceed this (Anthropic clear_tool_uses: trigger)."),
+    _int("keep", 3, "Newest tool results left untouched (Anthropic: keep)."),
+    ParamSpec("exclude_tools", "strings", (), "Tools whose results are never cleared (Anthropic: exclude_tools)."),
+    _int("clear_at_least", 0,
+         "Clear only if that frees at least this many tokens, else nothing (Anthropic: clear_at_least)."),
+    ParamSpec("clear_tool_inputs", "bool", False,
+              "Also clear the arguments of the cleared calls (Anthropic: clear_tool_inputs)."),
 )
 
 

@@ -162,6 +162,11 @@ PARAM_LABELS = {
     "trigger_tokens": _("trigger tokens"),
     "keep": _("keep newest results"),
     "exclude_tools": _("never clear these tools"),
+    "clear_at_least": _("clear at least (tokens)"),
+    "clear_tool_inputs": _("clear call arguments too"),
+    "trigger_fraction": _("trigger share of the window"),
+    "window_tokens": _("context window (tokens)"),
+    "summary_prompt": _("summary prompt"),
 }
 
 
@@ -180,6 +185,14 @@ def _form_field(spec: ParamSpec) -> forms.Field:
             label=label, initial=spec.default, required=False, min_value=spec.min, max_value=spec.max, help_text=spec.description,
             widget=forms.NumberInput(attrs={"inputmode": "numeric"}),
         )
+    if spec.type == "float":
+        return forms.FloatField(
+            label=label, initial=spec.default, required=False, min_value=spec.min, max_value=spec.max,
+            help_text=spec.description, widget=forms.NumberInput(attrs={"step": "0.05", "inputmode": "decimal"}),
+        )
+    if spec.type == "text":
+        return forms.CharField(label=label, initial=spec.default, required=False, help_text=spec.description,
+                               widget=forms.Textarea(attrs={"rows": 2}))
     if spec.type == "bool":
         return forms.BooleanField(label=label, initial=spec.default, required=False, help_text=spec.description)
     if spec.type == "roles":
@@ -219,7 +232,7 @@ class StrategyParamsForm(forms.Form):
             value = data.get(spec.name)
             if spec.type in ("strings", "steps") and isinstance(value, str):
                 value = _split_words(value)
-            if spec.type == "int" and value is None:
+            if spec.type in ("int", "float") and value is None:
                 value = spec.default
             target = params
             *parents, leaf = spec.name.split(".")

@@ -45,6 +45,7 @@ ALLOWED = {
     "HTTP", "CSV", "htmx", "Swagger", "Chat", "SVG", "Django", "BM", "MCP", "Python", "ReAct", "UTC",
     "English",  # the language menu names each language in its own script
     "Anthropic",  # the other message format the strategies read (issue 11)
+    "LangChain",  # named with Anthropic where a strategy parameter matches theirs
 }
 # Strategy names are the API's own names (``POST /api/v1/strategies/context/{name}/apply``).
 STRATEGY_NAMES = {"TRIM", "SUMMARIZE", "SLIDING_WINDOW", "COMPOSITE", "CLEAR_TOOL_RESULTS", "DELETE", "FILTER"}
