@@ -37,6 +37,8 @@ from memoryboard.jsonguard import JSONGuardError, parse_json
 from memoryboard.models import ChatMessage, PlaygroundTrace
 from memoryboard.playground_traces import trace_touch
 from memoryboard.roles import can_apply_memory_strategy, is_developer, is_support
+from memoryboard.strategies.reasons import mid_exchange_start, reasons
+from memoryboard.web.strategy_texts import reason_label
 from memoryboard.strategies import (
     CONTEXT_STRATEGIES,
     MEMORY_STRATEGIES,
@@ -85,6 +87,7 @@ class Row:
     row_id: int | None = None  # the stored row's id (memory plans)
     calls: tuple = ()  # the tool calls of an assistant message (ToolCall: id, name, arguments)
     answers: str = ""  # for a tool result: "name (call id)" of the call it answers
+    reason: str = ""  # why it was dropped, summarized or cleared (translated text)
 
     @property
     def long(self) -> bool:
@@ -178,26 +181,40 @@ def input_rows(messages: Sequence[Message]) -> list[Row]:
 
 def result_rows(messages: Sequence[Message], result) -> list[Row]:
     """A strategy's result in input order: each input message with what happened to it (kept, dropped,
-    summarized, cleared), and each produced summary where it sits in the output. Read from the result
-    object's ``sources`` / ``summarized`` / ``cleared``, nothing recomputed."""
+    summarized, cleared) and why, and each produced summary where it sits in the output. Read from the
+    result object's ``sources`` / ``summarized`` / ``cleared``, nothing recomputed."""
     summarized, cleared = set(result.summarized), set(result.cleared)
+    why = {i: reason_label(code) for i, code in reasons(result, messages).items()}
     names = _tool_names(messages)
     rows: list[Row] = []
     nxt = 0  # next input position not yet shown
 
     def skipped(upto: int) -> None:
         for i in range(nxt, upto):
-            rows.append(_row(i, messages[i], "summarized" if i in summarized else "dropped", names))
+            row = _row(i, messages[i], "summarized" if i in summarized else "dropped", names)
+            row.reason = why.get(i, "")
+            rows.append(row)
 
     for out, src in zip(result.messages, result.sources):
         if src is None:
             rows.append(_row(None, out, "summary", names))
             continue
         skipped(src)
-        rows.append(_row(src, out, "cleared" if src in cleared else "kept", names))
+        row = _row(src, out, "cleared" if src in cleared else "kept", names)
+        row.reason = why.get(src, "") if src in cleared else ""
+        rows.append(row)
         nxt = max(nxt, src + 1)
     skipped(len(messages))
     return rows
+
+
+def mid_exchange_note(messages: Sequence[Message], result) -> str | None:
+    """A warning when the kept part starts with an assistant reply whose question was dropped."""
+    index = mid_exchange_start(result, messages)
+    if index is None:
+        return None
+    return _("The kept part starts at #%(n)s, an assistant reply whose question was dropped: the model sees "
+             "an answer without its question.") % {"n": index}
 
 
 def discarded_work(result) -> list[str]:
@@ -275,7 +292,7 @@ def column_context(name: str, messages: Sequence[Message], form: StrategyParamsF
         result=data,
         saved_percent=round(data["saved_ratio"] * 100, 1),
         rows=segments(result_rows(messages, result)),
-        notes=discarded_work(result),
+        notes=[note for note in (*discarded_work(result), mid_exchange_note(messages, result)) if note],
         unchanged=not result.dropped and not result.summarized and not result.cleared,
         kept_count=len(result.kept),
         dropped_count=len(result.dropped),

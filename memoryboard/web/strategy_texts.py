@@ -5,7 +5,7 @@ templates translate them at render time (``{% translate col.info.description %}`
 ``memoryboard/strategies/registry.py`` (``tests/i18n`` checks that every description has a translation).
 """
 
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext, gettext_noop
 
 STRATEGY_TEXTS = (
     gettext_noop('Keep the first N and the last M messages, drop the middle.'),
@@ -38,3 +38,22 @@ STRATEGY_TEXTS = (
     gettext_noop('Clear only if that frees at least this many tokens, else nothing (Anthropic: clear_at_least).'),
     gettext_noop('Also clear the arguments of the cleared calls (Anthropic: clear_tool_inputs).'),
 )
+
+
+# Why a message was dropped, summarized or cleared: memoryboard.strategies.reasons.REASONS, for makemessages.
+REASON_TEXTS = (
+    gettext_noop("the summarizer failed: only the first messages were kept"),
+    gettext_noop("outside keep_first / keep_last"),
+    gettext_noop("over the token budget (the newest messages that fit were kept)"),
+    gettext_noop("folded into the summary (above the trigger)"),
+    gettext_noop("an old tool result, cleared (only the newest ones are kept)"),
+    gettext_noop("the arguments of a cleared call"),
+    gettext_noop("dropped with its tool call or its results (they go together)"),
+)
+
+
+def reason_label(code: str) -> str:
+    """The translated text of a reason code of :data:`memoryboard.strategies.reasons.REASONS`."""
+    from memoryboard.strategies.reasons import REASONS
+
+    return gettext(REASONS[code]) if code in REASONS else code

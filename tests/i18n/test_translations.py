@@ -144,6 +144,9 @@ def test_strategy_descriptions_from_the_framework_free_registry_are_translated()
         for info in infos.values():
             texts.add(info.description)
             texts.update(param.description for param in info.params)
+    from memoryboard.strategies.reasons import REASONS
+
+    texts.update(REASONS.values())
     with translation.override("zh-hans"):
         missing = sorted(text for text in texts if not CJK.search(translation.gettext(text)))
     assert missing == [], "add them to memoryboard/web/strategy_texts.py, then makemessages and translate"

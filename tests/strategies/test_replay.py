@@ -117,3 +117,63 @@ def test_anthropic_top_level_system_is_sent_with_every_call():
     (result,) = replay(messages, [("trim", {})], format="anthropic", system="S" * 10)
     assert _rows(result, "sent_tokens") == [16, 36]
     assert _rows(result, "cached_tokens") == [0, 16]
+
+
+# --- why each message went ----------------------------------------------------------------------------
+
+from memoryboard.strategies import apply_context  # noqa: E402
+from memoryboard.strategies.reasons import REASONS, mid_exchange_start, reasons  # noqa: E402
+
+
+def _read(messages):
+    return read_conversation(messages).messages
+
+
+def test_reasons_name_the_rule_of_each_strategy():
+    messages = _conversation()
+    msgs = _read(messages)
+    trim = apply_context("trim", messages, {"keep_first": 1, "keep_last": 2})
+    assert set(reasons(trim, msgs).values()) == {"outside_keep"} and set(reasons(trim, msgs)) == set(trim.dropped)
+    window = apply_context("sliding_window", messages, {"max_tokens": 30}, keep_system=True)
+    assert set(reasons(window, msgs)) == set(window.dropped) and set(reasons(window, msgs).values()) == {"over_budget"}
+    summary = apply_context("summarize", messages, {"threshold": 4, "keep_last": 2}, keep_system=True)
+    assert {reasons(summary, msgs)[i] for i in summary.summarized} == {"summarized"}
+    assert all(code in REASONS for code in reasons(summary, msgs).values())
+
+
+def test_a_tool_result_goes_with_its_call_and_says_so():
+    messages = [
+        {"role": "user", "content": "q" * 50},
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "r" * 400},
+        {"role": "assistant", "content": "a" * 50},
+        {"role": "user", "content": "q" * 50},
+    ]
+    result = apply_context("sliding_window", messages, {"max_tokens": 60})
+    why = reasons(result, _read(messages))
+    assert why[1] == "over_budget" and why[2] == "with_its_unit"
+
+
+def test_composite_reasons_come_from_the_step_that_removed_the_message():
+    messages = _conversation(turns=12)
+    result = apply_context("composite", messages, {
+        "steps": ["summarize", "sliding_window"], "summarize": {"threshold": 6, "keep_last": 6},
+        "sliding_window": {"max_tokens": 45}}, keep_system=True)
+    why = reasons(result, _read(messages))
+    assert set(why) == set(result.dropped) | set(result.summarized)
+    # The window dropped the summary and the oldest kept messages; the folded ones still say "summarized".
+    assert {why[i] for i in result.dropped} == {"summarized", "over_budget"}
+    roomy = apply_context("composite", messages, {
+        "steps": ["summarize", "sliding_window"], "summarize": {"threshold": 6, "keep_last": 6},
+        "sliding_window": {"max_tokens": 2000}}, keep_system=True)
+    assert roomy.summarized and {reasons(roomy, _read(messages))[i] for i in roomy.summarized} == {"summarized"}
+
+
+def test_a_window_that_starts_with_an_answer_says_so():
+    messages = _conversation(final_reply=True)  # ends on A6: the window [A6] has no question
+    msgs = _read(messages)
+    result = apply_context("sliding_window", messages, {"max_tokens": 12}, keep_system=True)
+    assert mid_exchange_start(result, msgs) == len(msgs) - 1
+    clean = apply_context("sliding_window", messages, {"max_tokens": 20}, keep_system=True)
+    assert mid_exchange_start(clean, msgs) is None
