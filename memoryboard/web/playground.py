@@ -120,20 +120,21 @@ def _runs(rows: list[Row]) -> list[list[Row]]:
     return runs
 
 
-def _collapsed(run: list[Row]) -> Segment:
-    shown = run[:MAX_SHOWN_IN_RUN]
+def _collapsed(run: list[Row], limit: int | None = MAX_SHOWN_IN_RUN) -> Segment:
+    shown = run[:limit] if limit is not None else run
     return Segment(run[0].status, shown, collapsed=True, count=len(run), hidden=len(run) - len(shown),
                    first=run[0].index, last=run[-1].index)
 
 
-def segments(rows: list[Row]) -> list[Segment]:
+def segments(rows: list[Row], *, everything: bool = False) -> list[Segment]:
     """Group rows for display: long runs of dropped/summarized rows (and the middle of very long kept
-    runs) collapse into one ``<details>`` line with a count, so big conversations stay light."""
+    runs) collapse into one ``<details>`` line with a count, so big conversations stay light.
+    ``everything``: a collapsed run of dropped/summarized rows lists all of them (the column's "show all")."""
     out: list[Segment] = []
     for run in _runs(rows):
         status = run[0].status
         if status in ("dropped", "summarized") and len(run) > COLLAPSE_RUN:
-            out.append(_collapsed(run))
+            out.append(_collapsed(run, None if everything else MAX_SHOWN_IN_RUN))
         elif len(run) > 2 * KEPT_EDGE:
             out.append(Segment(status, run[:KEPT_EDGE]))
             out.append(_collapsed(run[KEPT_EDGE:-KEPT_EDGE]))
@@ -266,7 +267,7 @@ def keep_system_prompt(request) -> bool:
 
 def column_context(name: str, messages: Sequence[Message], form: StrategyParamsForm, *,
                    fit: BudgetFit | None = None, keep_system: bool = True,
-                   cache_conversation: str | None = None) -> dict[str, Any]:
+                   cache_conversation: str | None = None, everything: bool = False) -> dict[str, Any]:
     """Everything a strategy column shows: the form, the result object, its rows or the error.
 
     With ``fit`` (same-budget mode) the column shows the fitted strategy's result and parameters.
@@ -291,7 +292,8 @@ def column_context(name: str, messages: Sequence[Message], form: StrategyParamsF
     ctx.update(
         result=data,
         saved_percent=round(data["saved_ratio"] * 100, 1),
-        rows=segments(result_rows(messages, result)),
+        rows=segments(result_rows(messages, result), everything=everything),
+        everything=everything,
         notes=[note for note in (*discarded_work(result), mid_exchange_note(messages, result)) if note],
         unchanged=not result.dropped and not result.summarized and not result.cleared,
         kept_count=len(result.kept),
@@ -377,6 +379,7 @@ def _push_url(request) -> str:
     """The page's URL for the current configuration (what a reload or a shared link shows)."""
     query = request.GET.copy()
     query.pop("page", None)
+    query.pop("all", None)
     return reverse("playground") + ("?" + query.urlencode() if query else "")
 
 
@@ -517,7 +520,8 @@ def context_column(request, name: str):
                                       content_type="text/plain; charset=utf-8")
     form = StrategyParamsForm(request.GET, kind="context", strategy=name)
     ctx = column_context(name, source.messages, form, keep_system=keep_system_prompt(request),
-                         cache_conversation=source.conversation_id or None)
+                         cache_conversation=source.conversation_id or None,
+                         everything=request.GET.get("all") == "1")
     response = render(request, "web/_context_column.html", {"col": ctx, "mode": "own"},
                       status=400 if "error" in ctx else 200)
     return _with_push_url(request, response)

@@ -70,3 +70,16 @@ def test_bad_parameters_are_named(client, developer, trace):
 def test_end_users_cannot_replay(client, alice, trace):
     client.force_login(alice)
     assert client.get(_url(trace)).status_code in (302, 403)
+
+
+def test_a_column_says_why_and_shows_every_dropped_message_on_request(client, developer):
+    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(30)]
+    trace = PlaygroundTrace.objects.create(pk=PlaygroundTrace.digest(messages), messages=messages,
+                                           created_by=developer)
+    client.force_login(developer)
+    url = f"/playground/context/trim/?trace={trace.pk}&c-trim-keep_first=1&c-trim-keep_last=1"
+    html = client.get(url).content.decode()
+    assert "outside keep_first / keep_last" in html
+    assert "show them all" in html and html.count('class="msg msg-dropped"') == 10
+    html = client.get(url + "&all=1").content.decode()
+    assert html.count('class="msg msg-dropped"') == 28 and "show them all" not in html
