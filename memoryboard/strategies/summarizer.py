@@ -58,8 +58,10 @@ class Summarizer(Protocol):
 
 
 def transcript_line(m: Message) -> str:
-    """One message as a ``ROLE: content`` line; tool calls follow as ``[tool call name(arguments)]``."""
-    line = f"{m.role.value}: {m.content}"
+    """One message as a ``ROLE: content`` line; tool calls follow as ``[tool call name(arguments)]``, and a
+    turn that carries tool results (an OpenAI ``tool`` message, an Anthropic ``tool_result`` turn) is ``TOOL``."""
+    role = "TOOL" if m.result_ids else m.role.value
+    line = f"{role}: {m.content}"
     if m.tool_calls:
         calls = " ".join(f"[tool call {c.name}({c.arguments})]" for c in m.tool_calls)
         line = f"{line} {calls}" if m.content else f"{line}{calls}"
@@ -95,6 +97,21 @@ _MEMORY_CUES = re.compile(
 )
 
 
+_TOOL_CALL = re.compile(r"\[tool call ([^\s(\]]+)\(")
+_TOOL_CALL_TEXT = re.compile(r"\[tool call [^\s(\]]+\(.*?\)\](?=\s*\[tool call |\s*$)")
+
+
+def _tool_line(calls: Counter, results: int) -> str:
+    """``TOOLS: search ×3, fetch ×1; 4 results`` (empty without tool traffic)."""
+    if not calls and not results:
+        return ""
+    named = ", ".join(f"{name} ×{n}" for name, n in sorted(calls.items(), key=lambda kv: (-kv[1], kv[0])))
+    parts = [named] if named else []
+    if results:
+        parts.append(f"{results} result{'s' if results != 1 else ''}")
+    return "TOOLS: " + "; ".join(parts)
+
+
 def _terms(sentence: str) -> list[str]:
     lowered = sentence.lower()
     terms = [w for w in _WORD.findall(lowered) if w not in _STOPWORDS]
@@ -128,16 +145,25 @@ class OfflineSummarizer:
 
     def summarize(self, text: str, *, instruction: str) -> str:
         lines: list[tuple[str, str]] = []  # (role prefix, sentence)
+        calls: Counter[str] = Counter()
+        results = 0
         for line in text.splitlines():
             match = _ROLE_PREFIX.match(line)
             prefix = match.group(0) if match else ""
             body = line[len(prefix) :]
+            # Tool traffic (arguments, JSON results) is no prose to extract from: it is counted instead.
+            if prefix.startswith("TOOL"):
+                results += 1
+                continue
+            calls.update(_TOOL_CALL.findall(body))
+            body = _TOOL_CALL_TEXT.sub("", body)
             for sentence in _SENTENCE_END.split(body):
                 sentence = sentence.strip()
                 if sentence:
                     lines.append((prefix, sentence))
+        tools = _tool_line(calls, results)
         if not lines:
-            return ""
+            return tools
         term_lists = [_terms(s) for _, s in lines]
         frequency = Counter(t for terms in term_lists for t in set(terms))
         memory_mode = instruction == MEMORY_SUMMARY_INSTRUCTION
@@ -165,6 +191,8 @@ class OfflineSummarizer:
             used += cost
         chosen.sort()
         out = "\n".join(lines[p][0] + lines[p][1] for p in chosen)
+        if tools:
+            out = f"{out}\n{tools}"
         if len(out) > self.max_chars:
             out = out[: self.max_chars - 1] + "…"
         return out

@@ -54,3 +54,22 @@ def test_offline_summarizer_memory_mode_prefers_user_facts():
     summary = OfflineSummarizer(max_chars=120).summarize(text, instruction=MEMORY_SUMMARY_INSTRUCTION)
     assert "I prefer answers with Python code examples." in summary
     assert "我是Java后端开发者。" in summary
+
+
+def test_offline_summary_of_a_tool_heavy_trace_is_prose_and_a_tool_count():
+    from memoryboard.strategies import apply_context
+
+    messages = [{"role": "user", "content": "Find the Redis eviction docs. I need LRU details."}]
+    for n in range(6):
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"c{n}", "type": "function", "function": {"name": "search_docs", "arguments": '{"q": "lru"}'}}]},
+            {"role": "tool", "tool_call_id": f"c{n}", "content": '{"results": [{"title": "Eviction", "score": 0.9}]}'},
+        ]
+    messages += [{"role": "assistant", "content": "Redis supports allkeys-lru. Use it for a pure cache."},
+                 {"role": "user", "content": "thanks"}, {"role": "assistant", "content": "You're welcome."}]
+    result = apply_context("summarize", messages, {"threshold": 4, "keep_last": 2})
+    summary = result.messages[0].content
+    assert result.summarized and "{" not in summary and '"results"' not in summary
+    assert "Find the Redis eviction docs." in summary
+    assert "TOOLS: search_docs ×6; 6 results" in summary
