@@ -135,7 +135,7 @@ def _cached_prefix(previous: Sequence[Message], current: Sequence[Message]) -> i
 
 def _replay_one(
     name: str, params: Mapping[str, Any], msgs: tuple[Message, ...], points: list[int],
-    summarizer: Summarizer | None,
+    summarizer: Summarizer | None, format: str,
 ) -> StrategyReplay:
     canonical = normalize_name(name, "context")
     config = parse_params(canonical, params)
@@ -143,8 +143,10 @@ def _replay_one(
     previous: tuple[Message, ...] = ()
     rows = []
     for number, upto in enumerate(points, start=1):
+        # The messages are read already: naming their format skips detecting it again on every call.
         result = apply_context(
             canonical, msgs[:upto], config, summarizer=summarizer, keep_system=True, summary_cache=cache,
+            format=format,
         )
         sent = result.messages
         reply = msgs[upto] if upto < len(msgs) else None
@@ -199,7 +201,7 @@ def replay(
     out = []
     for i, (name, params) in enumerate(strategies):
         try:
-            out.append(_replay_one(name, params or {}, msgs, points, summarizer))
+            out.append(_replay_one(name, params or {}, msgs, points, summarizer, conversation.format))
         except StrategyConfigError as exc:
             where = "name" if exc.field == "name" else f"params.{exc.field}"
             raise StrategyConfigError(f"strategies[{i}].{where}", exc.message) from exc

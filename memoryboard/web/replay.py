@@ -10,12 +10,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
@@ -37,7 +40,6 @@ MAX_SIDE_BY_SIDE = 3
 
 CHART_WIDTH, CHART_HEIGHT = 420, 140
 STRIP_WIDTH, STRIP_ROW = 420, 3
-STATUS_CLASSES = ("kept", "dropped", "summarized", "cleared")
 
 
 def _price(request) -> tuple[str, Price, str | None]:
@@ -65,57 +67,61 @@ def _chosen(request) -> list[str]:
     return chosen or list(DEFAULT_STRATEGIES)
 
 
-@dataclass
-class Bar:
-    x: float
-    width: float
-    sent_y: float
-    sent_h: float
-    cached_y: float
-    cached_h: float
-    title: str
+STRIP_COLUMNS = 210  # messages are binned into at most this many columns (2 px each)
+_STATUS_CODES = {"kept": 1, "cleared": 2, "summarized": 3, "dropped": 4}  # a bin shows its worst status
+_CODE_CLASS = {code: name for name, code in _STATUS_CODES.items()}
 
 
-def chart(replayed: StrategyReplay, top: int) -> list[Bar]:
-    """One bar per call: tokens sent, with the cached part drawn over it; on a common scale ``top``."""
+def chart_svg(replayed: StrategyReplay, top: int) -> str:
+    """One bar per call: tokens sent, the cached part drawn over it; on a common scale ``top``.
+
+    Built as one string (numbers and fixed class names only, the titles escaped): a template loop over
+    thousands of bars cost more than the replay itself."""
     calls = replayed.calls
     if not calls or top <= 0:
-        return []
+        return ""
     width = CHART_WIDTH / len(calls)
-    bars = []
+    bar = max(width - (1 if width > 3 else 0), 0.5)
+    parts = []
     for i, c in enumerate(calls):
+        x = i * width
         sent_h = CHART_HEIGHT * c.sent_tokens / top
         cached_h = CHART_HEIGHT * c.cached_tokens / top
-        bars.append(Bar(
-            x=round(i * width, 2), width=round(max(width - (1 if width > 3 else 0), 0.5), 2),
-            sent_y=round(CHART_HEIGHT - sent_h, 2), sent_h=round(sent_h, 2),
-            cached_y=round(CHART_HEIGHT - cached_h, 2), cached_h=round(cached_h, 2),
-            title=_("call %(n)s: %(sent)s tokens sent, %(cached)s cached") % {
-                "n": c.call, "sent": c.sent_tokens, "cached": c.cached_tokens},
-        ))
-    return bars
+        title = escape(_("call %(n)s: %(sent)s tokens sent, %(cached)s cached") % {
+            "n": c.call, "sent": c.sent_tokens, "cached": c.cached_tokens})
+        parts.append(
+            f'<g><title>{title}</title><rect class="sent" x="{x:.2f}" y="{CHART_HEIGHT - sent_h:.2f}" '
+            f'width="{bar:.2f}" height="{sent_h:.2f}"/><rect class="cached" x="{x:.2f}" '
+            f'y="{CHART_HEIGHT - cached_h:.2f}" width="{bar:.2f}" height="{cached_h:.2f}"/></g>'
+        )
+    return mark_safe("".join(parts))
 
 
-def strip(replayed: StrategyReplay, total: int) -> list[dict[str, Any]]:
-    """Rows = calls, columns = the conversation's messages: runs of one status as one rectangle each."""
+def strip_svg(replayed: StrategyReplay, total: int) -> str:
+    """Rows = calls, columns = the conversation's messages (binned to :data:`STRIP_COLUMNS`): one
+    rectangle per run of one status in a row. Messages a call had not reached yet are blank."""
     if not replayed.calls or not total:
-        return []
-    scale = STRIP_WIDTH / total
-    rects = []
+        return ""
+    columns = min(total, STRIP_COLUMNS)
+    scale = STRIP_WIDTH / columns
+    starts = (np.arange(columns) * total) // columns  # first message of each bin
+    parts = []
     for row, c in enumerate(replayed.calls):
-        status = {}
-        for name in STATUS_CLASSES:
-            for index in getattr(c, name):
-                status[index] = name
-        start, current = 0, None
-        for index in range(c.upto + 1):
-            value = status.get(index, "dropped") if index < c.upto else None
-            if value != current:
-                if current is not None:
-                    rects.append({"x": round(start * scale, 2), "y": row * STRIP_ROW,
-                                  "w": round((index - start) * scale, 2), "cls": current})
-                start, current = index, value
-    return rects
+        codes = np.zeros(total, dtype=np.int8)
+        for name, code in _STATUS_CODES.items():
+            indexes = getattr(c, name)
+            if indexes:
+                codes[np.fromiter(indexes, dtype=np.int64, count=len(indexes))] = code
+        binned = np.maximum.reduceat(codes, starts)
+        edges = np.flatnonzero(np.diff(binned)) + 1
+        bounds = np.concatenate(([0], edges, [columns]))
+        y = row * STRIP_ROW
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            code = int(binned[a])
+            if code:
+                parts.append(f'<rect class="{_CODE_CLASS[code]}" x="{a * scale:.2f}" y="{y}" '
+                             f'width="{(b - a) * scale:.2f}" height="{STRIP_ROW}"/>')
+    return mark_safe("".join(parts))
 
 
 def _rows_csv(results: list[StrategyReplay]) -> str:
@@ -179,8 +185,8 @@ def replay_view(request):
         call_count=len(results[0].calls) if results else 0,
         top=top,
         forms=forms,
-        columns=[{"result": r, "totals": r.totals, "cost": r.cost(price), "bars": chart(r, top),
-                  "strip": strip(r, total), "strip_height": max(STRIP_ROW, len(r.calls) * STRIP_ROW),
+        columns=[{"result": r, "totals": r.totals, "cost": r.cost(price), "chart": chart_svg(r, top),
+                  "strip": strip_svg(r, total), "strip_height": max(STRIP_ROW, len(r.calls) * STRIP_ROW),
                   "cheapest": r is cheapest} for r in results],
         query=request.GET.urlencode(),
         playground_url=reverse("playground") + "?" + request.GET.urlencode(),
