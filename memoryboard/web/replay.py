@@ -148,6 +148,8 @@ def replay_view(request):
     ctx: dict[str, Any] = {
         "source": source, "chosen": chosen, "all_strategies": CONTEXT_STRATEGIES, "presets": PRICE_PRESETS,
         "preset": preset, "price": price, "price_error": price_error, "errors": [],
+        "preset_price": PRICE_PRESETS.get(preset, PRICE_PRESETS[DEFAULT_PRESET]),
+        "price_given": {key: request.GET.get(key, "") for key in ("price_input", "price_cached", "price_output")},
         "chart_width": CHART_WIDTH, "chart_height": CHART_HEIGHT, "strip_width": STRIP_WIDTH,
         "max_side_by_side": MAX_SIDE_BY_SIDE,
     }
