@@ -221,6 +221,17 @@ class ContextApplySerializer(StrictSerializer):
     )
 
 
+def _messages_shape_error(messages) -> str | None:
+    """What is wrong with a strategy body's ``messages`` as a whole (each message is the reader's job)."""
+    if messages is empty:
+        return "This field is required."
+    if not isinstance(messages, list):
+        return "Expected a list of messages."
+    if len(messages) > MAX_STRATEGY_MESSAGES:
+        return f"Ensure this field has no more than {MAX_STRATEGY_MESSAGES} elements."
+    return None
+
+
 def context_apply_input(data) -> dict:
     """The outer shape of a context-apply body, checked without touching the messages one by one.
 
@@ -235,12 +246,8 @@ def context_apply_input(data) -> dict:
     for key in unknown:
         errors[key] = ["Unknown field."]
     messages = data.get("messages", empty)
-    if messages is empty:
-        errors["messages"] = ["This field is required."]
-    elif not isinstance(messages, list):
-        errors["messages"] = ["Expected a list of messages."]
-    elif len(messages) > MAX_STRATEGY_MESSAGES:
-        errors["messages"] = [f"Ensure this field has no more than {MAX_STRATEGY_MESSAGES} elements."]
+    if problem := _messages_shape_error(messages):
+        errors["messages"] = [problem]
     params = data.get("params")
     if params is not None and not isinstance(params, dict):
         errors["params"] = ["Expected an object."]
@@ -384,12 +391,8 @@ def replay_input(data) -> dict:
         raise serializers.ValidationError({"non_field_errors": ["The body must be a JSON object."]})
     messages = data.get("messages", empty)
     errors: dict = {}
-    if messages is empty:
-        errors["messages"] = ["This field is required."]
-    elif not isinstance(messages, list):
-        errors["messages"] = ["Expected a list of messages."]
-    elif len(messages) > MAX_STRATEGY_MESSAGES:
-        errors["messages"] = [f"Ensure this field has no more than {MAX_STRATEGY_MESSAGES} elements."]
+    if problem := _messages_shape_error(messages):
+        errors["messages"] = [problem]
     options = ReplayOptionsSerializer(data={**data, "messages": None})
     if not options.is_valid():
         for key, detail in options.errors.items():
