@@ -15,7 +15,9 @@ from memoryboard.ltm.selectors import (
     known_agent_namespaces,
     user_term_q,
 )
-from memoryboard.models import ArchivedReason, LongTermMemory, MemoryFlag, MemoryState, MemoryType, Source
+from memoryboard.models import (
+    OWN_STATE_REASONS, ArchivedReason, LongTermMemory, MemoryFlag, MemoryState, MemoryType, Source,
+)
 
 
 def paused_exists() -> Exists:
@@ -124,7 +126,8 @@ class SourceFilter(_ChoicesFilter):
 
 
 class StateFilter(admin.SimpleListFilter):
-    """Active, paused, archived (by decay, limit or staff) or deleted by the user."""
+    """Active, paused, archived (by decay, limit or staff), deleted by the user, or a state of memory over
+    time (superseded, expired, waiting for review, rejected)."""
 
     title = _("state")
     parameter_name = "state"
@@ -141,9 +144,13 @@ class StateFilter(admin.SimpleListFilter):
             flagged = MemoryFlag.objects.filter(paused=True).values("memory_id")
             return queryset.filter(pk__in=flagged, archived=False)
         if value == MemoryState.ARCHIVED:
-            return queryset.filter(archived=True).exclude(archived_reason=ArchivedReason.USER_DELETED)
+            return queryset.filter(archived=True).exclude(
+                archived_reason__in=[ArchivedReason.USER_DELETED, *OWN_STATE_REASONS]
+            )
         if value == MemoryState.DELETED:
             return queryset.filter(archived=True, archived_reason=ArchivedReason.USER_DELETED)
+        if value in OWN_STATE_REASONS:
+            return queryset.filter(archived=True, archived_reason=value)
         return queryset
 
 

@@ -18,6 +18,7 @@ from memoryboard.ltm.embeddings import memory_embed_many, queue_index_state_upda
 from memoryboard.ltm.namespaces import Namespace
 from memoryboard.ltm.store import memory_upsert_many
 from memoryboard.models import (
+    OWN_STATE_REASONS,
     ArchivedReason,
     AuditLog,
     LongTermMemory,
@@ -39,11 +40,6 @@ class MemoryError(ValueError):
 
 
 MAX_CONTENT_CHARS = 20_000
-
-# Reasons stored as archived = 1 for the platform that memoryboard shows as states of their own.
-OWN_STATE_REASONS = frozenset({
-    ArchivedReason.SUPERSEDED, ArchivedReason.EXPIRED, ArchivedReason.PENDING_REVIEW, ArchivedReason.REJECTED,
-})
 
 
 def memory_snapshot(memory: LongTermMemory) -> dict:

@@ -20,6 +20,7 @@ from memoryboard.audit import audit_record
 from memoryboard.ltm.namespaces import parse_namespace
 from memoryboard.ltm.selectors import exact_text_q, own_memories, user_namespaces
 from memoryboard.models import (
+    OWN_STATE_REASONS,
     ArchivedReason,
     AuditLog,
     ChatMessage,
@@ -82,6 +83,8 @@ def memory_counts(*, user_id: str) -> list[AgentCounts]:
             state = MemoryState.ACTIVE
         elif row["archived_reason"] == ArchivedReason.USER_DELETED:
             state = MemoryState.DELETED
+        elif row["archived_reason"] in OWN_STATE_REASONS:
+            state = MemoryState(row["archived_reason"])
         else:
             state = MemoryState.ARCHIVED
         c.states[state] += row["n"]

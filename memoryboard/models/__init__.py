@@ -11,12 +11,13 @@ from .lifecycle import (
     PauseRule,
     UserMemorySettings,
 )
-from .memory import ArchivedReason, LongTermMemory, MemoryType, Source
+from .memory import OWN_STATE_REASONS, ArchivedReason, LongTermMemory, MemoryType, Source
 from .playground import PlaygroundTrace
 from .summary import SummaryCacheEntry
 from .retrieval import RetrievalReceipt
 
 __all__ = [
+    "OWN_STATE_REASONS",
     "AnnPending",
     "ArchivedReason",
     "AuditLog",

@@ -51,6 +51,12 @@ class ArchivedReason(models.TextChoices):
     REJECTED = "rejected", _("Rejected in review")
 
 
+# Reasons stored as archived = 1 for the platform that memoryboard shows as states of their own.
+OWN_STATE_REASONS = frozenset({
+    ArchivedReason.SUPERSEDED, ArchivedReason.EXPIRED, ArchivedReason.PENDING_REVIEW, ArchivedReason.REJECTED,
+})
+
+
 class LongTermMemory(models.Model):
     """A distilled knowledge item of one agent and user: the platform's ``ah_long_term_memory``.
 

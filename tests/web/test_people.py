@@ -184,8 +184,9 @@ def test_people_search_and_user_page(login, support_user, bob_named, make_memory
     html = page.content.decode()
     assert page.status_code == 200 and "Bob Builder" in html and "3 items" in html
     rows = {r["agent"]: r for r in page.context["rows"]}
-    assert [n for n, _url in rows["chat"]["states"]] == [1, 0, 0, 1]  # active, paused, archived, deleted
-    assert [n for n, _url in rows["coder"]["states"]] == [0, 0, 1, 0]
+    # active, paused, archived, deleted, then superseded, expired, waiting for review, rejected
+    assert [n for n, _url in rows["chat"]["states"]] == [1, 0, 0, 1, 0, 0, 0, 0]
+    assert [n for n, _url in rows["coder"]["states"]] == [0, 0, 1, 0, 0, 0, 0, 0]
     assert dict(zip(["FACT", "PREFERENCE", "PROCEDURE", "EPISODE"], [n for n, _ in rows["chat"]["types"]])) == {
         "FACT": 1, "PREFERENCE": 1, "PROCEDURE": 0, "EPISODE": 0}
     assert "conv-9" in html and "Retrieval" in html  # accesses and conversations
@@ -273,3 +274,20 @@ def test_home_page_leads_support_staff_to_the_user_pages(login, support_user, al
     assert f'href="{reverse("people")}" data-card="people"' in html
     html = login(alice).get(reverse("home")).content.decode()
     assert 'data-card="people"' not in html and reverse("people") not in html
+
+
+def test_superseded_items_count_as_superseded_and_the_admin_lists_them_by_state(login, support_user, bob_named,
+                                                                                 make_memory):
+    make_memory(bob_named, "bob lives in Shanghai", archived_reason=ArchivedReason.SUPERSEDED)
+    make_memory(bob_named, "bob lives in Berlin")
+    make_memory(bob_named, "bob writes go", archived_reason=ArchivedReason.STAFF)
+    client = login(support_user)
+    page = client.get(reverse("person", args=[bob_named.pk]))
+    rows = {r["agent"]: r for r in page.context["rows"]}
+    states = dict(zip(["active", "paused", "archived", "deleted", "superseded", "expired", "pending_review",
+                       "rejected"], rows["chat"]["states"]))
+    assert states["active"][0] == 1 and states["archived"][0] == 1 and states["superseded"][0] == 1
+    superseded = client.get(states["superseded"][1]).content.decode()
+    assert "bob lives in Shanghai" in superseded and "bob lives in Berlin" not in superseded
+    archived = client.get(states["archived"][1]).content.decode()
+    assert "bob writes go" in archived and "bob lives in Shanghai" not in archived
