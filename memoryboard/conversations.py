@@ -6,6 +6,7 @@ playground and the agent runtime all come through here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,27 @@ from memoryboard.strategies import ContextResult, MemoryPlan, apply_context, pla
 
 class ConversationNotFound(LookupError):
     pass
+
+
+# A conversation id is part of page addresses (``/me/conversations/<id>/``) and of links in the
+# pages: letters, digits and ``. _ : @ + = ~ -``, first a letter, digit or ``_`` (never "." or ".."),
+# at most 255 characters (the column). UUIDs and the platform's ids fit.
+MAX_CONVERSATION_ID = 255
+CONVERSATION_ID_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._:@+=~-]{0,254}")
+
+
+def conversation_id_problem(value: Any) -> str | None:
+    """Why ``value`` cannot name a conversation (a sentence for the 400), or None when it can."""
+    from django.utils.translation import gettext as _
+
+    if not isinstance(value, str):
+        return _("A conversation id must be a string.")
+    if len(value) > MAX_CONVERSATION_ID:
+        return _("A conversation id has at most %(n)d characters.") % {"n": MAX_CONVERSATION_ID}
+    if not CONVERSATION_ID_PATTERN.fullmatch(value):
+        return _("A conversation id is letters, digits and . _ : @ + = ~ - (starting with a letter, a digit "
+                 "or _); no '/', spaces or other characters.")
+    return None
 
 
 class StalePlanError(RuntimeError):

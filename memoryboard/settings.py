@@ -228,6 +228,10 @@ OPENAI_CHAT_MODEL = os.environ.get("OPENAI_CHAT_MODEL", "gpt-4o-mini")
 OPENAI_EMBEDDING_MODEL = os.environ.get("OPENAI_EMBEDDING_MODEL", "text-embedding-3-small")
 OPENAI_TIMEOUT_SECONDS = float(os.environ.get("OPENAI_TIMEOUT_SECONDS", "30"))
 OPENAI_MAX_RETRIES = env_int("OPENAI_MAX_RETRIES", 1)
+# The longest model reply accepted (characters of text and tool-call arguments); a longer one is a 502
+# that says so, nothing of it stored. 1M characters stay under 4 MB in utf8mb4, well inside MariaDB's
+# default 16 MB max_allowed_packet.
+MEMORYBOARD_MAX_REPLY_CHARS = env_int("MEMORYBOARD_MAX_REPLY_CHARS", 1_000_000)
 
 # The embedder, independent of the chat model: use (offline multilingual model, default), hashing
 # (light hashed n-grams) or openai (OPENAI_EMBEDDING_MODEL at OPENAI_BASE_URL). Run reembed after a change.

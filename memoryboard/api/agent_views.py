@@ -15,9 +15,10 @@ from memoryboard.agent.service import (
     ConversationNotYours,
     agent_chat,
 )
-from memoryboard.api.exceptions import ApplicationError
+from memoryboard.api.exceptions import ApplicationError, turn_llm_failure
 from memoryboard.api.serializers import ErrorBodySerializer, StrictCharField
 from memoryboard.api.views import _errors
+from memoryboard.conversations import conversation_id_problem
 
 MAX_MESSAGE_CHARS = 20_000
 
@@ -29,6 +30,13 @@ class AgentChatInputSerializer(serializers.Serializer):
     def validate_message(self, value: str) -> str:
         if not value.strip():
             raise serializers.ValidationError(_("The message must not be blank."))
+        return value
+
+    def validate_conversation_id(self, value: str | None) -> str | None:
+        if value:
+            problem = conversation_id_problem(value)
+            if problem:
+                raise serializers.ValidationError(problem)
         return value
 
 
@@ -92,14 +100,10 @@ class AgentChatView(APIView):
                 status_code=status.HTTP_404_NOT_FOUND, code="not_found",
             ) from exc
         except AgentLLMUnavailable as exc:
+            code, message = turn_llm_failure(exc.reason)
             return Response(
                 {
-                    "error": {
-                        "code": "llm_unavailable",
-                        "message": _("The language model is unavailable (%(reason)s). Your message was saved; try again later.")
-                        % {"reason": exc.reason},
-                        "fields": {},
-                    },
+                    "error": {"code": code, "message": message, "fields": {}},
                     "conversation_id": exc.conversation_id,
                 },
                 status=status.HTTP_502_BAD_GATEWAY,

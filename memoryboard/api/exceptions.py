@@ -54,6 +54,22 @@ def error_body(code: str, message: str, fields: dict[str, list[str]] | None = No
     return {"error": {"code": code, "message": message, "fields": fields or {}}}
 
 
+def turn_llm_failure(reason: str) -> tuple[str, str]:
+    """The code and message of an agent turn whose model failed after the user's message was stored."""
+    from django.conf import settings
+    from django.utils.translation import gettext as _
+
+    from memoryboard.llm.chat import REPLY_TOO_LARGE
+
+    if reason.startswith(REPLY_TOO_LARGE):
+        return "llm_reply_too_large", _(
+            "The language model's reply is longer than the limit of %(limit)s characters "
+            "(MEMORYBOARD_MAX_REPLY_CHARS); it was not stored. Your message was saved.") % {
+            "limit": settings.MEMORYBOARD_MAX_REPLY_CHARS}
+    return "llm_unavailable", _(
+        "The language model is unavailable (%(reason)s). Your message was saved; try again later.") % {"reason": reason}
+
+
 def _domain_error(exc, context=None) -> ApplicationError | None:
     """Errors of the services and the strategy package, as the API reports them."""
     from memoryboard.conversations import ConversationNotFound, StalePlanError

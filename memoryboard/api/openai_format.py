@@ -17,12 +17,12 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from memoryboard.api.exceptions import ApplicationError
+from memoryboard.conversations import conversation_id_problem
 from memoryboard.strategies.tokens import estimated_tokens
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 CONVERSATION_HEADER = "X-Memoryboard-Conversation-Id"
 CONVERSATION_METADATA_KEY = "conversation_id"
-MAX_CONVERSATION_ID = 255
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # Characters per content delta of a stream (the reply is complete before the stream starts).
 STREAM_PIECE_CHARS = 16
@@ -94,6 +94,22 @@ def _check_message(message: Any, index: int) -> dict[str, Any]:
     return message
 
 
+def _check_tool_results_answer_calls(messages: list[dict[str, Any]]) -> None:
+    """Each ``tool`` message answers a call of the assistant message before it (the upstream refuses
+    an orphan with a 400 of its own, which would reach the client as a 502 after the turn was stored)."""
+    open_calls: set[str] = set()
+    for index, message in enumerate(messages):
+        if message["role"] == "assistant":
+            open_calls = {call["id"] for call in message.get("tool_calls") or []}
+        elif message["role"] == "tool":
+            if message["tool_call_id"] not in open_calls:
+                raise _bad(f"messages[{index}].tool_call_id", _(
+                    "A tool message must answer a tool call of the assistant message before it; "
+                    "no such call %(id)s.") % {"id": message["tool_call_id"]})
+        else:
+            open_calls = set()
+
+
 def _check_tools(tools: Any) -> list[dict[str, Any]]:
     if tools is None:
         return []
@@ -133,6 +149,7 @@ def parse_completion_request(data: Any, *, header_conversation: str | None) -> C
     if not isinstance(messages, list) or not messages:
         raise _bad("messages", _("A non-empty list of messages is required."))
     checked = [_check_message(message, index) for index, message in enumerate(messages)]
+    _check_tool_results_answer_calls(checked)
     if checked[-1]["role"] not in ("user", "tool"):
         raise _bad(f"messages[{len(checked) - 1}].role", _("The last message must be a user or tool message."))
     stream = data.get("stream", False)
@@ -148,10 +165,10 @@ def parse_completion_request(data: Any, *, header_conversation: str | None) -> C
     if not isinstance(metadata, dict):
         raise _bad("metadata", _("Expected an object."))
     from_body = metadata.get(CONVERSATION_METADATA_KEY)
-    if from_body is not None and (not isinstance(from_body, str) or len(from_body) > MAX_CONVERSATION_ID):
-        raise _bad("metadata.conversation_id", _("A string of at most 255 characters."))
-    if header_conversation is not None and len(header_conversation) > MAX_CONVERSATION_ID:
-        raise _bad(CONVERSATION_HEADER, _("A string of at most 255 characters."))
+    if from_body not in (None, "") and (problem := conversation_id_problem(from_body)):
+        raise _bad("metadata.conversation_id", problem)
+    if header_conversation not in (None, "") and (problem := conversation_id_problem(header_conversation)):
+        raise _bad(CONVERSATION_HEADER, problem)
     if from_body and header_conversation and from_body != header_conversation:
         raise _bad("metadata.conversation_id", _("Differs from the %(header)s header.") % {"header": CONVERSATION_HEADER})
     return CompletionRequest(

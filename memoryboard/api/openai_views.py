@@ -20,7 +20,7 @@ from memoryboard.agent.completions import chat_completion
 from memoryboard.agent.runtime import MEMORY_TOOL_NAMES
 from memoryboard.agent.service import AgentLLMUnavailable, AgentNotFound, AgentStoreUnavailable, ConversationNotYours
 from memoryboard.api.authentication import BearerTokenAuthentication, TokenAuthentication
-from memoryboard.api.exceptions import ApplicationError, error_body
+from memoryboard.api.exceptions import ApplicationError, error_body, turn_llm_failure
 from memoryboard.api.openai_format import (
     CONVERSATION_HEADER,
     completion_body,
@@ -89,9 +89,8 @@ class ChatCompletionsView(OpenAICompatibleView):
             raise ApplicationError(_("No such conversation for this agent."), field="metadata.conversation_id",
                                    status_code=status.HTTP_404_NOT_FOUND, code="not_found") from exc
         except AgentLLMUnavailable as exc:
-            message = _("The language model is unavailable (%(reason)s). Your message was saved; try again later.") % {
-                "reason": exc.reason}
-            return _turn_failed("llm_unavailable", message, exc.conversation_id, status.HTTP_502_BAD_GATEWAY)
+            code, message = turn_llm_failure(exc.reason)
+            return _turn_failed(code, message, exc.conversation_id, status.HTTP_502_BAD_GATEWAY)
         except AgentStoreUnavailable as exc:
             message = _("The database became unavailable during the reply. Your message was saved; "
                         "the reply was not. Try again.")

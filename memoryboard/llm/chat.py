@@ -94,6 +94,25 @@ def parse_tool_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
     return value, None
 
 
+REPLY_TOO_LARGE = "reply too large"
+
+
+def check_reply_size(reply: ChatReply) -> None:
+    """Refuse a reply longer than ``MEMORYBOARD_MAX_REPLY_CHARS`` (text and tool-call arguments): it
+    would be stored in ``chat_message``, and a row over the database's packet limit (MariaDB's
+    ``max_allowed_packet``, 16 MB by default) fails as if the database were down.
+
+    Raises:
+        LLMError: reason ``"reply too large"``.
+    """
+    from django.conf import settings
+
+    limit = settings.MEMORYBOARD_MAX_REPLY_CHARS
+    size = len(reply.content) + sum(len(call.raw_arguments or "") + len(call.name) for call in reply.tool_calls)
+    if size > limit:
+        raise LLMError(REPLY_TOO_LARGE, f"{size} characters; the limit is {limit}")
+
+
 def _completion_type():
     from openai.types.chat import ChatCompletion
 
@@ -138,7 +157,9 @@ class OpenAIChatModel:
                 calls.append(ToolCall(id=getattr(raw, "id", None) or f"call_{index}", name=name,
                                       arguments=arguments, error=error,
                                       raw_arguments=raw_arguments if isinstance(raw_arguments, str) else None))
-            return ChatReply(content=message.content or "", tool_calls=calls)
+            reply = ChatReply(content=message.content or "", tool_calls=calls)
+        check_reply_size(reply)
+        return reply
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel(model={self.model!r})"

@@ -10,6 +10,7 @@ arguments have no user, agent or namespace; extra arguments are ignored.
 from collections.abc import Callable
 from typing import Annotated, Any
 
+import anyio
 from django.db import close_old_connections
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -84,3 +85,41 @@ def build_server(*, identity_of: Callable[[Context], McpIdentity]) -> MCPServer:
         return _call(identity_of, ctx, mcp_memory_delete, memory_id=id)
 
     return server
+
+
+def _stream_error_reply(exc: Exception):
+    """The JSON-RPC error for a line of stdin the transport could not read: -32700 when it is not JSON,
+    -32600 when it is JSON but not a JSON-RPC message. The id is unknown (null), as JSON-RPC 2.0 says."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    errors = exc.errors() if hasattr(exc, "errors") else []
+    not_json = not errors or any(error.get("type") == "json_invalid" for error in errors)
+    error = (types.ErrorData(code=types.PARSE_ERROR, message="Parse error") if not_json
+             else types.ErrorData(code=types.INVALID_REQUEST, message="Invalid Request"))
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=error))
+
+
+async def run_stdio(server: MCPServer) -> None:
+    """Serve ``server`` over stdin/stdout like ``MCPServer.run("stdio")``, except that a line that cannot
+    be read gets a JSON-RPC error reply: the SDK's transport only logs it, and the client would wait
+    for ever for the answer to its request."""
+    from mcp.server.stdio import stdio_server
+    from mcp.shared._context_streams import create_context_streams
+    from mcp.shared.message import SessionMessage
+
+    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async serves
+    async with stdio_server() as (read_stream, write_stream):
+        forward, checked = create_context_streams[SessionMessage | Exception](0)
+
+        async def answer_unreadable_lines() -> None:
+            async with forward:
+                async for item in read_stream:
+                    if isinstance(item, Exception):
+                        await write_stream.send(_stream_error_reply(item))
+                    else:
+                        await forward.send(item)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(answer_unreadable_lines)
+            await lowlevel.run(checked, write_stream, lowlevel.create_initialization_options())

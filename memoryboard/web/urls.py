@@ -28,7 +28,8 @@ urlpatterns = [
     path("me/memories/add/", my_memories.memory_add, name="my-memories-add"),
     path("me/memories/bulk/", my_memories.memory_bulk, name="my-memories-bulk"),
     path("me/memories/undo/<str:batch_id>/", my_memories.memory_undo_batch, name="my-memories-undo-batch"),
-    path("me/conversations/<str:conversation_id>/", my_memories.conversation_detail, name="my-conversation"),
+    # <path:>: ids stored before ids were checked (or by the platform) may hold "/"; they still open.
+    path("me/conversations/<path:conversation_id>/", my_memories.conversation_detail, name="my-conversation"),
     path("me/memories/<str:memory_id>/", my_memories.memory_detail, name="my-memories-detail"),
     path("me/memories/<str:memory_id>/edit/", my_memories.memory_edit, name="my-memories-edit"),
     path("me/memories/<str:memory_id>/delete/", my_memories.memory_delete, name="my-memories-delete"),

@@ -104,3 +104,49 @@ def test_a_bad_or_missing_token_stops_the_server(server_env):
     missing = subprocess.run([sys.executable, "manage.py", "mcp"], cwd=ROOT, env=env, capture_output=True,
                              text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert missing.returncode != 0 and "MEMORYBOARD_TOKEN" in missing.stderr
+
+
+def _reply(process) -> dict:
+    line = process.stdout.readline()
+    assert line, process.stderr.read()
+    return json.loads(line)
+
+
+def test_unreadable_lines_get_a_json_rpc_error_and_the_server_goes_on(server_env):
+    env, data = server_env
+    process = subprocess.Popen([sys.executable, "manage.py", "mcp", "--token", data["alice"]], cwd=ROOT, env=env,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        process.stdin.write(b"this is not json\n")
+        process.stdin.flush()
+        assert _reply(process) == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+        process.stdin.write(b"\xff\xfe{\"jsonrpc\": \n")  # not UTF-8, and cut short
+        process.stdin.flush()
+        assert _reply(process)["error"]["code"] == -32700
+        process.stdin.write(b'{"hello": "world"}\n')  # JSON, but not JSON-RPC
+        process.stdin.flush()
+        assert _reply(process) == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}}
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+        process.stdin.write(json.dumps(initialize).encode() + b"\n")
+        process.stdin.flush()
+        answer = _reply(process)
+        assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "memoryboard"
+    finally:
+        process.stdin.close()
+        process.wait(timeout=30)
+
+
+def test_the_sdk_client_carries_on_after_the_parse_error_reply(server_env):
+    env, data = server_env
+    # The host's first line is garbage (written ahead of the client's own traffic); the client gets
+    # the -32700 reply, then its session works.
+    script = f'{{ printf "garbage\\n"; cat; }} | "{sys.executable}" manage.py mcp --transport stdio'
+    params = StdioServerParameters(command="sh", args=["-c", script],
+                                   env={**env, "MEMORYBOARD_TOKEN": data["alice"]}, cwd=str(ROOT))
+
+    async def main():
+        async with Client(params, read_timeout_seconds=60) as client:
+            return sorted(tool.name for tool in (await client.list_tools()).tools)
+
+    assert asyncio.run(asyncio.wait_for(main(), 90)) == ["memory_delete", "memory_list", "memory_save", "memory_search"]

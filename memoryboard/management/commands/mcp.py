@@ -39,5 +39,9 @@ class Command(BaseCommand):
         except McpError as exc:
             raise CommandError(str(exc)) from exc
         connection.close()  # tool calls run in worker threads with their own connections
+        import anyio
+
+        from memoryboard.mcp_server.server import run_stdio
+
         server = build_server(identity_of=lambda ctx: identity)
-        server.run(transport)  # stdout now carries only the protocol; logs go to stderr
+        anyio.run(run_stdio, server)  # stdout now carries only the protocol; logs go to stderr
