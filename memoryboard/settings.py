@@ -162,6 +162,31 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORYBOARD_MAX_BODY_BYTES", 5 * 1024 * 1
 # The strategy endpoints take whole agent traces (100k messages with tool calls are ~30 MB of JSON).
 MEMORYBOARD_STRATEGY_MAX_BODY_BYTES = env_int("MEMORYBOARD_STRATEGY_MAX_BODY_BYTES", 64 * 1024 * 1024)
 
+# Per user, at once, on the strategy endpoints: so many requests, bodies of so many bytes together
+# (the rest get a 429 before their body is read): one user cannot hold more than this share of the workers.
+MEMORYBOARD_STRATEGY_CONCURRENCY_PER_USER = env_int("MEMORYBOARD_STRATEGY_CONCURRENCY_PER_USER", 2)
+MEMORYBOARD_STRATEGY_BYTES_PER_USER = env_int("MEMORYBOARD_STRATEGY_BYTES_PER_USER", 64 * 1024 * 1024)
+
+
+def shared_cache_settings(url: str) -> dict:
+    """The cache all workers share (throttles, strategy slots): the database's ``memoryboard_cache`` table
+    (created by migrate) unless MEMORYBOARD_SHARED_CACHE_URL names ``redis://…`` or ``locmem://`` (one
+    process only: tests and single-process runs)."""
+    if url.startswith(("redis://", "rediss://")):
+        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+    if url.startswith("locmem://"):
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "memoryboard-shared"}
+    return {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "memoryboard_cache",
+            "OPTIONS": {"MAX_ENTRIES": 100_000}}
+
+
+CACHES = {
+    # Per process: what a process derives and may recompute (agent namespaces, user names).
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # Seen by every worker and host: limits must not multiply with the number of processes.
+    "shared": shared_cache_settings(os.environ.get("MEMORYBOARD_SHARED_CACHE_URL", "")),
+}
+
 # Security: computed by one function (memoryboard.security) so the production values are testable.
 from memoryboard.security import security_settings  # noqa: E402
 
@@ -197,6 +222,9 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memoryboard.api.exceptions.exception_handler",
     "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("MEMORYBOARD_LOGIN_RATE", "10/min")},
+    # Throttles key on the peer address; behind N proxies that append to X-Forwarded-For, set N.
+    # 0 (default): the header is ignored, so a client cannot pick its own address.
+    "NUM_PROXIES": env_int("MEMORYBOARD_NUM_PROXIES", 0),
 }
 
 SPECTACULAR_SETTINGS = {

@@ -17,20 +17,26 @@ def _tasks_inline_and_offline(settings):
     settings.LANGUAGE_CODE = "en"
     # Users are created in almost every test: PBKDF2's million rounds would cost a second each.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # The shared cache in this process's memory: a test needs no database to sign in, and counters never
+    # outlive a test; tests/security/test_shared_limits.py runs the limits on the database cache.
+    settings.CACHES = {**settings.CACHES, "shared": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                                                     "LOCATION": "memoryboard-shared-tests"}}
 
 
 @pytest.fixture(autouse=True)
-def _fresh_cache():
+def _fresh_cache(_tasks_inline_and_offline):
     """Per-process caches (the known agent namespaces, login throttling, vectors) never leak between
     tests (a rolled-back test may leave ids and timestamps to the next)."""
-    from django.core.cache import cache
+    from django.core.cache import cache, caches
 
     from memoryboard.ltm.vector_cache import scope_cache
 
     scope_cache.clear()
     cache.clear()
+    caches["shared"].clear()
     yield
     cache.clear()
+    caches["shared"].clear()
 
 
 @pytest.fixture

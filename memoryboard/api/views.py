@@ -6,9 +6,13 @@ every message view from ``message_queryset_for(request.user)`` (see ``get_querys
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
+from django.conf import settings
 from django.db import connection
 from django.http import Http404
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view, inline_serializer
 from rest_framework import authentication, mixins, serializers, status, viewsets
@@ -17,7 +21,6 @@ from rest_framework.decorators import action, api_view, permission_classes
 from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from memoryboard import conversations
@@ -26,7 +29,7 @@ from memoryboard.api.exceptions import ApplicationError
 from memoryboard.api.filters import CheapLimitOffsetPagination, MemoryFilterBackend, MemoryFilterSet, bounded_int
 from memoryboard.api.middleware import body_limit_for, read_body_within
 from memoryboard.api.permissions import CanApplyMemoryStrategy, CanPlanMemoryStrategy, MemoryAccess
-from memoryboard.api.throttling import login_is_throttled
+from memoryboard.api.throttling import SharedScopedRateThrottle, StrategyBusy, login_is_throttled, strategy_request_slot
 from memoryboard.ltm import services
 from memoryboard.ltm.retrieval import memory_search
 from memoryboard.ltm.selectors import memory_queryset_for, own_scope_for
@@ -87,7 +90,7 @@ class TokenView(APIView):
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    throttle_classes = [ScopedRateThrottle]
+    throttle_classes = [SharedScopedRateThrottle]
     throttle_scope = "login"
 
     @extend_schema(
@@ -280,6 +283,26 @@ NAME_PARAMETER = OpenApiParameter(
 )
 
 
+@contextmanager
+def strategy_slot(request):
+    """One of the caller's strategy slots for this request (before its body is read), else a 429."""
+    try:
+        length = max(0, int(request.META.get("CONTENT_LENGTH") or 0))
+    except ValueError:
+        length = 0
+    try:
+        with strategy_request_slot(user_key=str(request.user.pk), body_bytes=length):
+            yield
+    except StrategyBusy as exc:
+        if exc.reason == "bytes":
+            message = _("Your strategy requests running now already carry %(limit)d bytes; wait for them to finish.") % {
+                "limit": settings.MEMORYBOARD_STRATEGY_BYTES_PER_USER}
+        else:
+            message = _("You already run %(n)d strategy requests at once; wait for one to finish.") % {
+                "n": settings.MEMORYBOARD_STRATEGY_CONCURRENCY_PER_USER}
+        raise Throttled(wait=1, detail=message) from exc
+
+
 class ContextApplyView(APIView):
     """Run a context strategy on the given messages. Touches no stored data: any signed-in user."""
 
@@ -287,15 +310,16 @@ class ContextApplyView(APIView):
         summary="Apply a context strategy to messages",
         parameters=[NAME_PARAMETER],
         request=s.ContextApplySerializer,
-        responses={200: s.ContextResultSerializer, **_errors(400, 401)},
+        responses={200: s.ContextResultSerializer, **_errors(400, 401, 413, 429)},
     )
     def post(self, request, name: str):
-        read_body_within(request._request, body_limit_for(request.path))
-        values = s.context_apply_input(request.data)
-        result = conversations.context_apply(
-            name, values["messages"], values["params"],
-            format=values["format"], system=values["system"], keep_system=values["keep_system"],
-        )
+        with strategy_slot(request):
+            read_body_within(request._request, body_limit_for(request.path))
+            values = s.context_apply_input(request.data)
+            result = conversations.context_apply(
+                name, values["messages"], values["params"],
+                format=values["format"], system=values["system"], keep_system=values["keep_system"],
+            )
         return Response(result.to_dict())
 
 
@@ -327,7 +351,7 @@ class ContextReplayView(APIView):
 
 MEMORY_STRATEGY_RESPONSES = {
     200: s.MemoryPlanSerializer,
-    **_errors(400, 401, 403, 404),
+    **_errors(400, 401, 403, 404, 413, 429),
     409: OpenApiResponse(s.ErrorSerializer, description="The plan is stale."),
 }
 
@@ -343,13 +367,15 @@ class _MemoryStrategyView(APIView):
     """Validates the body and the caller's access to the conversation; subclasses run the strategy."""
 
     def post(self, request, name: str):
-        data = s.MemoryStrategySerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
-        # The conversation must be one the caller may read, whatever the role rules say.
-        if not conversations.message_queryset_for(request.user).filter(conversation_id=values["conversation_id"]).exists():
-            raise conversations.ConversationNotFound(values["conversation_id"])
-        return Response(self.run(request, name, values).to_dict())
+        with strategy_slot(request):
+            data = s.MemoryStrategySerializer(data=request.data)
+            data.is_valid(raise_exception=True)
+            values = data.validated_data
+            # The conversation must be one the caller may read, whatever the role rules say.
+            if not conversations.message_queryset_for(request.user).filter(conversation_id=values["conversation_id"]).exists():
+                raise conversations.ConversationNotFound(values["conversation_id"])
+            result = self.run(request, name, values)
+        return Response(result.to_dict())
 
     def run(self, request, name: str, values: dict):
         raise NotImplementedError
