@@ -32,6 +32,7 @@ class MemoryboardConfig(AppConfig):
         checks.register(memoryboard_checks.check_database_backend, checks.Tags.database)
         checks.register(memoryboard_checks.check_embedder)
         checks.register(memoryboard_checks.check_api_language)
+        checks.register(memoryboard_checks.check_secret_key, checks.Tags.security)
         signals.connect()
         if sys.argv[1:2] in (["runserver"], ["db_worker"]):
             _warm_up_in_background()

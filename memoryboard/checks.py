@@ -109,3 +109,35 @@ def check_api_language(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
             )
         ]
     return []
+
+
+def check_secret_key(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """With DEBUG off, the key must come from MEMORYBOARD_SECRET_KEY (one key for every worker and host)."""
+    from memoryboard.settings import MISSING_SECRET_KEY_PREFIX
+
+    if settings.DEBUG or not str(settings.SECRET_KEY).startswith(MISSING_SECRET_KEY_PREFIX):
+        return []
+    return [
+        checks.Error(
+            "MEMORYBOARD_SECRET_KEY is not set and debug is off: each process would sign sessions with its "
+            "own key, and signed-in users would be sent back to the login page.",
+            hint="Set MEMORYBOARD_SECRET_KEY to one long random value shared by every worker and host, e.g. "
+                 "the output of: python -c \"import secrets; print(secrets.token_urlsafe(50))\" "
+                 "(or MEMORYBOARD_DEBUG=1 for a local demo).",
+            id="memoryboard.E010",
+        )
+    ]
+
+
+def refuse_to_serve_on_errors() -> None:
+    """Run the start-up checks in a WSGI process (gunicorn runs no system checks) and stop on an error.
+
+    Raises:
+        django.core.exceptions.ImproperlyConfigured: naming each error and its hint.
+    """
+    from django.core.exceptions import ImproperlyConfigured
+
+    errors = [message for message in checks.run_checks(tags=[checks.Tags.security])
+              if message.level >= checks.ERROR]
+    if errors:
+        raise ImproperlyConfigured("\n".join(f"{error.id}: {error.msg} HINT: {error.hint}" for error in errors))

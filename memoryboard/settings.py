@@ -37,15 +37,18 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 DEBUG = env_bool("MEMORYBOARD_DEBUG", False)
 
-# A development key only when DEBUG is on; production must set its own.
+# A development key only when DEBUG is on; with DEBUG off MEMORYBOARD_SECRET_KEY is required: a key made
+# up per process would sign each worker's sessions differently. Without it the system check
+# memoryboard.E010 stops manage.py and the WSGI application (memoryboard/wsgi.py) from starting; the
+# placeholder below only lets them get that far.
+MISSING_SECRET_KEY_PREFIX = "memoryboard-missing-secret-key:"
 SECRET_KEY = os.environ.get("MEMORYBOARD_SECRET_KEY") or (
     "insecure-dev-key-only-for-debug" if DEBUG else ""
 )
 if not SECRET_KEY:
-    # Tests and the demo run with DEBUG off sometimes; a random key per process is safe there.
     import secrets
 
-    SECRET_KEY = secrets.token_urlsafe(50)
+    SECRET_KEY = MISSING_SECRET_KEY_PREFIX + secrets.token_urlsafe(50)
 
 ALLOWED_HOSTS = env_list("MEMORYBOARD_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("MEMORYBOARD_CSRF_TRUSTED_ORIGINS", [])
@@ -272,6 +275,10 @@ MEMORYBOARD_AGENTS_FILE = os.environ.get("MEMORYBOARD_AGENTS_FILE", str(BASE_DIR
 # Django's technical 404/500 pages when DEBUG is on (otherwise the site's own error pages, as in production).
 CSRF_FAILURE_VIEW = "memoryboard.web.errors.csrf_failure"
 MEMORYBOARD_TECHNICAL_ERROR_PAGES = env_bool("MEMORYBOARD_TECHNICAL_ERROR_PAGES", False)
+# Even then (and in error reports), settings and request variables naming a database, a URL, a key or a
+# secret are masked: DATABASE_URL may carry a password, OPENAI_BASE_URL a token.
+DEFAULT_EXCEPTION_REPORTER = "memoryboard.web.errors.SiteExceptionReporter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "memoryboard.web.errors.SecretsHiddenFilter"
 # Where user names and e-mails come from (see memoryboard/users.py): a class or callable by dotted path.
 MEMORYBOARD_USER_DIRECTORY = os.environ.get("MEMORYBOARD_USER_DIRECTORY", "memoryboard.users.DjangoUserDirectory")
 MEMORYBOARD_USER_ID_FUNCTION = "memoryboard.ltm.namespaces.default_user_id"

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.fakes.fixtures import *  # noqa: F401,F403  (fake_openai, openai_server, openai_settings)
+
+# Tests run with DEBUG off: the key that memoryboard.E010 asks for, for manage.py and gunicorn processes
+# the tests start (they inherit the environment), and for this process (below).
+TEST_SECRET_KEY = "tests-only-secret-key-" + "0" * 40
+os.environ.setdefault("MEMORYBOARD_SECRET_KEY", TEST_SECRET_KEY)
 
 
 @pytest.fixture(autouse=True)
 def _tasks_inline_and_offline(settings):
     """Tasks run in the caller's thread; models are offline unless a test points them at the fake."""
     settings.MEMORYBOARD_TASKS_INLINE = True
+    if settings.SECRET_KEY.startswith("memoryboard-missing-secret-key:"):
+        settings.SECRET_KEY = os.environ["MEMORYBOARD_SECRET_KEY"]
     settings.OPENAI_BASE_URL = ""
     # The light embedder where meaning is not under test; ``use_embedder`` gives the default model.
     settings.MEMORYBOARD_EMBEDDER = "hashing"

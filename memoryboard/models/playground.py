@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import hashlib
 import json
 
 from django.conf import settings
@@ -11,8 +10,10 @@ from django.utils.translation import gettext_lazy as _
 
 class PlaygroundTrace(models.Model):
     """Messages pasted or uploaded into the playground, kept so the page's URL (``?trace=<id>``) holds the
-    whole configuration: a reload keeps it and a link shares it. The id is the SHA-256 of the messages, so
-    pasting the same trace twice gives the same link and an id cannot be guessed from another."""
+    whole configuration: a reload keeps it and a link shares it. The id is a keyed HMAC-SHA256 of the
+    messages (``SECRET_KEY``): pasting the same trace twice gives the same link, and nobody without the
+    key can compute the id of a trace they guess. Ids made before (plain SHA-256) keep working: ids are
+    looked up, never recomputed."""
 
     id = models.CharField(primary_key=True, max_length=64)
     messages = models.JSONField()
@@ -30,5 +31,8 @@ class PlaygroundTrace(models.Model):
 
     @staticmethod
     def digest(messages) -> str:
+        from django.utils.crypto import salted_hmac
+
         text = json.dumps(messages, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        return salted_hmac("memoryboard.playground_trace", text.encode("utf-8", "surrogatepass"),
+                           algorithm="sha256").hexdigest()

@@ -9,6 +9,7 @@ and 500 pages; :class:`ErrorPagesMiddleware` shows these pages there too, unless
 from __future__ import annotations
 
 import logging
+import re
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -16,6 +17,7 @@ from django.http import HttpResponse, JsonResponse
 from django.template import loader
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+from django.views.debug import ExceptionReporter, SafeExceptionReporterFilter
 
 logger = logging.getLogger("django.request")
 
@@ -33,9 +35,16 @@ def _texts() -> dict[int, tuple[str, str, str]]:
 
 def _back_url(request) -> str | None:
     """The page the user came from, when it is on this site (never back to the failing page)."""
+    from django.core.exceptions import DisallowedHost
+
     referer = request.META.get("HTTP_REFERER", "")
-    if not referer or not url_has_allowed_host_and_scheme(referer, allowed_hosts={request.get_host()},
-                                                         require_https=request.is_secure()):
+    if not referer:
+        return None
+    try:
+        host = request.get_host()
+    except DisallowedHost:  # the page answering a bad Host header
+        return None
+    if not url_has_allowed_host_and_scheme(referer, allowed_hosts={host}, require_https=request.is_secure()):
         return None
     if urlsplit(referer).path == request.path:
         return None
@@ -118,3 +127,38 @@ class ErrorPagesMiddleware:
         logger.error("Internal Server Error: %s", request.path, exc_info=exception,
                      extra={"status_code": 500, "request": request})
         return server_error(request)
+
+
+class SecretsHiddenFilter(SafeExceptionReporterFilter):
+    """Django's filter, also masking names with DATABASE, URL or DSN (``DATABASE_URL`` may carry a password,
+    ``OPENAI_BASE_URL`` a token) in the settings and in the request's variables (under runserver these
+    include the environment)."""
+
+    hidden_settings = re.compile("API|AUTH|TOKEN|KEY|SECRET|PASS|SIGNATURE|HTTP_COOKIE|DATABASE|URL|DSN", flags=re.I)
+
+
+class SiteExceptionReporter(ExceptionReporter):
+    """With DEBUG on, Django answers an error raised outside the views (a bad ``Host`` header, a failing
+    middleware) with its technical page, which prints settings and the environment: the site's 400 or 500
+    page instead, unless ``MEMORYBOARD_TECHNICAL_ERROR_PAGES`` is on. Reports with DEBUG off (e-mails,
+    logs) keep the traceback."""
+
+    def _site_page(self) -> bool:
+        return settings.DEBUG and not getattr(settings, "MEMORYBOARD_TECHNICAL_ERROR_PAGES", False)
+
+    def _status(self) -> int:
+        from django.core.exceptions import BadRequest, SuspiciousOperation
+
+        return 400 if isinstance(self.exc_value, (BadRequest, SuspiciousOperation)) else 500
+
+    def get_traceback_html(self):
+        if not self._site_page():
+            return super().get_traceback_html()
+        if self.request is None:
+            return loader.render_to_string("500.html", {})
+        return error_response(self.request, self._status()).content.decode()
+
+    def get_traceback_text(self):
+        if not self._site_page():
+            return super().get_traceback_text()
+        return str(_texts()[self._status()][1])
