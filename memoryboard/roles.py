@@ -38,6 +38,29 @@ def can_change_any_memory(user) -> bool:
     return is_support(user)
 
 
+# --- the one rule of every surface ------------------------------------------------------------------
+# Who may read and write whose long-term memories, the same on the REST API, the web pages (My memories,
+# import), MCP and /v1 (and the agent chat API): every signed-in user reads and writes their own items;
+# support staff and superusers read and change anyone's; developers read anyone's and change only their
+# own; end users nobody else's. Staff-only actions (archive, purge, memory strategies) have their own
+# functions above and below. README § Roles holds the same table; tests/security/test_role_rule.py checks
+# every surface against it.
+
+
+def may_read_memories_of(user, *, owner_user_id: str | None) -> bool:
+    """May ``user`` read the items of the platform user ``owner_user_id``?"""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    return (owner_user_id is not None and str(owner_user_id) == platform_user_id(user)) or can_read_all_memories(user)
+
+
+def may_write_memories_of(user, *, owner_user_id: str | None) -> bool:
+    """May ``user`` create, import, edit, delete or restore items of the platform user ``owner_user_id``?"""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    return (owner_user_id is not None and str(owner_user_id) == platform_user_id(user)) or can_change_any_memory(user)
+
+
 def can_purge(user) -> bool:
     return bool(user.is_authenticated and user.is_superuser)
 

@@ -6,13 +6,14 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.db import InterfaceError, OperationalError, transaction
 
 from memoryboard.agent.runtime import AgentLLMUnavailable, TurnResult, history_messages, run_turn
 from memoryboard.conversations import conversation_claim
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.models import ChatMessage
-from memoryboard.roles import platform_user_id
+from memoryboard.roles import may_write_memories_of, platform_user_id
 
 # Earlier messages read into a turn; the context strategy trims them further.
 HISTORY_LIMIT = 500
@@ -43,8 +44,12 @@ def turn_start(*, agent_id: str, user, conversation_id: str | None):
     agent = get_agents_config().get(agent_id)
     if agent is None:
         raise AgentNotFound(agent_id)
+    user_id = platform_user_id(user)
+    # A turn writes the caller's conversation and, through tools and extraction, their memories.
+    if not may_write_memories_of(user, owner_user_id=user_id):
+        raise PermissionDenied("Your role may not write memories.")
     fresh = not conversation_id
-    return agent, platform_user_id(user), conversation_id or uuid.uuid4().hex, fresh
+    return agent, user_id, conversation_id or uuid.uuid4().hex, fresh
 
 
 def conversation_rows_of(*, conversation_id: str, user_id: str, agent_id: str, fresh: bool = False):

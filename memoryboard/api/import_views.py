@@ -12,7 +12,7 @@ from memoryboard.api.exceptions import ApplicationError, error_body
 from memoryboard.api.serializers import StrictCharField, StrictSerializer
 from memoryboard.api.views import _errors
 from memoryboard.ltm.importing import MODES, MemoryImportError, memory_import
-from memoryboard.roles import can_change_any_memory, is_developer, platform_user_id
+from memoryboard.roles import may_write_memories_of, platform_user_id
 
 
 class MemoryImportInputSerializer(StrictSerializer):
@@ -35,13 +35,11 @@ ImportSummarySerializer = inline_serializer("MemoryImportSummary", {
 
 def import_target_user(*, caller, requested: str | None) -> str:
     """The platform user id an import writes for: the caller's own; another only for support and superusers."""
-    own = platform_user_id(caller)
-    if requested in (None, "", own):
-        return own
-    if not can_change_any_memory(caller):
+    target = requested or platform_user_id(caller)
+    if not may_write_memories_of(caller, owner_user_id=target):
         raise ApplicationError(_("You can only import into your own memories."), field="user",
                                status_code=status.HTTP_403_FORBIDDEN, code="permission_denied")
-    return requested
+    return target
 
 
 class MemoryImportView(APIView):
@@ -54,8 +52,6 @@ class MemoryImportView(APIView):
     @extend_schema(request=MemoryImportInputSerializer,
                    responses={200: ImportSummarySerializer, **_errors(400, 401, 403, 413, 503)})
     def post(self, request):
-        if is_developer(request.user) and not can_change_any_memory(request.user):
-            raise ApplicationError(_("Developers have read-only access."), status_code=403, code="permission_denied")
         data = MemoryImportInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data

@@ -5,36 +5,42 @@ from __future__ import annotations
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from memoryboard.ltm.services import end_user_may_edit, end_user_may_restore
+from memoryboard.ltm.namespaces import parse_namespace
 from memoryboard.roles import (
     can_apply_memory_strategy,
     can_change_any_memory,
     can_read_all_memories,
+    may_write_memories_of,
 )
 
 
-def is_read_only_staff(user) -> bool:
-    """Developers: read every item, change none."""
-    return can_read_all_memories(user) and not can_change_any_memory(user)
+def memory_owner_id(memory) -> str | None:
+    """The platform user id whose namespace holds ``memory`` (None for a namespace of no known shape)."""
+    namespace = parse_namespace(memory.namespace)
+    return namespace.user_id if namespace is not None else None
 
 
 class MemoryAccess(BasePermission):
-    """Writes on memories: support/superuser on any item, an end user on their own, developers never.
+    """Writes on memories by the one role rule (``roles.may_write_memories_of``): support/superuser on
+    any item, everyone else on their own (developers read every item and change only their own).
 
-    The object is already one the caller may see (the view's queryset is scoped), so an end user
-    reaching this check owns it.
+    The object is already one the caller may see (the view's queryset is scoped).
     """
 
     message = "Your role may read memories but not change them."
 
     def has_permission(self, request, view):
         user = request.user
-        if not (user and user.is_authenticated):
-            return False
-        return request.method in SAFE_METHODS or not is_read_only_staff(user)
+        return bool(user and user.is_authenticated)
 
     def has_object_permission(self, request, view, obj):
         user = request.user
-        if request.method in SAFE_METHODS or can_change_any_memory(user):
+        if request.method in SAFE_METHODS:
+            return True
+        if not may_write_memories_of(user, owner_user_id=memory_owner_id(obj)):
+            self.message = "Your role may read this user's memories but not change them."
+            return False
+        if can_change_any_memory(user):
             return True
         action = getattr(view, "action", None)
         if action == "archive":

@@ -18,7 +18,7 @@ from memoryboard.ltm.selectors import filter_memories, own_memories
 from memoryboard.ltm.services import memory_delete_for_user
 from memoryboard.ltm.tools import TOOL_SEARCH_MAX_K, memory_tool_save, memory_tool_search
 from memoryboard.models import MemoryType, Source
-from memoryboard.roles import platform_user_id
+from memoryboard.roles import may_write_memories_of, platform_user_id
 
 MAX_LIST = 100
 MCP_CONVERSATION = "mcp"  # the conversation id under which MCP searches are logged as accesses
@@ -97,7 +97,16 @@ def mcp_memory_search(*, identity: McpIdentity, query: str, k: int = 5) -> dict[
     return result
 
 
+def _require_write(identity: McpIdentity, user=None):
+    """The one role rule (``roles.may_write_memories_of``) for the connection's user; returns the user."""
+    user = user or identity.user()
+    if not may_write_memories_of(user, owner_user_id=identity.user_id):
+        raise McpError("your role may not change these memories")
+    return user
+
+
 def mcp_memory_save(*, identity: McpIdentity, content: str, memory_type: str = MemoryType.FACT) -> dict[str, Any]:
+    _require_write(identity)
     if str(memory_type or "").upper() not in MemoryType.values:
         raise McpError(f"type: use one of {', '.join(MemoryType.values)}")
     result = memory_tool_save(namespace=identity.namespace, agent_id=identity.agent_id, content=content,
@@ -123,10 +132,11 @@ def mcp_memory_list(
 
 def mcp_memory_delete(*, identity: McpIdentity, memory_id: str) -> dict[str, Any]:
     """Soft delete (``user_deleted``): restorable from "My memories" during the retention period."""
+    actor = _require_write(identity)
     memory = _own(identity).filter(pk=memory_id, archived=False).first()
     if memory is None:
         raise McpError(f"id: no memory {memory_id!r}")
-    memory_delete_for_user(memory=memory, actor=identity.user())
+    memory_delete_for_user(memory=memory, actor=actor)
     return {"deleted": True, "id": memory.pk, "restorable_days": settings.MEMORYBOARD_DELETED_RETENTION_DAYS}
 
 

@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy
 from memoryboard.ltm.importing import MemoryImportError, import_items_from_text, memory_import
 from memoryboard.roles import platform_user_id
 from memoryboard.web.forms import agent_choices
+from memoryboard.web.my_memories import writes_own_memories
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 PREVIEW_ROWS = 100  # rows listed under the preview; the counts above them cover the whole file
@@ -47,6 +48,7 @@ class MemoryImportForm(forms.Form):
 
 
 @login_required
+@writes_own_memories
 def memory_import_page(request):
     """GET: the form. POST ``step=preview``: the dry-run summary. POST ``step=apply``: the import."""
     form = MemoryImportForm(request.POST or None, request.FILES or None)

@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import timedelta
+from functools import wraps
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.core.paginator import Paginator
 from django.db.models import Count, Max, OuterRef, QuerySet, Subquery
@@ -43,7 +45,7 @@ from memoryboard.models import (
     Source,
     UserMemorySettings,
 )
-from memoryboard.roles import platform_user_id
+from memoryboard.roles import may_write_memories_of, platform_user_id
 from memoryboard.ltm.namespaces import build_namespace
 from memoryboard.web.forms import (
     MemoryAddForm,
@@ -62,6 +64,20 @@ RELATED_MATCH = 0.3
 # A bulk delete is one audit entry of object type DELETE_BATCH; its id is the batch that "undo" restores whole.
 # "Erase all my data" (below) has no undo; its reason in the audit log:
 ERASE_REASON = "erase all my data"
+
+
+def writes_own_memories(view):
+    """A page that changes the signed-in user's own items: POSTs go through the one role rule
+    (``roles.may_write_memories_of``), as the API, MCP and /v1 do."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if request.method == "POST" and not may_write_memories_of(
+                request.user, owner_user_id=platform_user_id(request.user)):
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    return wrapped
 
 
 def form_error(form) -> str:
@@ -211,6 +227,7 @@ def memory_list(request):
 
 
 @login_required
+@writes_own_memories
 @require_POST
 def memory_delete(request, memory_id: str):
     """Delete one of the user's items, active, paused or archived by staff, decay or the limit (kept for the
@@ -222,6 +239,7 @@ def memory_delete(request, memory_id: str):
 
 
 @login_required
+@writes_own_memories
 @require_POST
 def memory_restore(request, memory_id: str):
     """Undo a delete within the retention period."""
@@ -232,6 +250,7 @@ def memory_restore(request, memory_id: str):
 
 
 @login_required
+@writes_own_memories
 @require_http_methods(["GET", "POST"])
 def memory_delete_all(request):
     """"Delete all": GET is the confirmation page (the count and a sample of everything stored about the
@@ -317,6 +336,7 @@ def memory_resume(request, memory_id: str):
 
 
 @login_required
+@writes_own_memories
 @require_POST
 def memory_add(request):
     """Manual add: the user writes an item for one of the agents; embedded on save, ``source="manual"``."""
@@ -420,6 +440,7 @@ def deleted_batches(*, user_id: str) -> list[dict]:
 
 
 @login_required
+@writes_own_memories
 @require_POST
 def memory_undo_batch(request, batch_id: str):
     """Undo a whole bulk delete ("delete all" included) in one step, within the retention period.
@@ -447,6 +468,7 @@ def memory_undo_batch(request, batch_id: str):
 
 
 @login_required
+@writes_own_memories
 @require_POST
 def memory_bulk(request):
     """Bulk delete / pause / resume of the user's own items: first a confirmation with the count and a
@@ -530,6 +552,7 @@ def _detail(request, memory: LongTermMemory, edit_form: MemoryEditForm, status: 
 
 
 @login_required
+@writes_own_memories
 @require_POST
 def memory_edit(request, memory_id: str):
     """Change an item's text: re-embedded and audited; the previous text stays in its history."""
