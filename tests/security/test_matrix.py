@@ -37,7 +37,7 @@ OK = 200
 EXPECTED = {
     "retrieve": {"anonymous": 401, "alice": OK, "bob": 404, "developer": OK, "support": OK, "superuser": OK},
     "patch": {"anonymous": 401, "alice": OK, "bob": 404, "developer": 403, "support": OK, "superuser": OK},
-    "put": {"anonymous": 401, "alice": 405, "bob": 405, "developer": 403, "support": 405, "superuser": 405},
+    "put": {"anonymous": 401, "alice": 405, "bob": 405, "developer": 405, "support": 405, "superuser": 405},
     "delete": {"anonymous": 401, "alice": 204, "bob": 404, "developer": 403, "support": 204, "superuser": 204},
     "archive": {"anonymous": 401, "alice": 403, "bob": 404, "developer": 403, "support": OK, "superuser": OK},
     "restore": {"anonymous": 401, "alice": OK, "bob": 404, "developer": 403, "support": OK, "superuser": OK},
