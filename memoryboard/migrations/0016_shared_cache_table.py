@@ -21,7 +21,7 @@ def drop_cache_table(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("memoryboard", "0017_memory_validity_states"),
+        ("memoryboard", "0015_memory_validity_states"),
     ]
 
     operations = [
