@@ -332,18 +332,19 @@ class ContextReplayView(APIView):
         "(tokens sent, tokens a prompt cache would serve, messages dropped / cleared / summarized, summary "
         "calls) and the totals; with `price`, the estimated cost.",
         request=s.ReplaySerializer,
-        responses={200: s.ReplayResultSerializer, **_errors(400, 401)},
+        responses={200: s.ReplayResultSerializer, **_errors(400, 401, 413, 429)},
     )
     def post(self, request):
-        read_body_within(request._request, body_limit_for(request.path))
-        values = s.replay_input(request.data)
-        try:
-            results = conversations.context_replay(
-                values["messages"], [(item["name"], item["params"]) for item in values["strategies"]],
-                format=values.get("format"), system=values.get("system"),
-            )
-        except StrategyConfigError as exc:  # already named from the body's top (strategies[i].params.…)
-            raise ApplicationError(exc.message, field=exc.field) from exc
+        with strategy_slot(request):
+            read_body_within(request._request, body_limit_for(request.path))
+            values = s.replay_input(request.data)
+            try:
+                results = conversations.context_replay(
+                    values["messages"], [(item["name"], item["params"]) for item in values["strategies"]],
+                    format=values.get("format"), system=values.get("system"),
+                )
+            except StrategyConfigError as exc:  # already named from the body's top (strategies[i].params.…)
+                raise ApplicationError(exc.message, field=exc.field) from exc
         price = Price(**values["price"]) if values.get("price") else None
         calls = len(results[0].calls) if results else 0
         return Response({"calls": calls, "strategies": [r.to_dict(price) for r in results]})

@@ -1,5 +1,5 @@
-"""The shared limits against a real gunicorn of 3 workers on 127.0.0.1 (its own SQLite file, migrated
-by manage.py like a fresh clone): sign-in throttling counted across the workers and not fooled by a
+"""The shared limits against a real gunicorn of 3 workers on 127.0.0.1 (its own SQLite file, or its own
+MariaDB database when DATABASE_URL names one, migrated by manage.py like a fresh clone): sign-in throttling counted across the workers and not fooled by a
 forged X-Forwarded-For; one user's 12 concurrent 60 MB strategy bodies do not starve /api/v1/health/."""
 
 from __future__ import annotations
@@ -35,9 +35,32 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def gunicorn(tmp_path_factory):
+def live_database_url(tmp_path_factory):
+    """A database of the server's own: a fresh SQLite file, or on MySQL/MariaDB (DATABASE_URL) a database
+    ``<name>_gunicorn_live`` made for the module and dropped after it."""
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith("mysql"):
+        yield f"sqlite:///{tmp_path_factory.mktemp('gunicorn-db') / 'db.sqlite3'}"
+        return
+    import dj_database_url
+    import MySQLdb
+
+    parts = dj_database_url.parse(url)
+    name = f"{parts['NAME']}_gunicorn_live"
+    server = MySQLdb.connect(host=parts["HOST"] or "127.0.0.1", port=int(parts["PORT"] or 3306),
+                             user=parts["USER"], password=parts["PASSWORD"] or "")
+    cursor = server.cursor()
+    cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
+    cursor.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
+    yield url.rsplit("/", 1)[0] + "/" + name
+    cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def gunicorn(tmp_path_factory, live_database_url):
     directory = tmp_path_factory.mktemp("gunicorn")
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{directory / 'db.sqlite3'}", "OPENAI_BASE_URL": "",
+    env = {**os.environ, "DATABASE_URL": live_database_url, "OPENAI_BASE_URL": "",
            "MEMORYBOARD_DEBUG": "0", "MEMORYBOARD_SECRET_KEY": "live-test-" + "k" * 40,
            "MEMORYBOARD_ALLOWED_HOSTS": "127.0.0.1", "MEMORYBOARD_EMBEDDER": "hashing"}
     for name in ("MEMORYBOARD_SHARED_CACHE_URL", "MEMORYBOARD_NUM_PROXIES"):

@@ -89,11 +89,14 @@ def test_a_user_over_the_byte_budget_gets_429_before_the_body_is_read(settings, 
         assert _api(alice).post(APPLY, BODY, format="json").status_code == 200  # a small one still fits
 
 
-def test_memory_strategy_endpoints_take_a_slot_too(settings, superuser):
+def test_every_strategy_endpoint_takes_a_slot(settings, superuser):
     settings.MEMORYBOARD_STRATEGY_CONCURRENCY_PER_USER = 1
+    replay = {"messages": [{"role": "user", "content": "hi"}], "strategies": [{"name": "trim"}]}
+    assert _api(superuser).post("/api/v1/strategies/replay", replay, format="json").status_code == 200
     with strategy_request_slot(user_key=str(superuser.pk), body_bytes=10):
         for path in ("/api/v1/strategies/memory/sliding_window/plan", "/api/v1/strategies/memory/sliding_window/apply"):
             assert _api(superuser).post(path, {"conversation_id": "c1"}, format="json").status_code == 429
+        assert _api(superuser).post("/api/v1/strategies/replay", replay, format="json").status_code == 429
 
 
 def test_a_slot_of_a_failed_request_is_given_back(settings, alice):
