@@ -137,3 +137,24 @@ def test_ids_stored_before_the_check_still_render_for_their_owner(login, alice):
         assert client.get(f"/me/memories/{memory.pk}/").status_code == 200
     conversation = client.get("/me/conversations/legacy/with/slashes/")
     assert conversation.status_code == 200 and "hello from" in conversation.content.decode()
+
+
+@pytest.mark.mysql
+def test_a_reply_at_the_default_cap_fits_the_databases_packet_limit(openai_settings, settings, api):
+    """The documented default (MEMORYBOARD_MAX_REPLY_CHARS) is stored whole by the server the tests run on,
+    even in 4-byte characters; one character more is the 502, never the misleading 503."""
+    from django.db import connection
+
+    if connection.vendor != "mysql":
+        pytest.skip("the packet limit is MariaDB's/MySQL's (max_allowed_packet)")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT @@max_allowed_packet")
+        packet = int(cursor.fetchone()[0])
+    cap = settings.MEMORYBOARD_MAX_REPLY_CHARS
+    assert cap * 4 < packet, f"the default cap ({cap} characters) does not fit max_allowed_packet ({packet} bytes)"
+    openai_settings.push_reply(content="😀" * cap)
+    assert api.post("/api/v1/agents/plain/chat", {"message": "emoji please"}, format="json").status_code == 200
+    assert len(ChatMessage.objects.get(role=ChatMessage.Role.ASSISTANT).content) == cap
+    openai_settings.push_reply(content="😀" * (cap + 1))
+    response = api.post("/api/v1/agents/plain/chat", {"message": "more"}, format="json")
+    assert response.status_code == 502 and response.json()["error"]["code"] == "llm_reply_too_large"

@@ -106,7 +106,12 @@ def test_a_bad_or_missing_token_stops_the_server(server_env):
     assert missing.returncode != 0 and "MEMORYBOARD_TOKEN" in missing.stderr
 
 
-def _reply(process) -> dict:
+def _reply(process, timeout: float = 60) -> dict:
+    """The server's next line; a server that does not answer fails the test instead of hanging it."""
+    import select
+
+    ready, _, _ = select.select([process.stdout], [], [], timeout)
+    assert ready, f"no reply within {timeout} s"
     line = process.stdout.readline()
     assert line, process.stderr.read()
     return json.loads(line)
