@@ -111,3 +111,12 @@ def test_trace_ids_are_keyed_not_the_sha256_of_the_content_and_old_links_open(lo
     PlaygroundTrace.objects.create(pk=plain, messages=[{"role": "user", "content": "shared last week"}])
     response = login(developer).get(f"/playground/?trace={plain}")
     assert response.status_code == 200 and "shared last week" in response.content.decode()
+
+
+def test_the_stdio_mcp_server_needs_no_secret_key(tmp_path):
+    """It signs nothing; an MCP host's config names only the token and the database."""
+    env = _env(tmp_path, MEMORYBOARD_SECRET_KEY=None, MEMORYBOARD_DEBUG="0")
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0", "--skip-checks"], cwd=ROOT, env=env, check=True)
+    done = subprocess.run([sys.executable, "manage.py", "mcp", "--token", "nope"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode != 0 and "token is not valid" in done.stderr and "E010" not in done.stderr

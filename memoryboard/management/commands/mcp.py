@@ -24,6 +24,14 @@ class Command(BaseCommand):
         parser.add_argument("--token", default=None, help="An API token; default: the MEMORYBOARD_TOKEN variable.")
         parser.add_argument("--agent", default=None, help="The agent whose memories to use (default MEMORYBOARD_DEFAULT_AGENT).")
 
+    def execute(self, *args, **options):
+        from django.conf import settings
+
+        # The stdio server signs nothing (no sessions, cookies or links): an MCP host's config needs no
+        # MEMORYBOARD_SECRET_KEY, so its system check (memoryboard.E010) does not stop this command.
+        settings.SILENCED_SYSTEM_CHECKS = [*settings.SILENCED_SYSTEM_CHECKS, "memoryboard.E010"]
+        return super().execute(*args, **options)
+
     def handle(self, *args, transport: str, token: str | None, agent: str | None, **options):
         require_migrated()
         from memoryboard.mcp_server.server import build_server
