@@ -424,6 +424,10 @@ class ReplayCallSerializer(serializers.Serializer):
     cleared = serializers.IntegerField()
     summary_calls = serializers.IntegerField()
     fallback = serializers.CharField(allow_null=True)
+    lost_turns = serializers.IntegerField(
+        help_text="Earlier exchanges (a question and the reply that closed its turn) whose question or reply "
+        "this call's input lost (neither kept nor summarized)."
+    )
 
 
 class ReplayTotalsSerializer(serializers.Serializer):
@@ -432,6 +436,7 @@ class ReplayTotalsSerializer(serializers.Serializer):
     cached_tokens = serializers.IntegerField()
     output_tokens = serializers.IntegerField()
     summary_calls = serializers.IntegerField()
+    most_lost_turns = serializers.IntegerField(help_text="The most exchanges any one call lost.")
 
 
 class StrategyReplaySerializer(serializers.Serializer):

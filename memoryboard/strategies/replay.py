@@ -8,7 +8,9 @@ or tool results). A replay runs a strategy on each of those inputs, as the runti
 - ``sent_tokens``: the estimated tokens of the call's whole input (DESIGN 1.1);
 - ``cached_tokens``: the tokens of the longest run of leading messages identical to the previous call's
   input: what a prompt cache (OpenAI, Anthropic, DeepSeek) would serve at the cached price;
-- the input messages dropped, cleared and summarized, and the summarizer calls made.
+- the input messages dropped, cleared and summarized, and the summarizer calls made;
+- ``lost_turns``: earlier exchanges (a user question and the reply that closed its turn) whose question or
+  reply the call's input lost (neither kept nor folded into a summary): what the model can no longer use.
 
 Tokens per call are whole numbers (the estimate rounded), so a strategy's totals are the sums of its rows.
 """
@@ -28,7 +30,7 @@ from .summarizer import Summarizer
 from .summary_cache import InMemorySummaryCache
 from .tokens import estimated_tokens, total_tokens
 
-__all__ = ["MAX_STRATEGIES", "Price", "ReplayCall", "StrategyReplay", "call_points", "replay"]
+__all__ = ["MAX_STRATEGIES", "Price", "ReplayCall", "StrategyReplay", "call_points", "exchanges", "replay"]
 
 MAX_STRATEGIES = 8
 
@@ -62,6 +64,7 @@ class ReplayCall:
     cleared: tuple[int, ...]
     summary_calls: int
     fallback: str | None = None
+    lost_turns: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -69,7 +72,7 @@ class ReplayCall:
             "cached_tokens": self.cached_tokens, "output_tokens": self.output_tokens,
             "sent_messages": self.sent_messages, "kept": len(self.kept), "dropped": len(self.dropped),
             "summarized": len(self.summarized), "cleared": len(self.cleared),
-            "summary_calls": self.summary_calls, "fallback": self.fallback,
+            "summary_calls": self.summary_calls, "fallback": self.fallback, "lost_turns": self.lost_turns,
         }
 
 
@@ -86,6 +89,7 @@ class StrategyReplay:
         keys = ("sent_tokens", "cached_tokens", "output_tokens", "summary_calls")
         totals = {key: sum(getattr(c, key) for c in self.calls) for key in keys}
         totals["calls"] = len(self.calls)
+        totals["most_lost_turns"] = max((c.lost_turns for c in self.calls), default=0)
         return totals
 
     def cost(self, price: Price) -> float:
@@ -119,6 +123,31 @@ def call_points(messages: Sequence[Message]) -> list[int]:
     return points
 
 
+def exchanges(messages: Sequence[Message]) -> list[tuple[int, int]]:
+    """Each user question with the assistant reply that closed its turn: ``(question, answer)`` indexes
+    (the last assistant message before the next question; tool results are not questions)."""
+    out: list[tuple[int, int]] = []
+    question = None
+    answer = None
+    for i, m in enumerate(messages):
+        if m.role is Role.USER and not m.result_ids:
+            if question is not None and answer is not None:
+                out.append((question, answer))
+            question, answer = i, None
+        elif m.role is Role.ASSISTANT and question is not None:
+            answer = i
+    if question is not None and answer is not None:
+        out.append((question, answer))
+    return out
+
+
+def _lost(pairs: list[tuple[int, int]], upto: int, dropped: tuple[int, ...]) -> int:
+    """Exchanges finished before this call whose question or answer the call's input lost (a summary
+    keeps them)."""
+    gone = set(dropped)
+    return sum(1 for q, a in pairs if a < upto and (q in gone or a in gone))
+
+
 def _same(a: Message, b: Message) -> bool:
     return a is b or a == b
 
@@ -140,6 +169,7 @@ def _replay_one(
     canonical = normalize_name(name, "context")
     config = parse_params(canonical, params)
     cache = InMemorySummaryCache()
+    pairs = exchanges(msgs)
     previous: tuple[Message, ...] = ()
     rows = []
     for number, upto in enumerate(points, start=1):
@@ -155,6 +185,7 @@ def _replay_one(
             output_tokens=round(estimated_tokens(reply)) if reply is not None else 0,
             sent_messages=len(sent), kept=result.kept, dropped=result.dropped, summarized=result.summarized,
             cleared=result.cleared, summary_calls=result.llm_calls, fallback=result.fallback,
+            lost_turns=_lost(pairs, upto, result.dropped),
         ))
         previous = sent
     return StrategyReplay(canonical, dict(params), tuple(rows))

@@ -128,7 +128,7 @@ def _rows_csv(results: list[StrategyReplay]) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     keys = ["call", "upto", "sent_tokens", "cached_tokens", "output_tokens", "sent_messages", "kept", "dropped",
-            "summarized", "cleared", "summary_calls", "fallback"]
+            "summarized", "cleared", "summary_calls", "lost_turns", "fallback"]
     writer.writerow(["strategy", *keys])
     for r in results:
         for c in r.calls:

@@ -33,7 +33,7 @@ def test_replay_answers_the_rows_and_totals_of_each_strategy(as_user, alice):
     assert [row["sent_tokens"] for row in trim["rows"]] == [16, 36, 36, 36, 36, 36]
     assert [row["cached_tokens"] for row in window["rows"]] == [0, 16, 8, 8, 8, 8]
     assert trim["totals"] == {"calls": 6, "sent_tokens": 196, "cached_tokens": 80, "output_tokens": 60,
-                              "summary_calls": 0}
+                              "summary_calls": 0, "most_lost_turns": 5}
     assert trim["cost"] == pytest.approx(244 / 1_000_000)
     expected = replay(CONVERSATION, [(s["name"], s["params"]) for s in STRATEGIES])
     assert body["strategies"] == [r.to_dict(Price(1.0, 0.1, 2.0)) for r in expected]

@@ -52,7 +52,9 @@ def test_trim_keeps_the_cached_prefix_of_system_and_first_message():
     assert _rows(result, "dropped") == [0, 0, 2, 4, 6, 8]
     assert _rows(result, "output_tokens") == [12, 12, 12, 12, 12, 0]
     assert result.totals == {"sent_tokens": 196, "cached_tokens": 80, "output_tokens": 60, "summary_calls": 0,
-                             "calls": 6}
+                             "calls": 6, "most_lost_turns": 5}
+    # From call 3 on, every earlier exchange but the first question's lost its question or its reply.
+    assert _rows(result, "lost_turns") == [0, 0, 2, 3, 4, 5]
 
 
 def test_sliding_window_breaks_the_cache_on_every_call_once_it_slides():
@@ -61,6 +63,13 @@ def test_sliding_window_breaks_the_cache_on_every_call_once_it_slides():
     assert _rows(result, "sent_tokens") == [16, 36, 36, 36, 36, 36]
     assert _rows(result, "cached_tokens") == [0, 16, 8, 8, 8, 8]
     assert result.totals["cached_tokens"] == 48
+    # The window keeps the last exchange whole: one fewer exchange lost than TRIM keeping U1 alone.
+    assert _rows(result, "lost_turns") == [0, 0, 1, 2, 3, 4]
+
+
+def test_a_summary_keeps_the_exchanges_it_folded():
+    (result,) = replay(_conversation(turns=12), [("summarize", {"threshold": 6, "keep_last": 2})])
+    assert result.totals["most_lost_turns"] == 0 and result.totals["summary_calls"] > 0
 
 
 def test_cost_prices_uncached_cached_and_output_tokens():
