@@ -93,7 +93,7 @@ def _setup_django(db_path: pathlib.Path) -> None:
 def bench_quality() -> list[tuple[str, str]]:
     from memoryboard.llm.embeddings import HashingEmbedder
     from memoryboard.llm.factory import get_embedder
-    from memoryboard.ltm.evaluation import HALVES, MODES, memory_evaluate
+    from memoryboard.ltm.evaluation import MODES, SPLITS, memory_evaluate
 
     data = json.loads(EVAL_SET.read_text(encoding="utf-8"))
     rows = []
@@ -105,8 +105,8 @@ def bench_quality() -> list[tuple[str, str]]:
         report = memory_evaluate(data=data, embedder=embedder)
         for mode in MODES:
             rows.append((f"{label}, {mode}", cells(report["overall"][mode])))
-        for half in HALVES:
-            rows.append((f"{label}, hybrid, {half} half", cells(report["by_half"][half]["hybrid"])))
+        for split in SPLITS:
+            rows.append((f"{label}, hybrid, {split} split", cells(report["by_split"][split]["hybrid"])))
         by_kind, by_language = report["by_kind"], report["by_language"]
         rows.append((f"{label}, hybrid R@1: cross-lingual / paraphrase / zh→en",
                      f"{by_kind['cross_lingual']['hybrid']['recall@1']:.3f} / "
@@ -123,7 +123,7 @@ def quality_section(quality: list[tuple[str, str]]) -> str:
         "item, 28 related): recall@1 / @5 / @10 / MRR. Hybrid = the one search as users meet it (minimum relevance "
         "applied); semantic and keyword = the same candidates ordered by the cosine part or BM25 alone, no "
         "threshold; model = the embedder's plain cosine of query and item (no query view, no language axis). "
-        "The constants of `ltm.ranking` were chosen on the even half of the queries; the odd half was held out "
+        "The constants of `ltm.ranking` were chosen on the dev split (the even positions); test was held out "
         "(docs/retrieval.md). Deterministic: no timing, no noise.", "",
         "| embedder, mode | R@1 / R@5 / R@10 / MRR |", "|---|---:|",
         *[f"| {name} | {value} |" for name, value in quality], "",

@@ -26,9 +26,9 @@ CUTOFFS = (1, 5, 10)
 EVAL_AGENT = "memory-eval"
 EVAL_USER = "memory-eval"
 MODES = ("hybrid", "semantic", "keyword", "model")
-# The queries at even positions (0, 2, …) tuned the constants of ``ltm.ranking``; those at odd
-# positions were held out (docs/retrieval.md).
-HALVES = ("even (tuning)", "odd (held out)")
+# Each query's ``split`` (fixed in the file): the constants of ``ltm.ranking`` are chosen on dev, test is
+# held out (docs/retrieval.md). The bilingual set's dev is its queries at even positions.
+SPLITS = ("dev", "test")
 
 
 class EvalSetError(ValueError):
@@ -97,8 +97,8 @@ def memory_evaluate(
 
     Returns:
         ``{"model", "items", "queries", "overall": {mode: metrics}, "by_language": {"en→zh": {mode:
-        metrics}}, "by_type": {...}, "by_kind": {...}, "by_half": {...}}``; metrics are recall@1/5/10,
-        mrr, queries. ``by_half`` splits the queries by position (even: tuning, odd: held out).
+        metrics}}, "by_type": {...}, "by_kind": {...}, "by_split": {...}}``; metrics are recall@1/5/10,
+        mrr, queries. ``by_split`` groups the queries by their ``split`` (dev, test).
     """
     from memoryboard.ltm.embeddings import memory_embed_many
     from memoryboard.ltm.namespaces import build_namespace
@@ -118,7 +118,7 @@ def memory_evaluate(
         "by_language": defaultdict(lambda: defaultdict(list)),
         "by_type": defaultdict(lambda: defaultdict(list)),
         "by_kind": defaultdict(lambda: defaultdict(list)),
-        "by_half": defaultdict(lambda: defaultdict(list)),
+        "by_split": defaultdict(lambda: defaultdict(list)),
     }
     report: dict[str, Any] = {}
     try:
@@ -144,7 +144,7 @@ def memory_evaluate(
                 first = items[query["expected"][0]]
                 pair = f"{query.get('lang') or '?'}→{first.get('lang') or '?'}"
                 keys = {"overall": "all", "by_language": pair, "by_type": (first.get("type") or "FACT").upper(),
-                        "by_kind": query.get("kind") or "?", "by_half": HALVES[position % 2]}
+                        "by_kind": query.get("kind") or "?", "by_split": query.get("split") or "?"}
                 for mode, order in orders.items():
                     rank = next((i + 1 for i, pk in enumerate(order) if pk in expected), None)
                     for group, key in keys.items():
@@ -160,4 +160,184 @@ def memory_evaluate(
     for group, by_key in groups.items():
         table = {key: {mode: _metrics(ranks) for mode, ranks in modes.items()} for key, modes in sorted(by_key.items())}
         report[group] = table["all"] if group == "overall" else table
+    return report
+
+
+# --- the conversation set (tests/ltm/data/conversation_eval.json) -------------------------------------
+
+STORES = ("turns", "observations")
+
+
+def conversation_items(conversation: dict, store: str) -> list[dict]:
+    """The items one conversation stores: its raw turns ("[date] Speaker: text", type EPISODE, dated by
+    the text) or its extracted observations (dated by ``validFrom``)."""
+    if store == "turns":
+        return [{"id": turn["id"], "content": f"[{session['date']}] {turn['speaker']}: {turn['text']}",
+                 "type": "EPISODE"}
+                for session in conversation["sessions"] for turn in session["turns"]]
+    return [{"id": item["id"], "content": item["content"], "type": item.get("type") or "FACT",
+             "validFrom": item.get("validFrom")} for item in conversation["observations"]]
+
+
+def conversation_expected(query: dict, conversation: dict, store: str) -> set[str]:
+    """The items of ``store`` that hold a query's evidence: its turns, or the observations made of them."""
+    evidence = set(query["evidence"])
+    if store == "turns":
+        return evidence
+    return {item["id"] for item in conversation["observations"] if evidence & set(item.get("evidence") or [])}
+
+
+CONVERSATION_MODES = ("search", "agent", "bm25", "model", "rrf")
+RRF_K = 60  # reciprocal rank fusion's constant for the plain baseline (the usual 60)
+
+
+def is_conversation_set(data: Any) -> bool:
+    return isinstance(data, dict) and "conversations" in data
+
+
+def validate_conversation_set(data: Any) -> None:
+    """Raise :class:`EvalSetError` naming the first field at fault (the conversation set's shape)."""
+    conversations, queries = data.get("conversations"), data.get("queries")
+    if not isinstance(conversations, list) or not conversations:
+        raise EvalSetError("conversations", "must be a non-empty list")
+    if not isinstance(queries, list) or not queries:
+        raise EvalSetError("queries", "must be a non-empty list")
+    turns: dict[str, set[str]] = {}
+    for i, conversation in enumerate(conversations):
+        if not isinstance(conversation, dict) or not isinstance(conversation.get("id"), str):
+            raise EvalSetError(f"conversations[{i}].id", "must be a string")
+        if not isinstance(conversation.get("sessions"), list) or not conversation["sessions"]:
+            raise EvalSetError(f"conversations[{i}].sessions", "must be a non-empty list")
+        ids = turns.setdefault(conversation["id"], set())
+        for j, session in enumerate(conversation["sessions"]):
+            if not isinstance(session, dict) or not isinstance(session.get("date"), str):
+                raise EvalSetError(f"conversations[{i}].sessions[{j}].date", "must be a date (YYYY-MM-DD)")
+            for k, turn in enumerate(session.get("turns") or []):
+                for key in ("id", "speaker", "text"):
+                    if not isinstance(turn, dict) or not isinstance(turn.get(key), str) or not turn[key].strip():
+                        raise EvalSetError(f"conversations[{i}].sessions[{j}].turns[{k}].{key}",
+                                           "must be a non-empty string")
+                ids.add(turn["id"])
+        for j, item in enumerate(conversation.get("observations") or []):
+            if not isinstance(item, dict) or not isinstance(item.get("content"), str) or not item["content"].strip():
+                raise EvalSetError(f"conversations[{i}].observations[{j}].content", "must be a non-empty string")
+    for i, query in enumerate(queries):
+        if not isinstance(query, dict) or not isinstance(query.get("query"), str) or not query["query"].strip():
+            raise EvalSetError(f"queries[{i}].query", "must be a non-empty string")
+        if query.get("conversation") not in turns:
+            raise EvalSetError(f"queries[{i}].conversation", "must name a conversation")
+        evidence = query.get("evidence")
+        if not isinstance(evidence, list) or not evidence or not set(evidence) <= turns[query["conversation"]]:
+            raise EvalSetError(f"queries[{i}].evidence", "must be a non-empty list of the conversation's turn ids")
+
+
+def _evidence_recall(order: list[str], expected: set[str], cutoff: int) -> float:
+    return len(set(order[:cutoff]) & expected) / len(expected)
+
+
+def _rank_positions(scores: np.ndarray) -> np.ndarray:
+    order = np.argsort(-scores, kind="stable")
+    ranks = np.empty(len(scores), dtype=np.float64)
+    ranks[order] = np.arange(1, len(scores) + 1)
+    return ranks
+
+
+def conversation_evaluate(
+    *, data: dict, embedder=None, on_query: Callable[[int], None] | None = None, k: int = 10,
+) -> dict[str, Any]:
+    """Evaluate the search on the conversation set: each conversation's turns, then its observations,
+    stored as one user's items (a user per conversation and store); each question asked at its
+    ``asked_at`` date through the end user's search (``search``: ``memory_rank`` over the user's items,
+    minimum relevance applied) and the agent's injection path (``agent``: ``memory_retrieve`` and
+    ``format_memory_block`` with K = ``k``: is the evidence in the memory block?), next to the plain
+    baselines over the same items: ``bm25`` (bm25s with the project's tokens), ``model`` (the
+    embedder's plain cosine), ``rrf`` (reciprocal rank fusion of both, k = 60).
+
+    Returns:
+        ``{"model", "conversations", "queries", "k", "by_split": {split: {store: {kind: {mode: {"recall@k",
+        "hit@1", "queries"}}}}}}``; kind "all" is every question. recall@k is the share of a question's
+        evidence items found in the first ``k``, averaged over the questions.
+    """
+    import datetime as dt
+
+    from memoryboard.ltm.embeddings import memory_embed_many
+    from memoryboard.ltm.namespaces import build_namespace
+    from memoryboard.ltm.ranking import KeywordIndex
+    from memoryboard.ltm.retrieval import format_memory_block, memory_rank, memory_retrieve_ranking, namespace_scope
+    from memoryboard.ltm.services import memory_build
+    from memoryboard.ltm.store import memory_upsert_many
+    validate_conversation_set(data)
+    if embedder is None:
+        from memoryboard.llm.factory import get_embedder
+
+        embedder = get_embedder()
+    table: dict = defaultdict(lambda: defaultdict(lambda: defaultdict(lambda: defaultdict(list))))
+    queries_of: dict[str, list[dict]] = defaultdict(list)
+    for query in data["queries"]:
+        queries_of[query["conversation"]].append(query)
+    try:
+        with transaction.atomic():
+            for conversation in data["conversations"]:
+                split = conversation.get("split") or "?"
+                for store in STORES:
+                    items = conversation_items(conversation, store)
+                    if not items:
+                        continue
+                    namespace = build_namespace(agent_namespace=EVAL_AGENT,
+                                                user_id=f"{EVAL_USER}-{conversation['id']}-{store}")
+                    memories = []
+                    for item in items:
+                        memory = memory_build(namespace=namespace, content=item["content"],
+                                              memory_type=item["type"], source="manual", agent_id=EVAL_AGENT,
+                                              memory_id=f"eval:{store}:{item['id']}")
+                        if item.get("validFrom"):
+                            memory.value_json["validFrom"] = f"{item['validFrom']}T00:00:00Z"
+                        memories.append(memory)
+                    memory_upsert_many(memories)
+                    vectors = memory_embed_many(memories, embedder=embedder, return_vectors=True)
+                    contents = [m.content for m in memories]
+                    keywords = KeywordIndex(contents)
+                    pks = [m.pk for m in memories]
+                    scope = namespace_scope(namespace)
+                    for query in queries_of[conversation["id"]]:
+                        text = query["query"]
+                        asked = dt.datetime.fromisoformat(query["asked_at"]).replace(tzinfo=dt.UTC)
+                        expected = {f"eval:{store}:{e}" for e in conversation_expected(query, conversation, store)}
+                        found = memory_rank(queryset=scope, query=text, k=k, embedder=embedder,
+                                            user_id=namespace.user_id, now=asked)
+                        agent = memory_retrieve_ranking(namespace=namespace, query=text, k=k, embedder=embedder,
+                                                        log_access=False, enabled=True, now=asked)
+                        block = format_memory_block(agent.results if agent else [])
+                        in_block = [pk for pk, content in zip(pks, contents) if " ".join(content.split()) in block]
+                        model = vectors @ np.asarray(embedder.embed([text])[0], dtype=np.float32)
+                        bm25 = keywords.raw_scores(text)
+                        rrf = 1.0 / (RRF_K + _rank_positions(model)) + np.where(
+                            bm25 > 0, 1.0 / (RRF_K + _rank_positions(bm25)), 0.0)
+                        orders = {
+                            "search": [r.memory.pk for r in found.results],
+                            "agent": in_block,
+                            "bm25": [pks[i] for i in np.argsort(-bm25, kind="stable") if bm25[i] > 0],
+                            "model": [pks[i] for i in np.argsort(-model, kind="stable")],
+                            "rrf": [pks[i] for i in np.argsort(-rrf, kind="stable")],
+                        }
+                        for mode, order in orders.items():
+                            recall = _evidence_recall(order, expected, k)
+                            hit = 1.0 if order[:1] and order[0] in expected else 0.0
+                            for kind in (query.get("kind") or "?", "all"):
+                                table[split][store][kind][mode].append((recall, hit))
+                        if on_query is not None:
+                            on_query(1)
+            raise _Rollback
+    except _Rollback:
+        pass
+    report: dict[str, Any] = {"model": embedder.name, "conversations": len(data["conversations"]),
+                              "queries": len(data["queries"]), "k": k, "by_split": {}}
+    for split, stores in sorted(table.items()):
+        report["by_split"][split] = {
+            store: {kind: {mode: {f"recall@{k}": round(float(np.mean([r for r, _h in values])), 4),
+                                  "hit@1": round(float(np.mean([h for _r, h in values])), 4),
+                                  "queries": len(values)}
+                           for mode, values in modes.items()}
+                    for kind, modes in sorted(kinds.items())}
+            for store, kinds in stores.items()}
     return report

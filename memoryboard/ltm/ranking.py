@@ -4,33 +4,46 @@ Every search (an end user's, staff's, the agent's session-start retrieval, the `
 embeds its query with :func:`query_vector` and ranks its candidates here::
 
     query     = unit((1 - QUERY_VIEW_WEIGHT) * e(query) + QUERY_VIEW_WEIGHT * e(content words of the query))
-    cosine    = cos(query, item) with the scope's language axis removed from both (when the scope has one)
+    cosine    = cos(query, item)
     semantic  = max(0, (cosine - floor) / (ceiling - floor))       floor, ceiling = COSINE_RANGE[model]
     keyword   = min(1, BM25(query, item) / BM25 of a plain match of the query) (0..1)
-    evidence  = max(0, (keyword - KEYWORD_EVIDENCE) / (1 - KEYWORD_EVIDENCE))
-    match     = SEMANTIC_WEIGHT * semantic + KEYWORD_WEIGHT * evidence
+    gate      = clip((max keyword over the scope - KEYWORD_GATE) / (1 - KEYWORD_GATE), 0, 1)   (per query)
+    match     = SEMANTIC_WEIGHT * semantic + KEYWORD_WEIGHT * gate * keyword
+    time      = 1 if the item is dated inside the time the query names ("last May", 上个月), else 0
     type      = TYPE_WEIGHTS[item type]                         FACT 1.0 ... EPISODE 0.97
     decay     = DECAY_FLOOR + (1 - DECAY_FLOOR) * clip(relevance_score, 0, 1)
-    final     = match * type * decay
+    final     = (match + TIME_WEIGHT * time) * type * decay
 
-An item whose ``match`` is below ``MIN_RELEVANCE`` is not returned, whatever its type and score: the
-threshold asks "is this about the query at all?", the weights then order what is.
+The minimum relevance asks "is this query about anything stored?": when no candidate's ``match`` reaches
+``MIN_RELEVANCE``, nothing is returned; otherwise the best ``k`` are, ordered by ``final`` (equal finals,
+such as items below the cosine floor, by cosine). A paraphrase's evidence often has a cosine near
+unrelated items' (docs/retrieval.md § The minimum relevance), so the threshold is on the query, not on
+each item. ``match`` and ``final`` are on a 0-1 scale (a closer-than-paraphrase cosine may pass 1 a
+little; the time part adds ``TIME_WEIGHT``).
+
+The keyword part is weighted per query (``gate``): when no item of the scope matches at least
+``KEYWORD_GATE`` of the query's BM25 weight, the query's words are not in the scope (a paraphrase, the
+other language) and the keyword scores are noise, so they count for nothing; when one item matches the
+whole query, they count fully. Constants chosen on the dev splits of both evaluation sets, fusions
+compared in ``benchmarks/fusion_dev.py`` (docs/retrieval.md § Fusion).
 
 The query's content words (:func:`query_view`) are the query without question words, pronouns and
 English stop words: a question ("what does the user do for a living?") and a stored statement ("用户是
 Java后端开发者") differ in form more than in meaning, and the content words alone pull the query
-vector towards what it asks about. The language axis (:func:`language_axis`) is the difference of the
-mean vectors of the scope's Chinese and other items: the multilingual model places texts of one
-language nearer each other whatever they say, and removing that direction lets a Chinese query meet
-an English item on meaning (measured on the bilingual set; figures in docs/retrieval.md).
+vector towards what it asks about. (:func:`language_axis`, the difference of a scope's Chinese and other
+items' mean vectors, is no longer removed from the cosine: in conversations it removes who is speaking;
+docs/retrieval.md.)
 
 The keyword score is BM25 (``bm25s``, Lucene's variant) over the scope's items, on tokens that serve
 English and Chinese alike: lower-cased words of letters and digits (English stop words dropped) and
 character bigrams of CJK runs (a lone CJK character is its own token). It is divided by the score of a
 text of average length holding each query token once (the sum of the query tokens' IDF / (1 + k1); a
 token no item has counts with the highest IDF) and capped at 1, so it says how much of the query an item
-matches, comparable across scopes. It counts as evidence only above ``KEYWORD_EVIDENCE``: a query
-matched by a word every item shares ("user") is not thereby about an item in its language.
+matches, comparable across scopes.
+
+Time (:func:`time_matches`, ``ltm.time_expressions``): the window a query names (a year, a month, a
+day, "last month", 去年, "before she moved") and each item's day (``validFrom``, a date at the start of
+a raw turn, else ``created_at``).
 
 Nothing here imports Django.
 """
@@ -46,10 +59,11 @@ import numpy as np
 
 # --- the constants (documented in docs/retrieval.md; change them there too) -------------------------
 
-SEMANTIC_WEIGHT = 0.8
-KEYWORD_WEIGHT = 0.2
-# The keyword share below which BM25 is no evidence (0.5: half the query's weight of words matched).
-KEYWORD_EVIDENCE = 0.5
+SEMANTIC_WEIGHT = 0.7
+KEYWORD_WEIGHT = 0.3
+# The best keyword share of a scope below which the query's keyword scores count for nothing (the gate
+# opens linearly from it to a full match).
+KEYWORD_GATE = 0.3
 # The weight of the query's content words (:func:`query_view`) in the query vector.
 QUERY_VIEW_WEIGHT = 0.4
 # The least items of each script (CJK, other) a scope needs for its language axis to be removed:
@@ -69,9 +83,12 @@ TYPE_WEIGHTS = {"FACT": 1.0, "PREFERENCE": 0.99, "PROCEDURE": 0.98, "EPISODE": 0
 DEFAULT_TYPE_WEIGHT = 0.98
 # A fully decayed item keeps this share of its score (decay orders, it does not hide).
 DECAY_FLOOR = 0.5
-# The least ``match`` an item needs to be returned (with USE and no keyword: a cosine of 0.1625;
-# with the hashing embedder 0.15).
-MIN_RELEVANCE = 0.08
+# The least ``match`` the query's best item needs for the query to return anything (with USE and no
+# keyword: a cosine of 0.1625; with the hashing embedder 0.15: SEMANTIC_WEIGHT * 0.1).
+MIN_RELEVANCE = 0.07
+# What an item dated inside the time a question asks about ("last May", 上个月, "before she moved")
+# adds to its match (ltm.time_expressions).
+TIME_WEIGHT = 0.3
 # BM25 parameters (bm25s defaults, Lucene's variant).
 BM25_K1 = 1.5
 BM25_B = 0.75
@@ -192,6 +209,16 @@ class KeywordIndex:
         self._idf = np.log1p((self.size - doc_freq + 0.5) / (doc_freq + 0.5))
         self._unseen_idf = float(np.log1p((self.size + 0.5) / 0.5))
 
+    def raw_scores(self, query: str) -> np.ndarray:
+        """Each text's plain BM25 score for ``query`` (the BM25 baseline of the evaluation)."""
+        if self._retriever is None:
+            return np.zeros(self.size, dtype=np.float32)
+        vocabulary = self._retriever.vocab_dict
+        known = [vocabulary[token] for token in tokenize(query) if token in vocabulary]
+        if not known:
+            return np.zeros(self.size, dtype=np.float32)
+        return np.asarray(self._retriever.get_scores(known), dtype=np.float32)
+
     def scores(self, query: str) -> np.ndarray:
         """Each text's BM25 score for ``query`` divided by a perfect match's (0..1), in input order."""
         if self._retriever is None:
@@ -217,7 +244,9 @@ class ScoreParts:
     cosine: float
     semantic: float
     keyword: float
+    gate: float
     match: float
+    time: float
     type_weight: float
     decay: float
     final: float
@@ -239,7 +268,9 @@ class Scores:
     cosine: np.ndarray
     semantic: np.ndarray
     keyword: np.ndarray
+    gate: np.ndarray
     match: np.ndarray
+    time: np.ndarray
     type_weight: np.ndarray
     decay: np.ndarray
     final: np.ndarray
@@ -270,6 +301,7 @@ def score(
     model_name: str,
     item_axis: np.ndarray | None = None,
     query_axis: float = 0.0,
+    time: np.ndarray | None = None,
 ) -> Scores:
     """The one scoring function (see the module docstring), vectorized over a scope's items.
 
@@ -281,6 +313,8 @@ def score(
         model_name: the embedding model (its cosine range).
         item_axis: each item vector's component along the scope's language axis (:func:`language_axis`),
             ``None`` when the scope has none; ``query_axis`` is the query vector's.
+        time: 1 for each item dated inside the time the query asks about (:func:`time_matches`), else 0;
+            ``None`` when the query names no time.
     """
     floor, ceiling = cosine_range(model_name)
     cosine = np.asarray(cosine, dtype=np.float32)
@@ -291,9 +325,40 @@ def score(
     # Not capped at 1: closer than a typical paraphrase still ranks higher (a cap made near-duplicates tie).
     semantic = np.maximum((cosine - floor) / (ceiling - floor), 0.0)
     keyword = np.asarray(keyword, dtype=np.float32)
-    evidence = np.maximum((keyword - KEYWORD_EVIDENCE) / (1.0 - KEYWORD_EVIDENCE), 0.0)
-    match = SEMANTIC_WEIGHT * semantic + KEYWORD_WEIGHT * evidence
+    best = float(keyword.max()) if keyword.size else 0.0
+    gate = np.full(keyword.shape, min(1.0, max(0.0, (best - KEYWORD_GATE) / (1.0 - KEYWORD_GATE))), np.float32)
+    match = SEMANTIC_WEIGHT * semantic + KEYWORD_WEIGHT * gate * keyword
+    time = np.zeros_like(match) if time is None else np.asarray(time, dtype=np.float32)
     decay = DECAY_FLOOR + (1.0 - DECAY_FLOOR) * np.clip(np.asarray(relevance_scores, dtype=np.float32), 0.0, 1.0)
-    final = match * types * decay
-    return Scores(cosine=cosine, semantic=semantic, keyword=keyword, match=match,
+    final = (match + TIME_WEIGHT * time) * types * decay
+    return Scores(cosine=cosine, semantic=semantic, keyword=keyword, gate=gate, match=match, time=time,
                   type_weight=types, decay=decay, final=final)
+
+
+def time_matches(days: np.ndarray | None, window, anchor_match: np.ndarray | None = None) -> np.ndarray | None:
+    """1 for each item whose day (``ltm.time_expressions.item_day``) is inside ``window``, else 0;
+    ``None`` without a window.
+
+    A window relative to an event ("before she moved", 搬家之前) is resolved to the day of the dated
+    item whose ``anchor_match`` (the match of the event's words) is highest, if that reaches
+    ``MIN_RELEVANCE``: items before (or after) that day are inside. Items of unknown day never are.
+    """
+    if window is None or days is None or len(days) == 0:
+        return None
+    days = np.asarray(days, dtype=np.float64)
+    known = ~np.isnan(days)
+    if window.anchor:
+        if anchor_match is None:
+            return None
+        candidates = np.where(known, np.asarray(anchor_match, dtype=np.float64), -np.inf)
+        best = int(np.argmax(candidates))
+        if not known[best] or candidates[best] < MIN_RELEVANCE:
+            return None
+        inside = (days < days[best]) if window.before else (days > days[best])
+    else:
+        inside = np.ones(len(days), dtype=bool)
+        if window.start is not None:
+            inside &= days >= window.start
+        if window.end is not None:
+            inside &= days < window.end
+    return (inside & known).astype(np.float32)

@@ -9,11 +9,12 @@ retrieval and the ``memory_search`` tool; what differs is the scope (a queryset 
    a scope larger than ``EXACT_MAX`` (staff across every user) takes its candidates from the HNSW
    index instead (``ltm.ann``), filtered by the same queryset;
 2. embeds the query (``ranking.query_vector``: the query and its content words); takes the scope's
-   vectors, types, keyword index and language axis from ``ltm.vector_cache`` (keyed by what the
+   vectors, types, keyword index and item days from ``ltm.vector_cache`` (keyed by what the
    candidates are, so never stale) or reads and builds them (one query);
-3. scores every candidate with the one function of ``ltm.ranking`` and keeps the best ``k`` whose
-   match reaches the minimum relevance; the others are left out with a reason (paused, below
-   threshold, beyond K), which is what a retrieval receipt records.
+3. reads the time the query names, if any (``ltm.time_expressions``: "last May", 上个月, "before she
+   moved"), and scores every candidate with the one function of ``ltm.ranking``; keeps the best ``k``
+   when the best item's match reaches the minimum relevance (else none); the others are left out with a
+   reason (paused, below threshold, beyond K), which is what a retrieval receipt records.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from memoryboard.ltm import ranking
 from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.namespaces import Namespace, namespace_spellings
 from memoryboard.ltm.selectors import namespace_q, user_namespaces_q
+from memoryboard.ltm.time_expressions import item_day, query_window
 from memoryboard.ltm.vector_cache import ScopeData, fingerprint, scope_cache
 from memoryboard.models import LongTermMemory, MemoryAccess, MemoryFlag, PauseRule, UserMemorySettings
 from memoryboard.rows import instances, select_columns
@@ -240,16 +242,13 @@ def _scope_data(
     base: QuerySet[LongTermMemory], ids: list[str], versions: list[str], embedder, *, cacheable: bool,
     found: dict[str, tuple] | None = None,
 ) -> ScopeData:
-    """The vectors, types, keyword index and language axis of the candidates ``ids`` (sorted): from the
-    cache, or read (one query per ``READ_BATCH`` ids; ``found`` when the caller read them already:
-    ``{id: (value, vector)}``) and built; vectors missing are embedded. The
-    language axis only for a whole scope (``cacheable``): the HNSW index's candidates are the query's
-    nearest items, whose mean per language says what the query is about, not which language.
+    """The vectors, types, keyword index and days (``time_expressions.item_day``) of the candidates
+    ``ids`` (sorted): from the cache, or read (one query per ``READ_BATCH`` ids; ``found`` when the
+    caller read them already: ``{id: (value, vector)}``) and built; vectors missing are embedded.
 
     Kept only when every candidate has its vector: an item changes ``updated_at`` when its content
     (and so its vector) changes, so the ids and versions name the vectors too.
     """
-    whole_scope = cacheable
     key = fingerprint(embedder.name, ids, versions) if cacheable else None
     data = scope_cache.get(key) if cacheable else None
     if data is not None:
@@ -261,9 +260,9 @@ def _scope_data(
                 base.filter(pk__in=ids[start : start + READ_BATCH])
                 .order_by()
                 .annotate(vec=FilteredRelation("embeddings", condition=Q(embeddings__model_name=embedder.name)))
-                .values_list("pk", "value_json", "vec__vector")
+                .values_list("pk", "value_json", "vec__vector", "created_at")
             )
-            found.update((pk, (value or {}, vector)) for pk, value, vector in qs)
+            found.update((pk, (value or {}, vector, created)) for pk, value, vector, created in qs)
     size = int(embedder.dim) * 4
     missing = [pk for pk in ids if pk in found and (found[pk][1] is None or len(found[pk][1]) != size)]
     fresh: dict[str, np.ndarray] = {}
@@ -273,11 +272,11 @@ def _scope_data(
             vectors = memory_embed_many(memories, embedder=embedder, return_vectors=True)
             fresh = dict(zip([m.pk for m in memories], vectors, strict=True))
         cacheable = False
-    kept_ids, vectors, texts, types = [], [], [], []
+    kept_ids, vectors, texts, types, days = [], [], [], [], []
     for pk in ids:
         if pk not in found:
             continue
-        value, blob = found[pk]
+        value, blob, *created = found[pk]
         if pk in fresh:
             vector = fresh[pk]
         elif blob is not None and len(blob) == size:
@@ -288,9 +287,9 @@ def _scope_data(
         vectors.append(vector)
         texts.append(str(value.get("content", "")))
         types.append(str(value.get("type", "")))
+        days.append(item_day(value, created[0] if created else None))
     matrix = np.vstack(vectors).astype(np.float32, copy=False) if vectors else np.zeros((0, int(embedder.dim)), np.float32)
     matrix.flags.writeable = False
-    axis = ranking.language_axis(matrix, texts) if whole_scope else None
     cacheable = cacheable and len(kept_ids) == len(ids)
     data = ScopeData(
         ids=kept_ids,
@@ -298,8 +297,7 @@ def _scope_data(
         matrix=matrix,
         type_weights=ranking.type_weights(types),
         keywords=ranking.KeywordIndex(texts),
-        language_axis=axis,
-        axis_components=None if axis is None else matrix @ axis,
+        days=np.asarray(days, dtype=np.float64),
     )
     if cacheable:
         scope_cache.put(key, data)
@@ -331,6 +329,7 @@ def memory_rank(
     user_id: str | None = None,
     min_relevance: float | None = None,
     scope_key: tuple | None = None,
+    now=None,
 ) -> Ranking:
     """Rank the active items of a scope for a query: the one search of long-term memory.
 
@@ -340,9 +339,11 @@ def memory_rank(
         k: how many items at most (capped at ``MAX_K``).
         embedder: default the configured one.
         user_id: whose pause rules apply when the scope is one user's; ``None`` applies every rule.
-        min_relevance: the least match returned (default ``ranking.MIN_RELEVANCE``).
+        min_relevance: the least match the best item needs for anything to be returned (default
+            ``ranking.MIN_RELEVANCE``).
         scope_key: a hashable name of ``queryset`` (equal keys, the same SQL), when the caller has one:
             the candidates' SQL is then compiled once per scope while the user has no pause rule.
+        now: when the query is asked (default now): "last month", 去年 are relative to it.
 
     Returns:
         The results best first (each with its score parts) and every candidate with its outcome.
@@ -387,18 +388,21 @@ def memory_rank(
         relevances, paused_flags = [relevances[i] for i in keep], [paused_flags[i] for i in keep]
     if not present:
         return result
+    relevances = np.asarray(relevances, dtype=np.float32)
     scores = ranking.score(
         cosine=data.matrix @ qvec,
         keyword=data.keywords.scores(query),
         types=data.type_weights,
-        relevance_scores=np.asarray(relevances, dtype=np.float32),
+        relevance_scores=relevances,
         model_name=embedder.name,
-        item_axis=data.axis_components,
-        query_axis=0.0 if data.language_axis is None else float(qvec @ data.language_axis),
+        time=_time_matches(data, query, now, embedder, relevances),
     )
-    order = np.argsort(-scores.final, kind="stable")
+    # Best final first; equal finals (items below the cosine floor score 0) by cosine.
+    order = np.lexsort((-scores.cosine, -scores.final))
     paused = np.asarray(paused_flags, dtype=bool)[order]
-    below = (scores.match < minimum)[order]
+    # The minimum relevance is the query's: nothing when no item it may return reaches it.
+    reached = bool(np.any(scores.match[order][~paused] >= minimum))
+    below = np.full(len(order), not reached)
     eligible = ~paused & ~below
     returned = eligible & (np.cumsum(eligible) <= k)
     outcomes = np.where(paused, Outcome.PAUSED, np.where(below, Outcome.BELOW_THRESHOLD,
@@ -412,6 +416,22 @@ def memory_rank(
         ScoredMemory(memory=memories[pk], score=parts.final, parts=parts) for pk, parts in chosen if pk in memories
     ]
     return result
+
+
+def _time_matches(data: ScopeData, query: str, now, embedder, relevances: np.ndarray) -> np.ndarray | None:
+    """``ranking.time_matches`` of the scope's items for the time ``query`` names (``None`` if it names
+    none); an event's words ("before she moved") are matched like a query, to find its day."""
+    window = query_window(query, now or timezone.now())
+    if window is None:
+        return None
+    anchor = None
+    if window.anchor:
+        avec = ranking.query_vector(embedder, window.anchor)
+        anchor = ranking.score(
+            cosine=data.matrix @ avec, keyword=data.keywords.scores(window.anchor), types=data.type_weights,
+            relevance_scores=relevances, model_name=embedder.name,
+        ).match
+    return ranking.time_matches(data.days, window, anchor)
 
 
 def memory_search(
@@ -489,6 +509,7 @@ def memory_retrieve_ranking(
     log_access: bool = True,
     receipt: bool = False,
     enabled: bool | None = None,
+    now=None,
 ) -> Ranking | None:
     """Session-start retrieval (and the ``memory_search`` tool) for one namespace: :func:`memory_rank`
     over the namespace's items with the user's pause rules and "use my memories" switch.
@@ -508,6 +529,7 @@ def memory_retrieve_ranking(
         receipt: store a retrieval receipt (``ltm.receipts``; agent turns).
         enabled: the user's "use my memories" switch when the caller has read it (:func:`memory_switches`);
             ``None`` reads it.
+        now: when the query is asked (default now; the evaluation replays questions asked earlier).
 
     Returns:
         The whole ranking (results best first, candidates with outcomes); ``None`` when the user
@@ -521,7 +543,7 @@ def memory_retrieve_ranking(
     if not (memory_retrieval_enabled(namespace.user_id) if enabled is None else enabled):
         return None
     found = memory_rank(queryset=namespace_scope(namespace), query=query, k=k, embedder=embedder,
-                        user_id=namespace.user_id, scope_key=("namespace", *namespace_spellings(namespace)))
+                        user_id=namespace.user_id, scope_key=("namespace", *namespace_spellings(namespace)), now=now)
     if log_access:
         memory_log_access(found.results, agent_id=agent_id, conversation_id=conversation_id, kind=kind)
     if receipt:

@@ -42,6 +42,7 @@ class ScopeData:
     keywords: Any  # ranking.KeywordIndex
     language_axis: np.ndarray | None = None  # ranking.language_axis of the vectors
     axis_components: np.ndarray | None = None  # matrix @ language_axis
+    days: np.ndarray | None = None  # when each item was said or became true (ltm.time_expressions.item_day)
 
     @property
     def nbytes(self) -> int:

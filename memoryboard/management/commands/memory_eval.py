@@ -1,39 +1,65 @@
-"""Evaluate retrieval on a JSON set of items and queries: recall@1/@5/@10 and MRR (docs/retrieval.md)."""
+"""Evaluate retrieval on the shipped sets or a JSON file (docs/retrieval.md § The evaluation harness):
+the bilingual set (items and queries: recall@1/@5/@10 and MRR) and the conversation set (turns and
+observations: evidence recall@10 through the search and the agent's memory block, next to BM25, the
+model and their rank fusion), per split."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from memoryboard.ltm.evaluation import CUTOFFS, MODES, EvalSetError, memory_evaluate, validate_eval_set
+from memoryboard.ltm.evaluation import (
+    CONVERSATION_MODES,
+    CUTOFFS,
+    MODES,
+    EvalSetError,
+    conversation_evaluate,
+    is_conversation_set,
+    memory_evaluate,
+    validate_conversation_set,
+    validate_eval_set,
+)
 from memoryboard.management.database import require_migrated
 
 
+SHIPPED = [Path(__file__).resolve().parents[3] / "tests" / "ltm" / "data" / name
+           for name in ("bilingual_eval.json", "conversation_eval.json")]
+
+
 class Command(BaseCommand):
-    help = "Evaluate the memory search on FILE.json (items, queries, expected ids); writes nothing."
+    help = ("Evaluate the memory search on the shipped sets (bilingual, conversations) or on FILE.json; "
+            "writes nothing.")
 
     def add_arguments(self, parser):
-        parser.add_argument("file", help="The evaluation set (JSON).")
+        parser.add_argument("files", nargs="*", metavar="file",
+                            help="Evaluation sets (JSON); default the two shipped with the tests.")
         parser.add_argument("--format", choices=["table", "json"], default="table", help="Output format.")
         parser.add_argument("--embedder", choices=["use", "hashing", "openai"], default=None,
                             help="Embedder to evaluate (default: MEMORYBOARD_EMBEDDER).")
         parser.add_argument("--no-progress", action="store_true", help="Do not show the progress bar.")
 
-    def handle(self, *args, file: str, format: str = "table", embedder: str | None = None,
+    def handle(self, *args, files: list[str], format: str = "table", embedder: str | None = None,
                no_progress: bool = False, **options):
-        try:
-            with open(file, encoding="utf-8") as handle:
-                data = json.load(handle)
-        except OSError as exc:
-            raise CommandError(f"cannot read {file}: {exc.strerror or exc}") from exc
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise CommandError(f"{file} is not JSON: {exc}") from exc
-        try:
-            validate_eval_set(data)
-        except EvalSetError as exc:
-            raise CommandError(f"{file}: {exc}") from exc
+        sets = []
+        for file in files or [str(path) for path in SHIPPED]:
+            try:
+                with open(file, encoding="utf-8") as handle:
+                    data = json.load(handle)
+            except OSError as exc:
+                raise CommandError(f"cannot read {file}: {exc.strerror or exc}") from exc
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise CommandError(f"{file} is not JSON: {exc}") from exc
+            try:
+                if is_conversation_set(data):
+                    validate_conversation_set(data)
+                else:
+                    validate_eval_set(data)
+            except EvalSetError as exc:
+                raise CommandError(f"{file}: {exc}") from exc
+            sets.append((file, data))
         require_migrated()
         model = None
         if embedder is not None:
@@ -43,16 +69,37 @@ class Command(BaseCommand):
 
             with override_settings(MEMORYBOARD_EMBEDDER=embedder):
                 model = get_embedder()
-        with tqdm(total=len(data["queries"]), unit="query", desc="evaluating", disable=no_progress,
-                  file=self.stderr) as bar:
-            report = memory_evaluate(data=data, embedder=model, on_query=bar.update)
+        reports = {}
+        for file, data in sets:
+            conversations = is_conversation_set(data)
+            with tqdm(total=len(data["queries"]), unit="query", desc=f"evaluating {Path(file).name}",
+                      disable=no_progress, file=self.stderr) as bar:
+                evaluate = conversation_evaluate if conversations else memory_evaluate
+                report = evaluate(data=data, embedder=model, on_query=bar.update)
+            reports[file] = report
+            if format == "table":
+                self._conversation_tables(file, report) if conversations else self._item_tables(file, report)
         if format == "json":
-            self.stdout.write(json.dumps(report, ensure_ascii=False, indent=2))
-            return
-        self.stdout.write(f"model {report['model']}: {report['items']} items, {report['queries']} queries\n")
+            self.stdout.write(json.dumps(reports if len(reports) > 1 else next(iter(reports.values())),
+                                         ensure_ascii=False, indent=2))
+
+    def _item_tables(self, file: str, report: dict) -> None:
+        self.stdout.write(f"{file}\nmodel {report['model']}: {report['items']} items, {report['queries']} queries\n")
         self._table("overall", {"all": report["overall"]})
-        for group in ("by_language", "by_kind", "by_type", "by_half"):
+        for group in ("by_split", "by_language", "by_kind", "by_type"):
             self._table(group.replace("by_", "by "), report[group])
+
+    def _conversation_tables(self, file: str, report: dict) -> None:
+        k = report["k"]
+        self.stdout.write(f"{file}\nmodel {report['model']}: {report['conversations']} conversations, "
+                          f"{report['queries']} queries; evidence recall@{k}\n")
+        for split, stores in report["by_split"].items():
+            for store, kinds in stores.items():
+                self.stdout.write(f"{split + ' ' + store:<24}{'n':>5}" + "".join(f"{m:>9}" for m in CONVERSATION_MODES))
+                for kind, modes in kinds.items():
+                    cells = "".join(f"{modes[m][f'recall@{k}']:>9.3f}" for m in CONVERSATION_MODES)
+                    self.stdout.write(f"{kind:<24}{modes['search']['queries']:>5}{cells}")
+                self.stdout.write("")
 
     def _table(self, title: str, rows: dict) -> None:
         columns = [f"R@{c}" for c in CUTOFFS] + ["MRR"]
