@@ -308,7 +308,9 @@ def conversation_evaluate(
                         agent = memory_retrieve_ranking(namespace=namespace, query=text, k=k, embedder=embedder,
                                                         log_access=False, enabled=True, now=asked)
                         block = format_memory_block(agent.results if agent else [])
-                        in_block = [pk for pk, content in zip(pks, contents) if " ".join(content.split()) in block]
+                        lines = block.splitlines()[2:-1]  # "N. [TYPE] content (相关度: 0.92)"
+                        in_block = [pk for line in lines for pk, content in zip(pks, contents)
+                                    if f"] {' '.join(content.split())} (相关度:" in line]
                         model = vectors @ np.asarray(embedder.embed([text])[0], dtype=np.float32)
                         bm25 = keywords.raw_scores(text)
                         rrf = 1.0 / (RRF_K + _rank_positions(model)) + np.where(
@@ -321,7 +323,8 @@ def conversation_evaluate(
                             "rrf": [pks[i] for i in np.argsort(-rrf, kind="stable")],
                         }
                         for mode, order in orders.items():
-                            recall = _evidence_recall(order, expected, k)
+                            # The block: every item whose text it holds (two items may say the same).
+                            recall = _evidence_recall(order, expected, len(order) if mode == "agent" else k)
                             hit = 1.0 if order[:1] and order[0] in expected else 0.0
                             for kind in (query.get("kind") or "?", "all"):
                                 table[split][store][kind][mode].append((recall, hit))

@@ -15,10 +15,10 @@ embeds its query with :func:`query_vector` and ranks its candidates here::
     final     = (match + TIME_WEIGHT * time) * type * decay
 
 The minimum relevance asks "is this query about anything stored?": when no candidate's ``match`` reaches
-``MIN_RELEVANCE``, nothing is returned; otherwise the best ``k`` are, ordered by ``final`` (equal finals,
-such as items below the cosine floor, by cosine). A paraphrase's evidence often has a cosine near
-unrelated items' (docs/retrieval.md § The minimum relevance), so the threshold is on the query, not on
-each item. ``match`` and ``final`` are on a 0-1 scale (a closer-than-paraphrase cosine may pass 1 a
+``MIN_RELEVANCE``, nothing is returned; otherwise the best ``k`` whose ``match`` is above 0 (a cosine
+above the floor of unrelated texts, or words of the query) are, ordered by ``final``. A paraphrase's
+evidence often has a cosine near unrelated items' (docs/retrieval.md § The minimum relevance), so the
+threshold is on the query's best item, and each item only needs to pass the floor. ``match`` and ``final`` are on a 0-1 scale (a closer-than-paraphrase cosine may pass 1 a
 little; the time part adds ``TIME_WEIGHT``).
 
 The keyword part is weighted per query (``gate``): when no item of the scope matches at least

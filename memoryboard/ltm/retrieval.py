@@ -13,7 +13,7 @@ retrieval and the ``memory_search`` tool; what differs is the scope (a queryset 
    candidates are, so never stale) or reads and builds them (one query);
 3. reads the time the query names, if any (``ltm.time_expressions``: "last May", 上个月, "before she
    moved"), and scores every candidate with the one function of ``ltm.ranking``; keeps the best ``k``
-   when the best item's match reaches the minimum relevance (else none); the others are left out with a
+   whose match is above 0 when the best item's match reaches the minimum relevance (else none); the others are left out with a
    reason (paused, below threshold, beyond K), which is what a retrieval receipt records.
 """
 
@@ -397,12 +397,13 @@ def memory_rank(
         model_name=embedder.name,
         time=_time_matches(data, query, now, embedder, relevances),
     )
-    # Best final first; equal finals (items below the cosine floor score 0) by cosine.
-    order = np.lexsort((-scores.cosine, -scores.final))
+    order = np.argsort(-scores.final, kind="stable")
     paused = np.asarray(paused_flags, dtype=bool)[order]
-    # The minimum relevance is the query's: nothing when no item it may return reaches it.
-    reached = bool(np.any(scores.match[order][~paused] >= minimum))
-    below = np.full(len(order), not reached)
+    # The minimum relevance is the query's: nothing when no item it may return reaches it; then every
+    # item above the cosine floor of unrelated texts (or matching words) may come.
+    match = scores.match[order]
+    reached = bool(np.any(match[~paused] >= minimum))
+    below = ~reached | (match <= 0)
     eligible = ~paused & ~below
     returned = eligible & (np.cumsum(eligible) <= k)
     outcomes = np.where(paused, Outcome.PAUSED, np.where(below, Outcome.BELOW_THRESHOLD,
