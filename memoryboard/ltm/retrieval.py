@@ -403,7 +403,7 @@ def memory_rank(
     # item above the cosine floor of unrelated texts (or matching words) may come.
     match = scores.match[order]
     reached = bool(np.any(match[~paused] >= minimum))
-    below = ~reached | (match <= 0)
+    below = (match <= 0) | (not reached)
     eligible = ~paused & ~below
     returned = eligible & (np.cumsum(eligible) <= k)
     outcomes = np.where(paused, Outcome.PAUSED, np.where(below, Outcome.BELOW_THRESHOLD,

@@ -87,12 +87,40 @@ def test_the_language_axis_needs_enough_items_of_each_script():
     assert parts.cosine == pytest.approx([1.0, 1.0], abs=1e-3)
 
 
-def test_a_weak_keyword_match_is_no_evidence():
-    kw = np.array([0.2, 0.5, 1.0], np.float32)
-    parts = ranking.score(cosine=np.zeros(3, np.float32), keyword=kw, types=np.ones(3, np.float32),
-                          relevance_scores=np.ones(3, np.float32), model_name="use-multilingual-v3")
-    assert parts.keyword.tolist() == pytest.approx(kw.tolist())  # the part shown is the share matched
-    assert parts.match[0] == parts.match[1] == 0 and parts.match[2] == pytest.approx(ranking.KEYWORD_WEIGHT)
+def test_keywords_count_only_when_the_scope_holds_the_query_words():
+    def match(kw):
+        return ranking.score(cosine=np.zeros(len(kw), np.float32), keyword=np.array(kw, np.float32),
+                             types=np.ones(len(kw), np.float32), relevance_scores=np.ones(len(kw), np.float32),
+                             model_name="use-multilingual-v3")
+
+    weak = match([0.1, 0.2, ranking.KEYWORD_GATE - 0.01])  # no item holds more than the gate: noise
+    assert weak.keyword.tolist() == pytest.approx([0.1, 0.2, ranking.KEYWORD_GATE - 0.01])  # shown as matched
+    assert not weak.match.any() and not weak.gate.any()
+    full = match([0.2, 1.0])  # one item holds the whole query: every share counts
+    assert full.gate.tolist() == [1.0, 1.0]
+    assert full.match.tolist() == pytest.approx([0.2 * ranking.KEYWORD_WEIGHT, ranking.KEYWORD_WEIGHT])
+    half = match([0.5, (1 + ranking.KEYWORD_GATE) / 2])  # the gate opens linearly
+    assert half.gate[0] == pytest.approx(0.5) and half.match[0] == pytest.approx(0.5 * 0.5 * ranking.KEYWORD_WEIGHT)
+
+
+def test_time_adds_to_items_dated_inside_the_window_but_not_to_the_match():
+    from memoryboard.ltm.time_expressions import Window
+
+    days = np.array([100.0, 130.0, np.nan])
+    inside = ranking.time_matches(days, Window(90, 120))
+    assert inside.tolist() == [1.0, 0.0, 0.0]  # an item of unknown day is never inside
+    parts = ranking.score(cosine=np.full(3, 0.4, np.float32), keyword=np.zeros(3, np.float32),
+                          types=np.ones(3, np.float32), relevance_scores=np.ones(3, np.float32),
+                          model_name="use-multilingual-v3", time=inside)
+    assert parts.final[0] == pytest.approx(parts.match[0] + ranking.TIME_WEIGHT)
+    assert parts.final[1] == pytest.approx(parts.match[1]) and parts.match[0] == parts.match[1]
+    assert ranking.time_matches(days, None) is None
+    # Before an event: the day of the item that best matches the event's words.
+    before = ranking.time_matches(days, Window(None, None, anchor="she moved", before=True),
+                                  anchor_match=np.array([0.0, 0.5, 0.9]))
+    assert before.tolist() == [1.0, 0.0, 0.0]  # the unknown-day item cannot anchor: day 130 does
+    assert ranking.time_matches(days, Window(None, None, anchor="x", before=True),
+                                anchor_match=np.zeros(3)) is None  # nothing matches the event
 
 
 @pytest.mark.django_db
@@ -135,25 +163,41 @@ def test_the_cache_follows_the_candidates(alice, make_memory):
 
 
 @pytest.mark.django_db
-def test_the_search_removes_the_language_axis_of_a_bilingual_scope(alice, make_memory):
-    """The cosine part is the plain cosine until the scope holds enough items of each script."""
+def test_the_search_keeps_the_plain_cosine_of_a_bilingual_scope(alice, make_memory):
+    """The scope's language axis is not removed any more: in a conversation it is who speaks."""
     from memoryboard.llm.factory import get_embedder
 
     embedder = get_embedder()
-    query = dict(queryset=memory_queryset_for(alice), query="Java developer", k=100, user_id=str(alice.pk),
-                 min_relevance=-1.0)
-    n = ranking.LANGUAGE_AXIS_MIN_ITEMS
     texts = {}
-    for i in range(n):
+    for i in range(ranking.LANGUAGE_AXIS_MIN_ITEMS):
         for content in (f"User writes Java code, note {i}", f"用户喜欢喝茶，第{i}条"):
             texts[make_memory(alice, content).pk] = content
     qvec = ranking.query_vector(embedder, "Java developer")
+    found = memory_rank(queryset=memory_queryset_for(alice), query="Java developer", k=100,
+                        user_id=str(alice.pk)).candidates
+    for c in found:
+        assert c.parts.cosine == pytest.approx(float(embedder.embed([texts[c.memory_id]])[0] @ qvec), abs=1e-4)
 
-    def plain(candidate):
-        return float(embedder.embed([texts[candidate.memory_id]])[0] @ qvec)
 
-    found = memory_rank(**query).candidates
-    assert all(abs(c.parts.cosine - plain(c)) > 1e-4 for c in found[:3])  # the axis is removed
-    LongTermMemory.objects.filter(pk=next(pk for pk, text in texts.items() if text.startswith("用户"))).delete()
-    found = memory_rank(**query).candidates  # one Chinese item short: no axis
-    assert all(c.parts.cosine == pytest.approx(plain(c), abs=1e-4) for c in found)
+@pytest.mark.django_db
+def test_a_question_about_a_month_finds_what_was_said_then(alice, make_memory):
+    """Raw turns dated by their text, an extracted item by validFrom; "last May" and 上个月 relative to
+    when the question is asked."""
+    import datetime as dt
+
+    may = make_memory(alice, "[2023-05-12] Maya: We finally adopted a puppy from the shelter!")
+    june = make_memory(alice, "[2023-06-20] Maya: Work was hectic, three meetings back to back.")
+    item = make_memory(alice, "Maya climbed Mount Tai", memory_type="EPISODE")
+    item.value_json["validFrom"] = "2023-05-28T00:00:00Z"
+    item.save()
+    asked = dt.datetime(2023, 7, 3, tzinfo=dt.UTC)
+    for question in ("What did Maya do last May?", "Maya五月做了什么？", "What did Maya do in May 2023?"):
+        found = memory_rank(queryset=memory_queryset_for(alice), query=question, k=2, user_id=str(alice.pk),
+                            now=asked)
+        assert {r.memory.pk for r in found.results} == {may.pk, item.pk}, question
+        assert all(r.parts.time == 1.0 for r in found.results)
+    found = memory_rank(queryset=memory_queryset_for(alice), query="What did Maya do last month?", k=3,
+                        user_id=str(alice.pk), now=asked)
+    order = [r.memory.pk for r in found.results]
+    assert order.index(june.pk) < order.index(may.pk)  # June's turn lifted over May's
+    assert [r.parts.time for r in found.results if r.memory.pk == june.pk] == [1.0]
