@@ -170,6 +170,8 @@ def main() -> None:
     parser.add_argument("--only", default="", help="substring of the fusions to run")
     parser.add_argument("--query-level", action="store_true", help="the minimum applies to the query's best item")
     parser.add_argument("--item-floor", type=float, default=-1.0, help="with --query-level: each item's least match")
+    parser.add_argument("--item-relative", type=float, default=-1.0,
+                        help="with --query-level: each item's least match as a share of the best item's")
     parser.add_argument("--min-match", default="", help="minimum relevances (on the fusion's match) to compare")
     args = parser.parse_args()
     _setup()
@@ -225,6 +227,7 @@ def main() -> None:
                 below = match < minimum if minimum is not None else np.zeros(len(match), dtype=bool)
                 if args.query_level and minimum is not None:  # the query reaches the minimum: all may come
                     below = np.full(len(match), float(match.max()) < minimum) | (match < args.item_floor)
+                    below |= match < args.item_relative * float(match.max())
                 if tw:
                     flags = _time_flags(scope, window, fuse(anchor) if anchor is not None else None)
                     # Rank fusions have no absolute scale: their bonus is a share of the query's best.

@@ -14,12 +14,10 @@ embeds its query with :func:`query_vector` and ranks its candidates here::
     decay     = DECAY_FLOOR + (1 - DECAY_FLOOR) * clip(relevance_score, 0, 1)
     final     = (match + TIME_WEIGHT * time) * type * decay
 
-The minimum relevance asks "is this query about anything stored?": when no candidate's ``match`` reaches
-``MIN_RELEVANCE``, nothing is returned; otherwise the best ``k`` whose ``match`` is above 0 (a cosine
-above the floor of unrelated texts, or words of the query) are, ordered by ``final``. A paraphrase's
-evidence often has a cosine near unrelated items' (docs/retrieval.md § The minimum relevance), so the
-threshold is on the query's best item, and each item only needs to pass the floor. ``match`` and ``final`` are on a 0-1 scale (a closer-than-paraphrase cosine may pass 1 a
-little; the time part adds ``TIME_WEIGHT``).
+An item whose ``match`` is below ``MIN_RELEVANCE`` is not returned, whatever its type, date and score:
+the threshold asks "is this about the query at all?", the rest then order what is. ``match`` and
+``final`` are on a 0-1 scale (a closer-than-paraphrase cosine may pass 1 a little; the time part adds
+``TIME_WEIGHT``).
 
 The keyword part is weighted per query (``gate``): when no item of the scope matches at least
 ``KEYWORD_GATE`` of the query's BM25 weight, the query's words are not in the scope (a paraphrase, the
@@ -83,8 +81,8 @@ TYPE_WEIGHTS = {"FACT": 1.0, "PREFERENCE": 0.99, "PROCEDURE": 0.98, "EPISODE": 0
 DEFAULT_TYPE_WEIGHT = 0.98
 # A fully decayed item keeps this share of its score (decay orders, it does not hide).
 DECAY_FLOOR = 0.5
-# The least ``match`` the query's best item needs for the query to return anything (with USE and no
-# keyword: a cosine of 0.1625; with the hashing embedder 0.15: SEMANTIC_WEIGHT * 0.1).
+# The least ``match`` an item needs to be returned (with USE and no keyword: a cosine of 0.1625; with
+# the hashing embedder 0.15: SEMANTIC_WEIGHT * 0.1).
 MIN_RELEVANCE = 0.07
 # What an item dated inside the time a question asks about ("last May", 上个月, "before she moved")
 # adds to its match (ltm.time_expressions).

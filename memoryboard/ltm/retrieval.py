@@ -13,7 +13,7 @@ retrieval and the ``memory_search`` tool; what differs is the scope (a queryset 
    candidates are, so never stale) or reads and builds them (one query);
 3. reads the time the query names, if any (``ltm.time_expressions``: "last May", 上个月, "before she
    moved"), and scores every candidate with the one function of ``ltm.ranking``; keeps the best ``k``
-   whose match is above 0 when the best item's match reaches the minimum relevance (else none); the others are left out with a
+   whose match reaches the minimum relevance; the others are left out with a
    reason (paused, below threshold, beyond K), which is what a retrieval receipt records.
 """
 
@@ -339,8 +339,7 @@ def memory_rank(
         k: how many items at most (capped at ``MAX_K``).
         embedder: default the configured one.
         user_id: whose pause rules apply when the scope is one user's; ``None`` applies every rule.
-        min_relevance: the least match the best item needs for anything to be returned (default
-            ``ranking.MIN_RELEVANCE``).
+        min_relevance: the least match returned (default ``ranking.MIN_RELEVANCE``).
         scope_key: a hashable name of ``queryset`` (equal keys, the same SQL), when the caller has one:
             the candidates' SQL is then compiled once per scope while the user has no pause rule.
         now: when the query is asked (default now): "last month", 去年 are relative to it.
@@ -399,11 +398,7 @@ def memory_rank(
     )
     order = np.argsort(-scores.final, kind="stable")
     paused = np.asarray(paused_flags, dtype=bool)[order]
-    # The minimum relevance is the query's: nothing when no item it may return reaches it; then every
-    # item above the cosine floor of unrelated texts (or matching words) may come.
-    match = scores.match[order]
-    reached = bool(np.any(match[~paused] >= minimum))
-    below = (match <= 0) | (not reached)
+    below = (scores.match < minimum)[order]
     eligible = ~paused & ~below
     returned = eligible & (np.cumsum(eligible) <= k)
     outcomes = np.where(paused, Outcome.PAUSED, np.where(below, Outcome.BELOW_THRESHOLD,

@@ -34,8 +34,9 @@ def test_explain_gives_the_score_parts_and_unrelated_items_stay_out(as_user, ali
     assert [item["id"] for item in plain] == [tea.pk] and "explain" not in plain[0]
     explained = as_user(alice).get("/api/v1/memories/search/?q=green tea&explain=true").json()
     parts = explained[0]["explain"]
-    assert set(parts) == {"cosine", "semantic", "keyword", "match", "type_weight", "decay", "final"}
+    assert set(parts) == {"cosine", "semantic", "keyword", "gate", "match", "time", "type_weight", "decay", "final"}
     assert parts["final"] == explained[0]["score"] and parts["keyword"] > 0 and parts["type_weight"] == 1.0
+    assert parts["gate"] == 1.0 and parts["time"] == 0.0
 
 
 def test_explain_must_be_a_boolean(as_user, alice):
