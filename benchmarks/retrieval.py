@@ -11,7 +11,8 @@ Parts (one run, one fresh SQLite file in a temporary directory, never the develo
 
 1. Quality: ``manage.py memory_eval`` on ``tests/ltm/data/bilingual_eval.json`` with the default model
    and with the hashing embedder; hybrid against semantic alone, keyword alone and the model's plain
-   cosine; the tuning and held-out halves of the queries (section "Retrieval quality").
+   cosine; the dev and test splits of the queries (section "Retrieval quality"). The conversation set's
+   figures come from ``manage.py memory_eval`` (section "Retrieval quality on conversations").
 2. One user's top-10 through ``memory_rank`` (the one search path: query embedding with the default
    model, the candidate query, scoring, the top items' rows), for users holding 200 … 100,000 items in a
    table that holds all of them: warm (the scope's vectors and keyword index cached) and cold (cache

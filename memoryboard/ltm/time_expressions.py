@@ -212,18 +212,35 @@ def query_window(query: str, now: dt.date | dt.datetime) -> Window | None:
     return None
 
 
-_LEADING_DATE = re.compile(r"^\s*\[?(\d{4})-(\d{2})-(\d{2})")
+# A date leading a text: "[2023-05-12] …", "[2023/05/12 14:03] …", "[1:56 pm on 8 May, 2023] …",
+# "[May 8, 2023] …", "[2023年5月8日] …" (looked for in the bracket, or the first 40 characters).
+_DATE_ISO = re.compile(r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})")
+_DATE_DMY = re.compile(rf"(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH_WORD}\.?,?\s+(\d{{4}})", re.I)
+_DATE_MDY = re.compile(rf"{_MONTH_WORD}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})", re.I)
+_DATE_ZH = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})[日号]")
 
 
 def text_day(text: str) -> int | None:
-    """The day of a date at the start of a text ("[2023-05-12] Maya: …"), else ``None``."""
-    match = _LEADING_DATE.match(text or "")
-    if match is None:
-        return None
-    try:
-        return day_number(dt.date(int(match.group(1)), int(match.group(2)), int(match.group(3))))
-    except ValueError:
-        return None
+    """The day of a date leading a text (a raw turn: "[2023-05-12] Maya: …", "[8 May, 2023] …"),
+    else ``None``."""
+    text = (text or "").lstrip()
+    head = text[1 : text.find("]")] if text.startswith("[") and "]" in text[:60] else text[:40]
+    for pattern, order in ((_DATE_ISO, "ymd"), (_DATE_ZH, "ymd"), (_DATE_DMY, "dmy"), (_DATE_MDY, "mdy")):
+        match = pattern.search(head)
+        if match is None or (match.start() > 0 and not text.startswith("[")):
+            continue  # outside a bracket, only a date the text starts with
+        a, b, c = match.groups()
+        try:
+            if order == "ymd":
+                date = dt.date(int(a), int(b), int(c))
+            elif order == "dmy":
+                date = dt.date(int(c), _MONTHS[b.lower()], int(a))
+            else:
+                date = dt.date(int(c), _MONTHS[a.lower()], int(b))
+        except (ValueError, KeyError):
+            return None
+        return day_number(date)
+    return None
 
 
 def _iso_day(value) -> int | None:

@@ -80,3 +80,7 @@ def test_the_day_of_an_item():
     assert item_day({"content": "Maya moved"}, created) == (created.date() - EPOCH).days  # then created_at
     assert item_day({"content": "Maya moved"}) != item_day({"content": "Maya moved"})  # NaN: unknown
     assert text_day("[2023-02-30] bad date") is None and text_day("no date") is None
+    for text in ("[1:56 pm on 28 May, 2023] Caroline: hi", "[May 28, 2023] Tom: hi", "[2023年5月28日] 李娜：你好",
+                 "[2023/5/28 14:03] x", "2023-05-28 Maya: hi"):
+        assert text_day(text) == day, text
+    assert text_day("I met her on 28 May, 2023") is None  # a date inside the text is not when it was said
