@@ -297,6 +297,9 @@ MEMORYBOARD_PLAYGROUND_TRACE_RETENTION_DAYS = env_int("MEMORYBOARD_PLAYGROUND_TR
 
 # HNSW index files of large scopes (ltm.ann), one per embedding model; built by manage.py ann_rebuild.
 MEMORYBOARD_ANN_DIR = os.environ.get("MEMORYBOARD_ANN_DIR", str(BASE_DIR / "var" / "ann"))
+# How often each process's follower applies the index change log to this host's files (seconds; also
+# at once when a search or a write sees a change). 0: no thread; a staff search follows the log itself.
+MEMORYBOARD_ANN_FOLLOW_SECONDS = float(os.environ.get("MEMORYBOARD_ANN_FOLLOW_SECONDS", "10"))
 
 # What searches build per scope (vectors, keyword index), kept in each process (ltm.vector_cache).
 MEMORYBOARD_VECTOR_CACHE_MB = float(os.environ.get("MEMORYBOARD_VECTOR_CACHE_MB", "64"))

@@ -22,14 +22,16 @@ def extract_memories_task(*, agent_id: str, user_id: str, conversation_id: str, 
 
 
 @task()
-def ann_update_task(*, model_name: str, memory_ids: list[str] | None = None) -> int:
-    """Apply every pending update of the HNSW index of ``model_name`` (``ltm.ann.ann_apply_pending``).
+def ann_update_task(*, model_name: str, memory_ids: list[str] | None = None) -> int | None:
+    """Make this host's HNSW index of ``model_name`` follow the change log (``ltm.ann.ann_follow``), and
+    prune the log now and then.
 
-    ``memory_ids``: only in tasks queued before updates were recorded as pending rows; they are recorded
-    first, then applied with the rest.
+    ``memory_ids``: only in tasks queued before changes were logged; they are logged first.
     """
-    from memoryboard.ltm.ann import ann_apply_pending, ann_pending_add
+    from memoryboard.ltm.ann import ann_follow, ann_indexed, ann_log, ann_log_prune_now_and_then
 
-    if memory_ids:
-        ann_pending_add(model_name=model_name, memory_ids=memory_ids)
-    return ann_apply_pending(model_name=model_name)
+    if memory_ids and ann_indexed(model_name):
+        ann_log(model_name=model_name, changes=[("add", pk, None) for pk in memory_ids])
+    changed = ann_follow(model_name=model_name)
+    ann_log_prune_now_and_then()
+    return changed

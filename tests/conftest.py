@@ -20,6 +20,7 @@ def _tasks_inline_and_offline(settings):
     settings.MEMORYBOARD_TASKS_INLINE = True
     if settings.SECRET_KEY.startswith("memoryboard-missing-secret-key:"):
         settings.SECRET_KEY = os.environ["MEMORYBOARD_SECRET_KEY"]
+    settings.MEMORYBOARD_ANN_FOLLOW_SECONDS = 0  # no follower thread: a staff search follows the index log
     settings.OPENAI_BASE_URL = ""
     # The light embedder where meaning is not under test; ``use_embedder`` gives the default model.
     settings.MEMORYBOARD_EMBEDDER = "hashing"

@@ -70,34 +70,48 @@ def _upsert_sql(vendor: str) -> str:
 
 
 def _queue_index_update(model_name: str, memory_ids: list[str]) -> None:
-    """When the model has an HNSW index (``ltm.ann``): record these items as pending in the caller's
-    transaction, and after the commit queue the task that applies every pending row of the model."""
-    from memoryboard.ltm.ann import ann_pending_add, index_path
+    """When the model is indexed (``ltm.ann``: its change log has a row): log these items' new vectors in
+    the caller's transaction, and after the commit queue the task that makes the worker's host follow the
+    log (every other host follows it on its own)."""
+    from memoryboard.ltm.ann import ann_indexed, ann_log
 
-    if not index_path(model_name).exists():
+    if not ann_indexed(model_name):
         return
-    ann_pending_add(model_name=model_name, memory_ids=memory_ids)
+    ann_log(model_name=model_name, changes=[("add", pk, None) for pk in memory_ids])
+    _follow_after_commit(model_name)
 
+
+def _follow_after_commit(model_name: str) -> None:
     def enqueue() -> None:
+        from memoryboard.ltm.ann import ann_follow_in_background
         from memoryboard.tasks import ann_update_task
 
         ann_update_task.enqueue(model_name=model_name)
+        ann_follow_in_background(model_name=model_name)
 
     transaction.on_commit(enqueue)
 
 
 def queue_index_state_update(*, memory_ids: list[str]) -> None:
-    """After the commit, update every HNSW index holding these items: archived ones leave, restored ones return.
+    """Log, for every HNSW index holding these items, that archived ones leave (``remove``) and restored
+    ones return (``add``); after the commit, queue the worker's follow.
 
-    Called by the archive, delete and restore services; does nothing (no query) when there is no index.
+    Called by the archive, delete and restore services; one query for the items' vectors and one per
+    model they have, nothing logged while the model is not indexed.
     """
-    from memoryboard.ltm.ann import any_index
+    from memoryboard.ltm.ann import ann_indexed, ann_log
 
-    if not memory_ids or not any_index():
+    if not memory_ids:
         return
-    models = MemoryEmbedding.objects.filter(memory_id__in=list(memory_ids)).values_list("model_name", flat=True)
-    for model_name in sorted(set(models)):
-        _queue_index_update(model_name, list(memory_ids))
+    rows = (MemoryEmbedding.objects.filter(memory_id__in=list(memory_ids))
+            .values_list("model_name", "memory_id", "id", "memory__archived"))
+    by_model: dict[str, list[tuple[str, str, int]]] = {}
+    for model_name, memory_id, key, archived in rows:
+        by_model.setdefault(model_name, []).append(("remove" if archived else "add", memory_id, key))
+    for model_name, changes in sorted(by_model.items()):
+        if ann_indexed(model_name):
+            ann_log(model_name=model_name, changes=changes)
+            _follow_after_commit(model_name)
 
 
 def _reembed_queryset(*, missing_only: bool, embedder):

@@ -372,23 +372,12 @@ def memory_export_for_user(*, user_id: str, actor) -> dict:
 
 
 def _leave_ann_indexes(user_id: str) -> None:
-    """Take the user's vectors out of every HNSW index file now (staff search, ``ltm.ann``), not after the
-    commit: once the rows are gone, the index update has nothing left to read. The items are marked archived
-    first (they are erased in the same transaction), which is what makes ``ann_update`` remove them. Their
-    pending index updates (ids only) go too."""
-    from memoryboard.ltm.ann import ann_update, any_index
-    from memoryboard.models import AnnPending
+    """Take the user's vectors out of every HNSW index (staff search, ``ltm.ann``) before the rows go: out
+    of this host's files now, and logged (ids only) so every other host scrubs them when it follows."""
+    from memoryboard.ltm.ann import ann_erase
 
-    if not any_index():
-        return
-    _items(user_id).filter(archived=False).update(archived=True)
-    vectors = MemoryEmbedding.objects.filter(memory_id__in=_item_ids(user_id)).values_list("model_name", "id")
-    by_model: dict[str, list[int]] = {}
-    for model_name, pk in vectors:
-        by_model.setdefault(model_name, []).append(pk)
-    for model_name, ids in sorted(by_model.items()):
-        ann_update(model_name=model_name, embedding_ids=ids)
-    AnnPending.objects.filter(memory_id__in=_item_ids(user_id)).delete()
+    ann_erase(vectors=list(MemoryEmbedding.objects.filter(memory_id__in=_item_ids(user_id))
+                           .values_list("model_name", "memory_id", "id")))
 
 
 def user_data_erase(*, user_id: str, actor, reason: str = "privacy request") -> dict[str, list[str]]:

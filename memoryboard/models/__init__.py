@@ -2,7 +2,7 @@
 
 from .audit import AuditLog
 from .chat import ChatMessage, ConversationOwner
-from .embedding import AnnPending, MemoryEmbedding, vector_checksum
+from .embedding import AnnChange, MemoryEmbedding, vector_checksum
 from .lifecycle import (
     MemoryAccess,
     MemoryFlag,
@@ -18,7 +18,7 @@ from .retrieval import RetrievalReceipt
 
 __all__ = [
     "OWN_STATE_REASONS",
-    "AnnPending",
+    "AnnChange",
     "ArchivedReason",
     "AuditLog",
     "ChatMessage",

@@ -50,20 +50,36 @@ def vector_checksum(vector: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(vector, digest_size=8).digest(), "big", signed=True)
 
 
-class AnnPending(models.Model):
-    """An item whose vector of ``model_name`` the HNSW index (``ltm.ann``) has not taken in yet.
+class AnnChange(models.Model):
+    """One change of the HNSW indexes (``ltm.ann``): an append-only log every host follows, never consumed.
 
-    Written in the transaction that changes the item (a new vector, archived, restored), only while the
-    model has an index file; the worker task takes every row of the model at once, applies them and saves
-    the file once, then deletes the rows it read. Many writes queued before a task runs thus cost one
-    rewrite of the file, not one each. ``memory_id`` is no foreign key: a row outlives its item.
+    Written in the transaction that changes an item's vector or state (a new or re-embedded vector, an
+    archive, a delete, a restore, an erase) while the model is indexed somewhere (the log has a row of the
+    model). Each host's index file records the last ``id`` (``seq``) it applied in a position file beside
+    it and applies the rows past it: the database stays the one source of truth, the files follow it.
+    ``op`` says what the writer meant; applying re-reads the item's current vector and state, so the order
+    of rows of one item does not matter. ``remove`` rows carry the vector's row id (the key), which is all
+    that is left once the item is erased. ``build`` marks a model as indexed; ``pruned`` (model blank) says
+    the log was pruned through ``embedding_id``: a host behind that rebuilds. Ids only, no content.
     """
 
-    model_name = models.CharField(max_length=100)
-    memory_id = models.CharField(max_length=255)
+    class Op(models.TextChoices):
+        ADD = "add", _("add")
+        REMOVE = "remove", _("remove")
+        BUILD = "build", _("build")
+        PRUNED = "pruned", _("pruned")
+
+    model_name = models.CharField(max_length=100, blank=True)
+    memory_id = models.CharField(max_length=255, blank=True)
+    embedding_id = models.BigIntegerField(null=True, blank=True)
+    op = models.CharField(max_length=8, choices=Op.choices)
+    created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        db_table = "memoryboard_ann_pending"
-        verbose_name = _("pending index update")
-        verbose_name_plural = _("pending index updates")
-        indexes = [models.Index(fields=["model_name", "id"], name="idx_ann_pending_model")]
+        db_table = "memoryboard_ann_change"
+        verbose_name = _("index change")
+        verbose_name_plural = _("index changes")
+        indexes = [
+            models.Index(fields=["model_name", "id"], name="idx_ann_change_model"),
+            models.Index(fields=["created_at"], name="idx_ann_change_created"),
+        ]

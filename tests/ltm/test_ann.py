@@ -1,4 +1,5 @@
-"""The HNSW index of large scopes: built by a command, updated by the worker task, filtered like exact search."""
+"""The HNSW index of large scopes: built by a command, following the change log on every host, filtered like exact
+search; erased vectors gone from the files; a broken file is a slower search, not an outage."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def test_new_items_reach_the_index_through_the_task(monkeypatch, ann_dir, suppor
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         new = make_memory(alice, "User plays the violin")  # after the commit, the task updates the index
     assert len(callbacks) == 1
-    index = ann._view("hashing-ngram-384")
+    index = ann._snapshot("hashing-ngram-384")[0]
     assert len(index) == 2
     monkeypatch.setattr(retrieval, "EXACT_MAX", 1)
     found = memory_rank(queryset=memory_queryset_for(support_user), query="violin", k=3)
@@ -73,7 +74,7 @@ def test_without_an_index_large_scopes_are_searched_exactly(monkeypatch, ann_dir
 def _indexed_items(model_name: str = "hashing-ngram-384") -> set[str]:
     from memoryboard.models import MemoryEmbedding
 
-    index = ann._view(model_name)
+    index = ann._snapshot(model_name)[0]
     rows = MemoryEmbedding.objects.filter(model_name=model_name).values_list("id", "memory_id")
     return {memory_id for key, memory_id in rows if key in index}
 
@@ -170,18 +171,29 @@ def saves(monkeypatch):
     calls = []
     real = ann._save
 
-    def spy(index, model_name):
+    def spy(index, model_name, position):
         calls.append(model_name)
-        real(index, model_name)
+        real(index, model_name, position)
 
     monkeypatch.setattr(ann, "_save", spy)
     return calls
 
 
-def _pending() -> list[str]:
-    from memoryboard.models import AnnPending
+def _log(op: str | None = None) -> list[str]:
+    from memoryboard.models import AnnChange
 
-    return list(AnnPending.objects.filter(model_name=MODEL).values_list("memory_id", flat=True))
+    rows = AnnChange.objects.filter(model_name=MODEL).exclude(op="build")
+    return list((rows.filter(op=op) if op else rows).values_list("memory_id", flat=True))
+
+
+def _position() -> int:
+    return ann._read_position(MODEL).seq
+
+
+def _last_seq() -> int:
+    from memoryboard.models import AnnChange
+
+    return AnnChange.objects.order_by("-id").values_list("id", flat=True).first()
 
 
 def test_many_writes_reach_the_index_in_one_save_and_later_tasks_touch_nothing(
@@ -192,23 +204,24 @@ def test_many_writes_reach_the_index_in_one_save_and_later_tasks_touch_nothing(
     mtime = ann.index_path(MODEL).stat().st_mtime_ns
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         new = [make_memory(user, f"User plays instrument number {i}") for i, user in enumerate([alice, bob] * 10)]
-    assert len(callbacks) == 20 and sorted(_pending()) == sorted(m.pk for m in new)
+    assert len(callbacks) == 20 and sorted(_log("add")) == sorted(m.pk for m in new)
     assert saves == [] and ann.index_path(MODEL).stat().st_mtime_ns == mtime  # nothing written yet
 
     for callback in callbacks:  # the 20 queued tasks: the first applies every write, the others find none
         callback()
-    assert saves == [MODEL] and _pending() == []
-    assert len(ann._view(MODEL)) == 21 and _indexed_items() >= {m.pk for m in new}
+    assert saves == [MODEL] and _position() == _last_seq()
+    assert sorted(_log("add")) == sorted(m.pk for m in new)  # the log is never consumed: other hosts read it
+    assert len(ann._snapshot(MODEL)[0]) == 21 and _indexed_items() >= {m.pk for m in new}
     mtime = ann.index_path(MODEL).stat().st_mtime_ns
 
     from memoryboard.tasks import ann_update_task
 
-    assert ann_update_task.call(model_name=MODEL) == 0  # a task queued later: no pending row, file untouched
+    assert ann_update_task.call(model_name=MODEL) == 0  # a task queued later: nothing past the position
     assert saves == [MODEL] and ann.index_path(MODEL).stat().st_mtime_ns == mtime
 
 
-def test_archive_and_restore_are_recorded_and_applied_together(ann_dir, support_user, alice, make_memory, saves,
-                                                               django_capture_on_commit_callbacks):
+def test_archive_and_restore_are_logged_and_applied_together(ann_dir, support_user, alice, make_memory, saves,
+                                                             django_capture_on_commit_callbacks):
     from memoryboard.ltm.services import memory_archive, memory_restore
 
     violin, cello, tea = (make_memory(alice, text) for text in ("User plays the violin", "User plays the cello",
@@ -219,63 +232,63 @@ def test_archive_and_restore_are_recorded_and_applied_together(ann_dir, support_
         memory_archive(memory=violin, actor=support_user)
         memory_archive(memory=cello, actor=support_user)
         memory_restore(memory=cello, actor=support_user)
+    assert _log("remove") == [violin.pk, cello.pk] and _log("add") == [cello.pk]
     assert _indexed_items() == {violin.pk, cello.pk, tea.pk}  # not applied yet
     for callback in callbacks:
         callback()
-    assert saves == [MODEL] and _indexed_items() == {cello.pk, tea.pk} and _pending() == []
+    assert saves == [MODEL] and _indexed_items() == {cello.pk, tea.pk}
 
 
-def test_a_failure_while_applying_keeps_the_pending_updates(monkeypatch, ann_dir, alice, make_memory,
-                                                            django_capture_on_commit_callbacks):
+def test_a_failure_while_applying_keeps_the_position(monkeypatch, ann_dir, alice, make_memory,
+                                                     django_capture_on_commit_callbacks):
     make_memory(alice, "User drinks tea")
     call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+    before = _position()
     with django_capture_on_commit_callbacks(execute=False):
         violin = make_memory(alice, "User plays the violin")
 
-    def broken(index, model_name):
+    def broken(index, model_name, position):
         raise OSError("disk full")
 
     monkeypatch.setattr(ann, "_save", broken)
     with pytest.raises(OSError):
-        ann.ann_apply_pending(model_name=MODEL)
-    assert _pending() == [violin.pk] and violin.pk not in _indexed_items()
+        ann.ann_follow(model_name=MODEL)
+    assert _position() == before and violin.pk not in _indexed_items()
 
     monkeypatch.undo()
-    assert ann.ann_apply_pending(model_name=MODEL) == 1
-    assert _pending() == [] and violin.pk in _indexed_items()
+    assert ann.ann_follow(model_name=MODEL) == 1
+    assert _position() == _last_seq() and violin.pk in _indexed_items()
 
 
-def test_without_an_index_nothing_is_recorded(ann_dir, alice, make_memory, django_capture_on_commit_callbacks):
+def test_without_an_index_nothing_is_logged(ann_dir, alice, make_memory, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         make_memory(alice, "User plays the violin")
-    assert callbacks == [] and _pending() == []
+    assert callbacks == [] and _log() == []
 
 
-def test_a_rebuild_clears_the_pending_updates_it_covers(ann_dir, alice, make_memory, saves,
-                                                        django_capture_on_commit_callbacks):
+def test_a_rebuild_covers_the_log_written_before_it(ann_dir, alice, make_memory, saves,
+                                                    django_capture_on_commit_callbacks):
     make_memory(alice, "User drinks tea")
     call_command("ann_rebuild", "--no-progress", stdout=StringIO())
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         violin = make_memory(alice, "User plays the violin")
-    assert _pending() == [violin.pk]
     call_command("ann_rebuild", "--no-progress", stdout=StringIO())
-    assert _pending() == [] and violin.pk in _indexed_items()
+    assert violin.pk in _indexed_items() and _position() == _last_seq()
     saves.clear()
     callbacks[0]()  # the task queued by the write: the rebuild did its work
     assert saves == []
 
 
-def test_a_task_queued_with_item_ids_before_the_pending_table_still_applies_them(ann_dir, alice, make_memory):
+def test_a_task_queued_with_item_ids_before_the_log_still_applies_them(ann_dir, alice, make_memory):
+    from memoryboard.models import AnnChange
     from memoryboard.tasks import ann_update_task
 
     make_memory(alice, "User drinks tea")
     call_command("ann_rebuild", "--no-progress", stdout=StringIO())
     violin = make_memory(alice, "User plays the violin")  # its own task is never run (not committed)
-    from memoryboard.models import AnnPending
-
-    AnnPending.objects.all().delete()  # as if written before the pending table existed
+    AnnChange.objects.exclude(op="build").delete()  # as if written before the log existed
     assert ann_update_task.call(model_name=MODEL, memory_ids=[violin.pk]) == 1
-    assert violin.pk in _indexed_items() and _pending() == []
+    assert violin.pk in _indexed_items()
 
 
 def test_reembed_with_an_index_ends_with_the_index_up_to_date(ann_dir, alice, bob, make_memory, saves,
@@ -295,12 +308,33 @@ def test_reembed_with_an_index_ends_with_the_index_up_to_date(ann_dir, alice, bo
     saves.clear()
 
     def own_key_first() -> int:
-        index = ann._view(MODEL)
+        index = ann._snapshot(MODEL)[0]
         return sum(int(index.search(np.frombuffer(blob, dtype=np.float32), count=1).keys[0]) == pk
                    for pk, blob in right.items())
 
     assert own_key_first() < len(items) // 2
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         assert memory_reembed(batch_size=5) == len(items)
-    assert len(callbacks) == 3 and saves == [MODEL] and _pending() == []
-    assert len(ann._view(MODEL)) == len(items) and own_key_first() == len(items)
+    assert len(callbacks) == 3 and saves == [MODEL]
+    assert len(ann._snapshot(MODEL)[0]) == len(items) and own_key_first() == len(items)
+
+
+def test_the_log_is_pruned_and_a_host_behind_it_rebuilds(ann_dir, support_user, alice, make_memory, monkeypatch,
+                                                         django_capture_on_commit_callbacks):
+    from memoryboard.models import AnnChange
+
+    tea = make_memory(alice, "User drinks tea")
+    call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+    stale = ann._read_position(MODEL)
+    with django_capture_on_commit_callbacks(execute=True):
+        items = [make_memory(alice, f"User plays instrument number {i}") for i in range(5)]
+    monkeypatch.setattr(ann, "LOG_KEEP_ROWS", 2)
+    assert ann.ann_log_prune() > 0
+    assert AnnChange.objects.filter(model_name=MODEL).exists()  # the model stays indexed
+    current = ann._read_position(MODEL)
+    ann._write_position(MODEL, ann.Position(seq=stale.seq, size=current.size, crc=current.crc))  # fell behind
+    ann._views.clear()
+    monkeypatch.setattr(retrieval, "EXACT_MAX", 1)
+    found = memory_rank(queryset=memory_queryset_for(support_user), query="instrument number 3", k=3)
+    assert found.index == "hnsw" and found.results[0].memory.pk == items[3].pk  # rebuilt by the follower
+    assert _indexed_items() == {m.pk for m in items} | {tea.pk}

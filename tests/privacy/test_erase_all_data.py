@@ -229,10 +229,10 @@ def test_erase_takes_the_vectors_out_of_the_hnsw_index(settings, tmp_path, alice
         call_command("ann_rebuild", "--no-progress", stdout=StringIO())
         keys = dict(MemoryEmbedding.objects.values_list("memory_id", "id"))
         model = MemoryEmbedding.objects.values_list("model_name", flat=True).first()
-        assert keys[mine[0].pk] in ann._view(model) and keys[other.pk] in ann._view(model)
+        assert keys[mine[0].pk] in ann._snapshot(model)[0] and keys[other.pk] in ann._snapshot(model)[0]
         user_data_erase(user_id=str(alice.pk), actor=alice)
         ann._views.clear()
-        index = ann._view(model)
+        index = ann._snapshot(model)[0]
         assert keys[mine[0].pk] not in index and keys[mine[1].pk] not in index
         assert keys[other.pk] in index
     finally:
