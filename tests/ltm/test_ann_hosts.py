@@ -1,0 +1,274 @@
+"""The staff-search index on many hosts: each follows the database's change log; erased, deleted and archived
+vectors are gone from every host's files; a broken file is a slower search, not an outage; searches never
+wait for a writer.
+
+A "host" is an index directory (``MEMORYBOARD_ANN_DIR``) with this process's state of it cleared: what
+a web host or a worker host keeps on its own disk."""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from io import StringIO
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from memoryboard.ltm import ann, retrieval
+from memoryboard.ltm.retrieval import memory_rank
+from memoryboard.ltm.selectors import memory_queryset_for
+from memoryboard.models import MemoryEmbedding
+
+MODEL = "hashing-ngram-384"
+
+
+@pytest.fixture
+def hosts(settings, tmp_path, monkeypatch):
+    """``hosts("a")``: a context in which this process is host "a" (its own index directory)."""
+    monkeypatch.setattr(retrieval, "EXACT_MAX", 0)  # every staff scope here is "large"
+
+    @contextmanager
+    def host(name: str):
+        old = settings.MEMORYBOARD_ANN_DIR
+        settings.MEMORYBOARD_ANN_DIR = str(tmp_path / name)
+        ann._views.clear()
+        try:
+            yield tmp_path / name
+        finally:
+            settings.MEMORYBOARD_ANN_DIR = old
+            ann._views.clear()
+
+    ann._views.clear()
+    yield host
+    ann._views.clear()
+
+
+def _plant(memory) -> dict[str, bytes]:
+    """Give the item a vector nobody else has; its bytes as the index (int8) and as f16/f32 would store them."""
+    vector = np.random.default_rng(abs(hash(memory.pk)) % 2**32).standard_normal(384).astype(np.float32)
+    vector /= np.linalg.norm(vector)
+    MemoryEmbedding.objects.filter(memory_id=memory.pk).update(vector=vector.tobytes())
+    return {"f32": vector.tobytes(), "f16": vector.astype(np.float16).tobytes()}
+
+
+def _int8(memory) -> bytes:
+    index, _position = ann._snapshot(MODEL)
+    key = MemoryEmbedding.objects.get(memory_id=memory.pk).pk
+    return index.get(key, dtype="i8").tobytes()
+
+
+def _files_holding(directories: list[Path], patterns: dict[str, bytes]) -> list[str]:
+    found = []
+    for directory in directories:
+        for path in directory.rglob("*"):
+            if path.is_file():
+                data = path.read_bytes()
+                found += [f"{path.name}: {kind}" for kind, pattern in patterns.items() if pattern in data]
+    return found
+
+
+def _staff_finds(support_user, query: str) -> list[str]:
+    found = memory_rank(queryset=memory_queryset_for(support_user), query=query, k=5)
+    return [r.memory.pk for r in found.results]
+
+
+@pytest.mark.django_db
+def test_an_erase_is_gone_from_the_files_of_every_host(hosts, support_user, alice, bob, make_memory):
+    from memoryboard.ltm.user_data import user_data_erase
+
+    secret = make_memory(alice, "User hides a unique secret phrase")
+    other = make_memory(bob, "User plays the piano")
+    patterns = _plant(secret)
+    with hosts("a") as a:
+        call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+        patterns["i8"] = _int8(secret)
+    with hosts("b") as b:
+        assert _staff_finds(support_user, "unique secret phrase")[0] == secret.pk  # b built its own, by itself
+        assert patterns["i8"] in ann.index_path(MODEL).read_bytes()
+    with hosts("a"):
+        user_data_erase(user_id=str(alice.pk), actor=alice)
+        assert _files_holding([a], patterns) == []  # this host: before the erase returned
+    with hosts("b"):
+        assert secret.pk not in _staff_finds(support_user, "unique secret phrase")
+        assert _staff_finds(support_user, "piano") == [other.pk]
+    assert _files_holding([b], patterns) == []
+    assert _files_holding([a], patterns) == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("how", ["delete", "archive"])
+def test_deleted_and_archived_vectors_leave_the_files_when_the_hosts_follow(
+        hosts, how, support_user, alice, make_memory, django_capture_on_commit_callbacks):
+    from memoryboard.ltm.services import memory_archive, memory_delete_for_user
+
+    item = make_memory(alice, "User hides a unique secret phrase")
+    make_memory(alice, "User plays the piano")
+    patterns = _plant(item)
+    with hosts("a") as a:
+        call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+        patterns["i8"] = _int8(item)
+    with hosts("b") as b:
+        assert ann.ann_follow(model_name=MODEL) > 0
+    with hosts("a"), django_capture_on_commit_callbacks(execute=True):  # the worker task runs on host a
+        if how == "delete":
+            memory_delete_for_user(memory=item, actor=alice)
+        else:
+            memory_archive(memory=item, actor=support_user)
+    assert _files_holding([a], patterns) == [] and patterns["i8"] in (b / f"{MODEL}.usearch").read_bytes()
+    with hosts("b"):
+        assert ann.ann_follow(model_name=MODEL) == 1  # what a search or the follower thread runs
+    assert _files_holding([a, b], patterns) == []
+
+
+def _damage(path: Path, how: str) -> None:
+    data = path.read_bytes()
+    if how == "empty":
+        path.write_bytes(b"")
+    elif how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    else:  # the graph's bytes overwritten, same size: usearch would open it and crash the process searching it
+        start = len(data) * 3 // 4
+        path.write_bytes(data[:start] + bytes(np.random.default_rng(1).integers(0, 256, len(data) - start,
+                                                                                dtype=np.uint8)))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("how", ["corrupt", "empty", "truncated"])
+def test_a_broken_file_is_a_slower_search_then_rebuilt(hosts, how, settings, monkeypatch, caplog, support_user,
+                                                       alice, make_memory):
+    items = [make_memory(alice, f"User plays instrument number {i}") for i in range(4)]
+    with hosts("a") as a:
+        call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+        assert memory_rank(queryset=memory_queryset_for(support_user), query="instrument", k=3).index == "hnsw"
+        ann._views.clear()  # a process that has not opened this file yet
+        _damage(ann.index_path(MODEL), how)
+        settings.MEMORYBOARD_ANN_FOLLOW_SECONDS = 10  # the follower is a thread: the search does not wait for it
+        kicked = []
+        monkeypatch.setattr(ann, "_kick", lambda model_name, dim=None: kicked.append(model_name))
+        found = memory_rank(queryset=memory_queryset_for(support_user), query="instrument number 2", k=3)
+        assert found.index == "exact" and found.results[0].memory.pk == items[2].pk
+        assert "unreadable" in caplog.text and kicked == [MODEL]
+        assert not ann.index_path(MODEL).exists() and ann.broken_path(MODEL).exists()  # moved aside
+
+        assert ann.ann_follow(model_name=MODEL) == 4  # what the follower does: rebuild
+        found = memory_rank(queryset=memory_queryset_for(support_user), query="instrument number 2", k=3)
+        assert found.index == "hnsw" and found.results[0].memory.pk == items[2].pk
+        assert not ann.broken_path(MODEL).exists() and sorted(p.name for p in a.iterdir()) == [
+            f"{MODEL}.lock", f"{MODEL}.usearch", f"{MODEL}.usearch.json"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("how", ["corrupt", "empty", "truncated"])
+def test_an_erase_never_depends_on_the_file_being_readable(hosts, how, alice, bob, make_memory):
+    from memoryboard.ltm.user_data import user_data_erase
+    from memoryboard.models import LongTermMemory
+
+    secret = make_memory(alice, "User hides a unique secret phrase")
+    make_memory(bob, "User plays the piano")
+    patterns = _plant(secret)
+    with hosts("a") as a:
+        call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+        patterns["i8"] = _int8(secret)
+        _damage(ann.index_path(MODEL), how)
+        user_data_erase(user_id=str(alice.pk), actor=alice)
+        assert not LongTermMemory.objects.filter(pk=secret.pk).exists()
+        assert _files_holding([a], patterns) == []
+        assert ann.ann_follow(model_name=MODEL) == 1  # rebuilt from what is left
+
+
+@pytest.mark.django_db
+def test_searches_and_erases_do_not_wait_behind_a_rebuild(hosts, monkeypatch, support_user, alice, bob,
+                                                          make_memory):
+    from memoryboard.ltm.user_data import user_data_erase
+
+    secret = make_memory(alice, "User hides a unique secret phrase")
+    piano = make_memory(bob, "User plays the piano")
+    patterns = _plant(secret)
+    monkeypatch.setattr(ann, "ERASE_WAIT", 0.5)
+    with hosts("a") as a:
+        call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+        patterns["i8"] = _int8(secret)
+        holding, release = threading.Event(), threading.Event()
+
+        def rebuild_running():  # holds this host's writer lock as a rebuild does for its whole run
+            with ann._writer(MODEL):
+                holding.set()
+                release.wait(30)
+
+        writer = threading.Thread(target=rebuild_running)
+        writer.start()
+        try:
+            holding.wait(5)
+            started = time.monotonic()
+            assert _staff_finds(support_user, "piano") == [piano.pk]
+            assert time.monotonic() - started < 0.5  # the last good file: no wait for the writer
+            started = time.monotonic()
+            user_data_erase(user_id=str(alice.pk), actor=alice)
+            assert time.monotonic() - started < 3  # bounded: the writer applies the logged removal
+            started = time.monotonic()
+            assert secret.pk not in _staff_finds(support_user, "unique secret phrase")
+            assert time.monotonic() - started < 0.5
+        finally:
+            release.set()
+            writer.join()
+        assert ann.ann_follow(model_name=MODEL) == 1  # the writer's next run: the erase's removal
+        assert _files_holding([a], patterns) == []
+
+
+@pytest.mark.mysql
+@pytest.mark.django_db(transaction=True)
+def test_two_web_hosts_and_a_worker_on_one_mariadb(hosts, settings, monkeypatch, support_user, alice, bob,
+                                                   make_memory):
+    """Two web hosts (a, b) and a worker host (w): a write on a is found by a staff search on b within
+    seconds, before b's file has it and after; an erase on a is gone from the searches and the files of
+    all three."""
+    from memoryboard.ltm.user_data import user_data_erase
+    from memoryboard.tasks import ann_update_task
+
+    if connection.vendor != "mysql":
+        pytest.skip("hosts share one MariaDB/MySQL database (real commits)")
+    for i in range(30):
+        make_memory(alice if i % 2 else bob, f"User collects stamps from country {i}")
+    with hosts("a") as a:
+        call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+    with hosts("w") as w:
+        assert ann_update_task.call(model_name=MODEL) == 30  # the worker's host builds its own by itself
+    with hosts("b") as b:
+        assert _staff_finds(support_user, "stamps country 7")  # builds its own too
+
+    settings.MEMORYBOARD_ANN_FOLLOW_SECONDS = 10  # web hosts follow on a thread: kept from running here
+    monkeypatch.setattr(ann, "_kick", lambda model_name, dim=None: None)
+    with hosts("a"):
+        clocks = make_memory(bob, "User restores antique pendulum clocks")  # committed; a's task runs on a
+        patterns = _plant(clocks)
+        ann_update_task.call(model_name=MODEL)
+    written = time.monotonic()
+    with hosts("b"):
+        assert _staff_finds(support_user, "antique pendulum clocks")[0] == clocks.pk  # from the log, exactly
+        assert time.monotonic() - written < 3
+        assert ann.ann_follow(model_name=MODEL) == 1  # then b's follower takes it (its vector as stored now) in
+        index, _position = ann._snapshot(MODEL)
+        key = MemoryEmbedding.objects.get(memory_id=clocks.pk).pk
+        assert key in index
+        patterns["i8"] = index.get(key, dtype="i8").tobytes()
+        assert _staff_finds(support_user, "antique pendulum clocks")[0] == clocks.pk
+    with hosts("w"):
+        ann_update_task.call(model_name=MODEL)
+
+    with hosts("a"):
+        user_data_erase(user_id=str(bob.pk), actor=bob)
+    with hosts("b"):
+        assert _staff_finds(support_user, "antique pendulum clocks") == []  # gone before b follows
+        assert _files_holding([b, w], patterns) != []  # b and w have not followed yet
+        ann.ann_follow(model_name=MODEL)
+    with hosts("w"):
+        ann_update_task.call(model_name=MODEL)
+    assert _files_holding([a, b, w], patterns) == []
+    with hosts("b"):
+        assert all(m.startswith("User collects stamps") for m in [
+            r.memory.content for r in memory_rank(queryset=memory_queryset_for(support_user), query="stamps",
+                                                  k=5).results])
