@@ -43,7 +43,7 @@ CHAT = "/api/v1/agents/chat/chat"
 # put in ``user_data_sections`` or here, with its reason: this list is what makes the test fail otherwise.
 NOT_USER_DATA = {
     "memoryboard_playground_trace": "pasted by staff; not linked to a platform user; purged after retention",
-    "memoryboard_ann_pending": "item ids awaiting the index task, no content; the erase deletes the user's",
+    "memoryboard_ann_change": "index change log: item and vector ids, no content; kept until pruned so every host removes an erased vector",
 }
 
 
