@@ -1,4 +1,4 @@
-"""Benchmark: keeping the HNSW index up to date under writes, one rewrite per task vs pending rows (issue 13).
+"""Benchmark: keeping the HNSW index up to date under writes, one rewrite per task vs following the change log.
 
 Run (a throwaway SQLite database and index directory under ``var/bench-ann-updates/``)::
 
@@ -9,10 +9,10 @@ indexed; ``--writes`` items are then written through ``memory_create`` (light em
 transaction, which queues one ``ann_update_task`` each, as agent turns do. The queued tasks then run in
 turn, as a worker that was busy would run them:
 
-- before: each task loads the file, changes its item's vector and saves the whole file
-  (``ann.ann_update`` with that task's vector, the code path of every task before the pending table);
-- after: the tasks as they are now (``ann_update_task``): the first applies every pending row and saves
-  once, the others find none and touch nothing.
+- before: each task loads the file, changes its item's vector and saves the whole file (the code path of
+  every task before the index had a log of changes);
+- after: the tasks as they are now (``ann_update_task``): the first follows the change log past the file's
+  position and saves once, the others find nothing past it and touch nothing.
 
 Reported: saves, bytes written (file size × saves), wall time and this process's CPU time (usearch's
 threads included), and the load average (2 shared cores: wall times are noisy, CPU times less so).
@@ -42,7 +42,7 @@ MODEL = "hashing-ngram-384"
 def _setup() -> None:
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
-    os.environ.update(DATABASE_URL=f"sqlite:///{WORK / 'db.sqlite3'}", MEMORYBOARD_ANN_DIR=str(WORK / "ann"),
+    os.environ.update(DATABASE_URL=f"sqlite:///{WORK / 'db.sqlite3'}", MEMORYBOARD_ANN_DIR=str(WORK / "ann"), MEMORYBOARD_ANN_FOLLOW_SECONDS="0",
                       MEMORYBOARD_EMBEDDER="hashing", DJANGO_SETTINGS_MODULE="memoryboard.settings")
     import django
 
@@ -58,9 +58,13 @@ def _build(n: int) -> pathlib.Path:
     rng = np.random.default_rng(13)
     index = ann._new_index(DIM)
     index.add(np.arange(10**9, 10**9 + n, dtype=np.uint64), rng.standard_normal((n, DIM), dtype=np.float32))
-    ann._save(index, MODEL)
+    from memoryboard.models import AnnChange
+
+    AnnChange.objects.create(model_name=MODEL, op=AnnChange.Op.BUILD)  # the model is indexed: writes are logged
+    ann._save(index, MODEL, ann.Position(seq=AnnChange.objects.latest("id").pk))
     master = WORK / "master.usearch"
     shutil.copyfile(ann.index_path(MODEL), master)
+    shutil.copyfile(ann.position_path(MODEL), master.with_suffix(".json"))
     return master
 
 
@@ -72,6 +76,7 @@ def _run(label: str, master: pathlib.Path, writes: int, offset: int, apply) -> d
     import memoryboard.tasks as tasks
 
     shutil.copyfile(master, ann.index_path(MODEL))
+    shutil.copyfile(master.with_suffix(".json"), ann.position_path(MODEL))
     ann._views.clear()
     queued: list[dict] = []
     real_task = tasks.ann_update_task
@@ -84,7 +89,7 @@ def _run(label: str, master: pathlib.Path, writes: int, offset: int, apply) -> d
         tasks.ann_update_task = real_task
     saves = []
     real_save = ann._save
-    ann._save = lambda index, model_name: (saves.append(1), real_save(index, model_name))
+    ann._save = lambda index, model_name, position: (saves.append(1), real_save(index, model_name, position))
     load = os.getloadavg()[0]
     wall, cpu = time.perf_counter(), time.process_time()
     try:
@@ -94,7 +99,7 @@ def _run(label: str, master: pathlib.Path, writes: int, offset: int, apply) -> d
         ann._save = real_save
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     size = ann.index_path(MODEL).stat().st_size
-    index = ann._view(MODEL)
+    index = ann._snapshot(MODEL)[0]
     from memoryboard.models import MemoryEmbedding
 
     keys = MemoryEmbedding.objects.filter(memory_id__in=[m.pk for m in items]).values_list("id", flat=True)
@@ -111,23 +116,23 @@ def main() -> None:
     args = parser.parse_args()
     _setup()
     from memoryboard.ltm import ann
-    from memoryboard.models import AnnPending, MemoryEmbedding
     from memoryboard.tasks import ann_update_task
 
     started = time.perf_counter()
     master = _build(args.n)
     print(f"index of {args.n:,} vectors built in {time.perf_counter() - started:.1f} s", flush=True)
 
-    def before(position, kwargs, items):
-        AnnPending.objects.all().delete()  # the old tasks carried their item, nothing was pending
-        ids = MemoryEmbedding.objects.filter(memory_id=items[position].pk, model_name=MODEL).values_list("id", flat=True)
-        ann.ann_update(model_name=MODEL, embedding_ids=list(ids))
+    def before(position, kwargs, items):  # the old task: its own item, one load and one save
+        with ann._writer(MODEL):
+            index, at = ann._load(MODEL)
+            ann._apply(index, MODEL, [items[position].pk], [])
+            ann._save(index, MODEL, at)
 
     def after(position, kwargs, items):
         ann_update_task.call(**kwargs)
 
     rows = [_run("before: one load and save per task", master, args.writes, 0, before),
-            _run("after: pending rows, one save per batch", master, args.writes, args.writes, after)]
+            _run("after: the change log, one save per batch", master, args.writes, args.writes, after)]
     lines = [HEADING, "",
              f"`benchmarks/ann_updates.py --n {args.n} --writes {args.writes}`: an index of {args.n:,} vectors "
              f"(384-d, int8, file {rows[0]['size'] / 1e6:.0f} MB), then {args.writes} items written through "

@@ -193,7 +193,7 @@ def main() -> None:
 
     def use(setting):
         retrieval.ANN_CANDIDATES, ann.EXPANSION_SEARCH = setting
-        for _mtime, index in ann._views.values():
+        for _signature, _position_mtime, index, _position in ann._views.values():
             if index is not None:
                 index.expansion_search = setting[1]
 
