@@ -23,8 +23,8 @@ def extract_memories_task(*, agent_id: str, user_id: str, conversation_id: str, 
 
 @task()
 def ann_update_task(*, model_name: str, memory_ids: list[str] | None = None) -> int | None:
-    """Make this host's HNSW index of ``model_name`` follow the change log (``ltm.ann.ann_follow``), and
-    prune the log now and then.
+    """Make this host's HNSW index of ``model_name``, if it has one, follow the change log
+    (``ltm.ann.ann_follow``), and prune the log now and then.
 
     ``memory_ids``: only in tasks queued before changes were logged; they are logged first.
     """
@@ -32,6 +32,6 @@ def ann_update_task(*, model_name: str, memory_ids: list[str] | None = None) -> 
 
     if memory_ids and ann_indexed(model_name):
         ann_log(model_name=model_name, changes=[("add", pk, None) for pk in memory_ids])
-    changed = ann_follow(model_name=model_name)
+    changed = ann_follow(model_name=model_name, build_missing=False)
     ann_log_prune_now_and_then()
     return changed

@@ -92,6 +92,9 @@ LOG_KEEP_ROWS = 1_000_000
 ERASE_WAIT = 30.0
 # Keys of the filler vectors written over freed slots (embedding row ids never come near).
 FILLER_KEY = 2**63
+# Fillers take the slots of removed vectors until new vectors do; beyond a quarter of the index (and this
+# many) the follower rebuilds it.
+FILLERS_MIN = 10_000
 
 _view_lock = threading.Lock()
 _writer_locks: dict[str, threading.Lock] = {}
@@ -270,37 +273,47 @@ def _snapshot(model_name: str):
     signature = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
     if cached is not None and cached[0] == signature and cached[1] == position_mtime:
         return cached[2], cached[3]
-    with _view_lock:
-        cached = _views.get(key)
-        if cached is not None and cached[0] == signature:
-            position = _read_position(model_name)
-            if position is not None and (position.size, position.crc) == (cached[3].size, cached[3].crc):
-                _views[key] = (signature, position_mtime, cached[2], position)  # the follower moved on
-                return cached[2], position
-        position, why = _verified(model_name, path)
-        index = None
-        if position is not None:
-            try:
-                from usearch.index import Index
+    # One search per process verifies a new file (its CRC: ~0.3 s at 1M items); the others meanwhile
+    # search the previous one.
+    if not _view_lock.acquire(blocking=cached is None):
+        return cached[2], cached[3]
+    try:
+        return _open_snapshot(model_name, path, key, signature, position_mtime)
+    finally:
+        _view_lock.release()
 
-                index = Index.restore(str(path), view=True)
-                if index is None:
-                    why = "not a usearch index"
-            except Exception as error:  # usearch raises ValueError or RuntimeError on bad files
-                why = f"usearch: {error}"
-                index = None
-        if index is None:
-            with _writer(model_name, timeout=0) as alone:
-                if not alone:  # the writer is replacing the files: keep the previous view meanwhile
-                    return (cached[2], cached[3]) if cached else (None, None)
-                position, why = (None, "missing") if not path.exists() else _verified(model_name, path)
-                if position is None and path.exists():
-                    _set_aside(model_name, why)
-                _views.pop(key, None)
-            return None, None
-        index.expansion_search = EXPANSION_SEARCH
-        _views[key] = (signature, position_mtime, index, position)
-        return index, position
+
+def _open_snapshot(model_name: str, path: Path, key: str, signature: tuple, position_mtime: int):
+    cached = _views.get(key)
+    if cached is not None and cached[0] == signature:
+        position = _read_position(model_name)
+        if position is not None and (position.size, position.crc) == (cached[3].size, cached[3].crc):
+            _views[key] = (signature, position_mtime, cached[2], position)  # the follower moved on
+            return cached[2], position
+    position, why = _verified(model_name, path)
+    index = None
+    if position is not None:
+        try:
+            from usearch.index import Index
+
+            index = Index.restore(str(path), view=True)
+            if index is None:
+                why = "not a usearch index"
+        except Exception as error:  # usearch raises ValueError or RuntimeError on bad files
+            why = f"usearch: {error}"
+            index = None
+    if index is None:
+        with _writer(model_name, timeout=0) as alone:
+            if not alone:  # the writer is replacing the files: keep the previous view meanwhile
+                return (cached[2], cached[3]) if cached else (None, None)
+            position, why = (None, "missing") if not path.exists() else _verified(model_name, path)
+            if position is None and path.exists():
+                _set_aside(model_name, why)
+            _views.pop(key, None)
+        return None, None
+    index.expansion_search = EXPANSION_SEARCH
+    _views[key] = (signature, position_mtime, index, position)
+    return index, position
 
 
 def _load(model_name: str):
@@ -612,13 +625,15 @@ def ann_rebuild_count(*, model_name: str) -> int:
     return MemoryEmbedding.objects.filter(model_name=model_name).count()
 
 
-def ann_follow(*, model_name: str, dim: int | None = None, wait: bool = True) -> int | None:
+def ann_follow(*, model_name: str, dim: int | None = None, wait: bool = True, build_missing: bool = True) -> int | None:
     """Bring this host's index of the model up to the change log: apply the rows past its position, or
-    build it when the host has none (a new host), it is unreadable, or the log was pruned past it.
-    Nothing without a log of the model and no file here.
+    build it when the host has none (a new host), it is unreadable, or the log was pruned past it, or
+    filler vectors have come to fill a quarter of it. Nothing without a log of the model and no file here.
 
     Args:
         wait: wait for another writer of this host; otherwise return ``None`` at once if there is one.
+        build_missing: build the index when this host has no file (a web host: yes; the worker's task:
+            no, a worker host that serves no search keeps no index unless one was built there).
 
     Returns:
         The number of vectors changed (a build: indexed); ``None`` when another writer held the lock.
@@ -627,15 +642,15 @@ def ann_follow(*, model_name: str, dim: int | None = None, wait: bool = True) ->
         if not alone:
             return None
         local = index_path(model_name).exists() or broken_path(model_name).exists()
-        if not local and not ann_indexed(model_name):
+        if not local and (not build_missing or not ann_indexed(model_name)):
             return 0
         index, position = _load(model_name)
         if index is not None and (dim is None or index.ndim == dim):
             changed, current = _catch_up(index, position, model_name, save=False)
-            if current:
+            if current and len(_fillers(index)) <= max(FILLERS_MIN, len(index) // 4):
                 return changed
-            logger.warning("HNSW index %s is behind the pruned change log or could not be scrubbed in place: "
-                           "rebuilding", index_path(model_name))
+            logger.warning("HNSW index %s is behind the pruned change log, could not be scrubbed in place or is "
+                           "a quarter filler vectors: rebuilding", index_path(model_name))
         return _build(model_name, dim)
 
 

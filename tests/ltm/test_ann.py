@@ -338,3 +338,28 @@ def test_the_log_is_pruned_and_a_host_behind_it_rebuilds(ann_dir, support_user, 
     found = memory_rank(queryset=memory_queryset_for(support_user), query="instrument number 3", k=3)
     assert found.index == "hnsw" and found.results[0].memory.pk == items[3].pk  # rebuilt by the follower
     assert _indexed_items() == {m.pk for m in items} | {tea.pk}
+
+
+def test_removed_slots_hold_fillers_until_new_vectors_take_them_and_a_quarter_of_fillers_rebuilds(
+        ann_dir, monkeypatch, support_user, alice, make_memory, django_capture_on_commit_callbacks):
+    from memoryboard.ltm.services import memory_archive
+
+    items = [make_memory(alice, f"User plays instrument number {i}") for i in range(8)]
+    call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+    with django_capture_on_commit_callbacks(execute=True):
+        memory_archive(memory=items[0], actor=support_user)
+    index = ann._snapshot(MODEL)[0]
+    assert len(ann._fillers(index)) == 1 and index.stats.nodes == len(index) == 8  # no slot left free
+    with django_capture_on_commit_callbacks(execute=True):
+        new = make_memory(alice, "User plays the harp")
+    index = ann._snapshot(MODEL)[0]
+    assert len(ann._fillers(index)) == 0 and index.stats.nodes == 8  # the new vector took the filler's slot
+    assert _indexed_items() == {m.pk for m in items[1:]} | {new.pk}
+
+    monkeypatch.setattr(ann, "FILLERS_MIN", 0)
+    with django_capture_on_commit_callbacks(execute=True):
+        for item in items[1:4]:  # 3 fillers in 8 slots: more than a quarter
+            memory_archive(memory=item, actor=support_user)
+    index = ann._snapshot(MODEL)[0]
+    assert len(ann._fillers(index)) == 0 and len(index) == 5  # rebuilt without them
+    assert _indexed_items() == {m.pk for m in items[4:]} | {new.pk}
