@@ -273,3 +273,81 @@ def test_two_web_hosts_and_a_worker_on_one_mariadb(hosts, settings, monkeypatch,
         assert all(m.startswith("User collects stamps") for m in [
             r.memory.content for r in memory_rank(queryset=memory_queryset_for(support_user), query="stamps",
                                                   k=5).results])
+
+
+
+HOST_SCRIPT = """
+import json, sys, time
+import django
+django.setup()
+from django.contrib.auth import get_user_model
+from memoryboard.ltm import retrieval
+from memoryboard.ltm.retrieval import memory_rank
+from memoryboard.ltm.selectors import memory_queryset_for
+
+retrieval.EXACT_MAX = 0
+staff = get_user_model().objects.get(pk=int(sys.argv[1]))
+query, wanted, started = sys.argv[2], sys.argv[3] == "found", time.monotonic()
+while True:
+    found = memory_rank(queryset=memory_queryset_for(staff), query=query, k=3)
+    ids = [r.memory.pk for r in found.results]
+    if bool(ids) == wanted or time.monotonic() - started > 10:
+        break
+    time.sleep(0.2)
+waited = time.monotonic() - started
+time.sleep(2)  # the follower thread's turns (MEMORYBOARD_ANN_FOLLOW_SECONDS=0.5)
+print(json.dumps({"ids": ids, "index": found.index, "waited": waited}))
+"""
+
+
+def _host_process(directory: Path, staff, query: str, wanted: str) -> dict:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    db = connection.settings_dict
+    env = dict(os.environ, DATABASE_URL=f"mysql://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}/"
+               f"{db['NAME']}", MEMORYBOARD_ANN_DIR=str(directory), MEMORYBOARD_ANN_FOLLOW_SECONDS="0.5",
+               MEMORYBOARD_EMBEDDER="hashing", DJANGO_SETTINGS_MODULE="memoryboard.settings")
+    done = subprocess.run([sys.executable, "-c", HOST_SCRIPT, str(staff.pk), query, wanted], env=env,
+                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.mysql
+@pytest.mark.django_db(transaction=True)
+def test_a_web_host_in_its_own_process_follows_the_log_with_its_thread(hosts, support_user, alice, bob,
+                                                                       make_memory):
+    """Host b is another process, its follower thread on: it builds its own index, finds a write committed
+    by host a, takes it into its file; an erase on a leaves b's search and b's file."""
+    from memoryboard.ltm.user_data import user_data_erase
+
+    if connection.vendor != "mysql":
+        pytest.skip("another process needs the same MariaDB/MySQL database")
+    for i in range(10):
+        make_memory(alice, f"User collects stamps from country {i}")
+    with hosts("a"):
+        call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+    with hosts("b") as b:
+        pass
+    assert _host_process(b, support_user, "stamps country", "found")["ids"]
+    assert (b / f"{MODEL}.usearch").exists()  # built by b's follower thread by itself
+
+    with hosts("a"):
+        clocks = make_memory(bob, "User restores antique pendulum clocks")
+        patterns = _plant(clocks)
+    seen = _host_process(b, support_user, "antique pendulum clocks", "found")
+    assert seen["ids"][:1] == [clocks.pk] and seen["index"] == "hnsw" and seen["waited"] < 3
+    with hosts("b"):
+        index, _position = ann._snapshot(MODEL)
+        key = MemoryEmbedding.objects.get(memory_id=clocks.pk).pk
+        assert key in index  # b's thread applied the log to b's file
+        patterns["i8"] = index.get(key, dtype="i8").tobytes()
+
+    with hosts("a"):
+        user_data_erase(user_id=str(bob.pk), actor=bob)
+    gone = _host_process(b, support_user, "antique pendulum clocks", "gone")
+    assert gone["ids"] == [] and gone["waited"] < 3
+    assert _files_holding([b], patterns) == []  # b's thread scrubbed its file
