@@ -702,7 +702,16 @@ def _erase_here(model_name: str, keys: list[int]) -> None:
 def ann_candidates(*, model_name: str, dim: int, vector: np.ndarray, count: int) -> list[int] | None:
     """The keys (``memoryboard_embedding`` row ids) of the vectors nearest to ``vector``, nearest first,
     then those written since the host's file (scored exactly by the caller); ``None`` when the search must
-    be exact: no usable file here, or the file is too far behind the log."""
+    be exact: no usable file here, the file is too far behind the log, or the index failed in any way
+    (logged: a slower search, never a failed one)."""
+    try:
+        return _candidates(model_name, dim, vector, count)
+    except Exception:
+        logger.exception("HNSW index %s failed: exact search", index_path(model_name))
+        return None
+
+
+def _candidates(model_name: str, dim: int, vector: np.ndarray, count: int) -> list[int] | None:
     if not settings.MEMORYBOARD_ANN_FOLLOW_SECONDS:
         ann_follow(model_name=model_name, dim=dim, wait=False)  # tests and single-process setups: follow now
     index, position = _snapshot(model_name)

@@ -96,12 +96,14 @@ def queue_index_state_update(*, memory_ids: list[str]) -> None:
     """Log, for every HNSW index holding these items, that archived ones leave (``remove``) and restored
     ones return (``add``); after the commit, queue the worker's follow.
 
-    Called by the archive, delete and restore services; one query for the items' vectors and one per
-    model they have, nothing logged while the model is not indexed.
+    Called by the archive, delete and restore services; without any index, one query (is the log empty);
+    otherwise one for the items' vectors and one per model they have; nothing logged for a model not
+    indexed.
     """
     from memoryboard.ltm.ann import ann_indexed, ann_log
+    from memoryboard.models import AnnChange
 
-    if not memory_ids:
+    if not memory_ids or not AnnChange.objects.exists():  # no model indexed anywhere: one cheap query
         return
     rows = (MemoryEmbedding.objects.filter(memory_id__in=list(memory_ids))
             .values_list("model_name", "memory_id", "id", "memory__archived"))

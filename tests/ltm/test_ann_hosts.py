@@ -351,3 +351,20 @@ def test_a_web_host_in_its_own_process_follows_the_log_with_its_thread(hosts, su
     gone = _host_process(b, support_user, "antique pendulum clocks", "gone")
     assert gone["ids"] == [] and gone["waited"] < 3
     assert _files_holding([b], patterns) == []  # b's thread scrubbed its file
+
+
+@pytest.mark.django_db
+def test_an_index_that_fails_in_any_way_is_an_exact_search(hosts, monkeypatch, caplog, support_user,
+                                                                      alice, make_memory):
+    item = make_memory(alice, "User plays the violin")
+    with hosts("a"):
+        call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+        ann._views.clear()
+
+        def unwritable(*args, **kwargs):
+            raise PermissionError("read-only file system")
+
+        monkeypatch.setattr(ann, "_digest", unwritable)
+        found = memory_rank(queryset=memory_queryset_for(support_user), query="violin", k=3)
+        assert found.index == "exact" and [r.memory.pk for r in found.results] == [item.pk]
+        assert "exact search" in caplog.text
