@@ -363,3 +363,29 @@ def test_removed_slots_hold_fillers_until_new_vectors_take_them_and_a_quarter_of
     index = ann._snapshot(MODEL)[0]
     assert len(ann._fillers(index)) == 0 and len(index) == 5  # rebuilt without them
     assert _indexed_items() == {m.pk for m in items[4:]} | {new.pk}
+
+
+def test_a_change_committed_after_a_later_one_is_still_applied(ann_dir, monkeypatch, alice, make_memory):
+    """Sequence numbers are taken at insert, commits land in any order: a number missing below a host's
+    position (a transaction still open) is read again until it appears, for ``GAP_WAIT`` seconds."""
+    from memoryboard.models import AnnChange, LongTermMemory
+
+    tea = make_memory(alice, "User drinks tea")
+    late = make_memory(alice, "User plays the violin", archived_reason="staff")
+    early = make_memory(alice, "User plays the cello", archived_reason="staff")
+    call_command("ann_rebuild", "--no-progress", stdout=StringIO())  # without them
+    LongTermMemory.objects.filter(pk__in=[late.pk, early.pk]).update(archived=False)  # the two writes below
+    start = _last_seq()
+    AnnChange.objects.create(id=start + 2, model_name=MODEL, op="add", memory_id=early.pk)  # committed first
+    assert ann.ann_follow(model_name=MODEL) == 1
+    assert ann._read_position(MODEL).seq == start + 2 and set(ann._read_position(MODEL).gaps) == {start + 1}
+    AnnChange.objects.create(id=start + 1, model_name=MODEL, op="add", memory_id=late.pk)  # its commit lands
+    assert ann.ann_follow(model_name=MODEL) == 1
+    assert _indexed_items() == {tea.pk, late.pk, early.pk} and ann._read_position(MODEL).gaps == {}
+
+    AnnChange.objects.create(id=start + 4, model_name=MODEL, op="add", memory_id=tea.pk)
+    ann.ann_follow(model_name=MODEL)
+    assert set(ann._read_position(MODEL).gaps) == {start + 3}
+    monkeypatch.setattr(ann, "GAP_WAIT", 0)  # rolled back, or open for longer than GAP_WAIT: given up
+    ann.ann_follow(model_name=MODEL)
+    assert ann._read_position(MODEL).gaps == {}
