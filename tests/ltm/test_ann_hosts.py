@@ -368,3 +368,32 @@ def test_an_index_that_fails_in_any_way_is_an_exact_search(hosts, monkeypatch, c
         found = memory_rank(queryset=memory_queryset_for(support_user), query="violin", k=3)
         assert found.index == "exact" and [r.memory.pk for r in found.results] == [item.pk]
         assert "exact search" in caplog.text
+
+
+def _api(user):
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("how", ["corrupt", "empty", "truncated"])
+def test_over_the_api_a_broken_file_neither_fails_staff_searches_nor_a_users_erase(
+        hosts, how, settings, monkeypatch, support_user, alice, bob, make_memory):
+    from memoryboard.models import LongTermMemory
+
+    secret = make_memory(alice, "User hides a unique secret phrase")
+    piano = make_memory(bob, "User plays the piano")
+    with hosts("a"):
+        call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+        ann._views.clear()
+        _damage(ann.index_path(MODEL), how)
+        settings.MEMORYBOARD_ANN_FOLLOW_SECONDS = 10
+        monkeypatch.setattr(ann, "_kick", lambda model_name, dim=None: None)  # the follower has not run yet
+        for _ in range(2):
+            response = _api(support_user).get("/api/v1/memories/search/?q=piano&k=3")
+            assert response.status_code == 200 and response.json()[0]["id"] == piano.pk
+        response = _api(alice).post("/api/v1/me/data/erase/", {"confirm": True}, format="json")
+        assert response.status_code == 200 and not LongTermMemory.objects.filter(pk=secret.pk).exists()
