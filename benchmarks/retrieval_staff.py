@@ -197,6 +197,7 @@ def main() -> None:
             if index is not None:
                 index.expansion_search = setting[1]
 
+    ann._snapshot(MODEL)  # the file's CRC checked and mapped once, as each process does per version of the file
     load_start = os.getloadavg()[0]
     for n, (text, q) in enumerate(queries.items()):
         scores = ranking.score(cosine=matrix @ q, keyword=np.zeros(len(ids), np.float32), types=weights,
