@@ -772,6 +772,9 @@ def _follow_forever(seconds: float) -> None:
         for model_name, dim in list(_followed.items()):
             try:
                 ann_follow(model_name=model_name, dim=dim, wait=False)
+                # Map the new file and let go of the replaced one (unlinked, it may still hold removed
+                # vectors) even in a process that does not search.
+                _snapshot(model_name)
             except Exception:
                 logger.exception("following the HNSW index change log of %s failed", model_name)
             finally:
