@@ -82,8 +82,6 @@ DELTA_MAX = 2_000
 # A sequence number missing below a position (its transaction was still open) is looked for this long.
 GAP_WAIT = 600.0
 GAPS_MAX = 10_000
-# A build re-applies this many log rows before its read (idempotent), for transactions open meanwhile.
-BUILD_REPLAY = 1_000
 # The log is pruned of rows older than this or beyond this many (each model's newest row stays).
 LOG_KEEP_SECONDS = 7 * 24 * 3600
 LOG_KEEP_ROWS = 1_000_000
@@ -356,15 +354,15 @@ def _last_seq() -> int:
     return AnnChange.objects.order_by("-id").values_list("id", flat=True).first() or 0
 
 
-def _changes_past(position: Position, limit: int) -> list[tuple[int, str, str, str, int | None]]:
-    """The log rows past ``position`` (every model's: the sequence is shared), oldest first, at most
-    ``limit``: one query by primary key."""
+def _changes_past(position: Position, limit: int, *, gaps: bool = True) -> list[tuple[int, str, str, str, int | None]]:
+    """The log rows past ``position`` (every model's: the sequence is shared), and with ``gaps`` those
+    that appeared in its gaps, oldest first, at most ``limit``: one query by primary key."""
     from django.db.models import Q
 
     from memoryboard.models import AnnChange
 
     past = Q(id__gt=position.seq)
-    if position.gaps:
+    if gaps and position.gaps:
         past |= Q(id__in=sorted(position.gaps))
     return list(AnnChange.objects.filter(past).order_by("id")
                 .values_list("id", "model_name", "op", "memory_id", "embedding_id")[:limit])
@@ -563,6 +561,18 @@ def _stored_vectors(model_name: str, dim: int, skip: set[str]):
             last = rows[-1][0]
 
 
+def _recent_floor(start: int) -> int:
+    """The first seq of the rows logged in the last ``GAP_WAIT`` seconds before ``start`` (``start`` without)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memoryboard.models import AnnChange
+
+    return (AnnChange.objects.filter(id__lt=start, created_at__gte=timezone.now() - timedelta(seconds=GAP_WAIT))
+            .order_by("id").values_list("id", flat=True).first() or start)
+
+
 def _model_dim(model_name: str) -> int | None:
     from memoryboard.models import MemoryEmbedding
 
@@ -595,9 +605,9 @@ def _build(model_name: str, dim: int | None, *, on_batch: Callable[[int], None] 
                 on_batch(read)
         if pending is not None:
             pending.result()
-    # Rows just before the read may belong to transactions that committed after it: applied again
-    # (idempotent), like every row written since.
-    _catch_up(index, Position(seq=max(0, start - BUILD_REPLAY)), model_name, save=True, built=True)
+    # Rows just before the read may belong to transactions that commit after it: the rows of the last
+    # GAP_WAIT seconds are applied again (idempotent), and the numbers missing among them are gaps.
+    _catch_up(index, Position(seq=_recent_floor(start) - 1), model_name, save=True, built=True)
     broken_path(model_name).unlink(missing_ok=True)
     return done
 
@@ -718,7 +728,9 @@ def _candidates(model_name: str, dim: int, vector: np.ndarray, count: int) -> li
     if index is None or index.ndim != dim:
         _kick(model_name, dim)
         return None
-    rows = _changes_past(position, DELTA_MAX + 1)
+    # Past the position only (one range query): a row committed late into a gap reaches the search
+    # when the follower applies it.
+    rows = _changes_past(position, DELTA_MAX + 1, gaps=False)
     if rows:
         _kick(model_name, dim)
     if len(rows) > DELTA_MAX or _pruned_past(rows, position):

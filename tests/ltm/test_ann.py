@@ -378,14 +378,14 @@ def test_a_change_committed_after_a_later_one_is_still_applied(ann_dir, monkeypa
     start = _last_seq()
     AnnChange.objects.create(id=start + 2, model_name=MODEL, op="add", memory_id=early.pk)  # committed first
     assert ann.ann_follow(model_name=MODEL) == 1
-    assert ann._read_position(MODEL).seq == start + 2 and set(ann._read_position(MODEL).gaps) == {start + 1}
+    assert ann._read_position(MODEL).seq == start + 2 and start + 1 in ann._read_position(MODEL).gaps
     AnnChange.objects.create(id=start + 1, model_name=MODEL, op="add", memory_id=late.pk)  # its commit lands
     assert ann.ann_follow(model_name=MODEL) == 1
-    assert _indexed_items() == {tea.pk, late.pk, early.pk} and ann._read_position(MODEL).gaps == {}
+    assert _indexed_items() == {tea.pk, late.pk, early.pk} and start + 1 not in ann._read_position(MODEL).gaps
 
     AnnChange.objects.create(id=start + 4, model_name=MODEL, op="add", memory_id=tea.pk)
     ann.ann_follow(model_name=MODEL)
-    assert set(ann._read_position(MODEL).gaps) == {start + 3}
+    assert start + 3 in ann._read_position(MODEL).gaps
     monkeypatch.setattr(ann, "GAP_WAIT", 0)  # rolled back, or open for longer than GAP_WAIT: given up
     ann.ann_follow(model_name=MODEL)
     assert ann._read_position(MODEL).gaps == {}
