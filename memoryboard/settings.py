@@ -297,8 +297,8 @@ MEMORYBOARD_PLAYGROUND_TRACE_RETENTION_DAYS = env_int("MEMORYBOARD_PLAYGROUND_TR
 
 # HNSW index files of large scopes (ltm.ann), one per embedding model; built by manage.py ann_rebuild.
 MEMORYBOARD_ANN_DIR = os.environ.get("MEMORYBOARD_ANN_DIR", str(BASE_DIR / "var" / "ann"))
-# How often each process's follower applies the index change log to this host's files (seconds; also
-# at once when a search or a write sees a change). 0: no thread; a staff search follows the log itself.
+# How often each process's follower applies the index change log to this host's files (seconds; at once
+# when a search sees a removal or a long backlog). 0: no thread; a staff search follows the log itself.
 MEMORYBOARD_ANN_FOLLOW_SECONDS = float(os.environ.get("MEMORYBOARD_ANN_FOLLOW_SECONDS", "10"))
 
 # What searches build per scope (vectors, keyword index), kept in each process (ltm.vector_cache).

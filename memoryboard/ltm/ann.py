@@ -726,13 +726,15 @@ def _candidates(model_name: str, dim: int, vector: np.ndarray, count: int) -> li
         ann_follow(model_name=model_name, dim=dim, wait=False)  # tests and single-process setups: follow now
     index, position = _snapshot(model_name)
     if index is None or index.ndim != dim:
-        _kick(model_name, dim)
+        _kick(model_name, dim, now=True)
         return None
     # Past the position only (one range query): a row committed late into a gap reaches the search
     # when the follower applies it.
     rows = _changes_past(position, DELTA_MAX + 1, gaps=False)
     if rows:
-        _kick(model_name, dim)
+        # Removals (their bytes must leave the file) and a long delta now; other changes at the next turn:
+        # the search scores them exactly meanwhile, and the file is not rewritten after every write.
+        _kick(model_name, dim, now=len(rows) > DELTA_MAX // 2 or any(op == "remove" for _s, _m, op, _i, _k in rows))
     if len(rows) > DELTA_MAX or _pruned_past(rows, position):
         logger.warning("HNSW index %s is behind the change log: exact search until it catches up",
                        index_path(model_name))
@@ -756,8 +758,9 @@ _followed: dict[str, int | None] = {}
 _wake = threading.Event()
 
 
-def _kick(model_name: str, dim: int | None = None) -> None:
-    """Make this process's follower look at the log now (and every ``MEMORYBOARD_ANN_FOLLOW_SECONDS``)."""
+def _kick(model_name: str, dim: int | None = None, *, now: bool = False) -> None:
+    """Start this process's follower of the model (it looks at the log every
+    ``MEMORYBOARD_ANN_FOLLOW_SECONDS``); ``now``: wake it at once."""
     seconds = float(settings.MEMORYBOARD_ANN_FOLLOW_SECONDS)
     if seconds <= 0:
         return
@@ -767,11 +770,13 @@ def _kick(model_name: str, dim: int | None = None) -> None:
         thread = threading.Thread(target=_follow_forever, args=(seconds,), name="ann-follower", daemon=True)
         _follower.update(pid=os.getpid(), thread=thread)
         thread.start()
-    _wake.set()
+    if now:
+        _wake.set()
 
 
 def ann_follow_in_background(*, model_name: str) -> None:
-    """Start this process's follower for the model (writers call it: a process that writes follows)."""
+    """Start this process's follower for the model (writers call it: a process that writes follows, at
+    its next turn)."""
     _kick(model_name)
 
 

@@ -148,7 +148,7 @@ def test_a_broken_file_is_a_slower_search_then_rebuilt(hosts, how, settings, mon
         _damage(ann.index_path(MODEL), how)
         settings.MEMORYBOARD_ANN_FOLLOW_SECONDS = 10  # the follower is a thread: the search does not wait for it
         kicked = []
-        monkeypatch.setattr(ann, "_kick", lambda model_name, dim=None: kicked.append(model_name))
+        monkeypatch.setattr(ann, "_kick", lambda model_name, dim=None, now=False: kicked.append(model_name))
         found = memory_rank(queryset=memory_queryset_for(support_user), query="instrument number 2", k=3)
         assert found.index == "exact" and found.results[0].memory.pk == items[2].pk
         assert "unreadable" in caplog.text and kicked == [MODEL]
@@ -242,7 +242,7 @@ def test_two_web_hosts_and_a_worker_on_one_mariadb(hosts, settings, monkeypatch,
         assert _staff_finds(support_user, "stamps country 7")  # builds its own too
 
     settings.MEMORYBOARD_ANN_FOLLOW_SECONDS = 10  # web hosts follow on a thread: kept from running here
-    monkeypatch.setattr(ann, "_kick", lambda model_name, dim=None: None)
+    monkeypatch.setattr(ann, "_kick", lambda model_name, dim=None, now=False: None)
     with hosts("a"):
         clocks = make_memory(bob, "User restores antique pendulum clocks")  # committed; a's task runs on a
         patterns = _plant(clocks)
@@ -391,7 +391,7 @@ def test_over_the_api_a_broken_file_neither_fails_staff_searches_nor_a_users_era
         ann._views.clear()
         _damage(ann.index_path(MODEL), how)
         settings.MEMORYBOARD_ANN_FOLLOW_SECONDS = 10
-        monkeypatch.setattr(ann, "_kick", lambda model_name, dim=None: None)  # the follower has not run yet
+        monkeypatch.setattr(ann, "_kick", lambda model_name, dim=None, now=False: None)  # the follower has not run yet
         for _ in range(2):
             response = _api(support_user).get("/api/v1/memories/search/?q=piano&k=3")
             assert response.status_code == 200 and response.json()[0]["id"] == piano.pk
