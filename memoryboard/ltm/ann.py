@@ -15,8 +15,8 @@ The database is the one source of truth; each host's file is derived from it and
 - A host follows the log (:func:`ann_follow`): it reads the rows past its position (one query by primary
   key), re-reads those items' current vectors and states, changes the index, and replaces the file and
   then the position file. The worker task runs it after each write's commit on the worker's host; each
-  web process runs it on a background thread every ``MEMORYBOARD_ANN_FOLLOW_SECONDS`` and when a search
-  sees rows past the position. A host without a file, with a broken one, or whose position the log was
+  web process runs it on a background thread every ``MEMORYBOARD_ANN_FOLLOW_SECONDS``, and at once when a
+  search sees a removal past the position. A host without a file, with a broken one, or whose position the log was
   pruned past, rebuilds from the database, then follows.
 - A search never waits for a writer: it reads the last verified file (memory-mapped, shared by the
   processes of the host) and scores the items of the log rows past that file's position exactly, so a
