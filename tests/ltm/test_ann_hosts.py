@@ -205,13 +205,13 @@ def test_searches_and_erases_do_not_wait_behind_a_rebuild(hosts, monkeypatch, su
             holding.wait(5)
             started = time.monotonic()
             assert _staff_finds(support_user, "piano") == [piano.pk]
-            assert time.monotonic() - started < 0.5  # the last good file: no wait for the writer
+            assert time.monotonic() - started < 2  # the last good file: no wait for the writer (held 30 s)
             started = time.monotonic()
             user_data_erase(user_id=str(alice.pk), actor=alice)
-            assert time.monotonic() - started < 3  # bounded: the writer applies the logged removal
+            assert time.monotonic() - started < 5  # bounded (ERASE_WAIT): the writer applies the logged removal
             started = time.monotonic()
             assert secret.pk not in _staff_finds(support_user, "unique secret phrase")
-            assert time.monotonic() - started < 0.5
+            assert time.monotonic() - started < 2
         finally:
             release.set()
             writer.join()
