@@ -25,5 +25,6 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(create_cache_table, drop_cache_table),
+        # Not atomic: MySQL and MariaDB cannot run DDL inside a transaction (both directions run DDL).
+        migrations.RunPython(create_cache_table, drop_cache_table, atomic=False),
     ]
