@@ -45,6 +45,9 @@ def reason_label(reason: str | None) -> str:
     reason = str(reason or "")
     if reason in ArchivedReason.values:
         return str(ArchivedReason(reason).label)
+    code, sep, note = reason.partition(": ")
+    if sep and code in ArchivedReason.values:  # an archive reason with the actor's own words
+        return gettext("%(reason)s: %(note)s") % {"reason": ArchivedReason(code).label, "note": note}
     if reason in OTHER_REASONS:
         return str(OTHER_REASONS[reason])
     if reason.startswith(UNDO_DELETE):

@@ -73,6 +73,20 @@ class AgentConfig:
     long_term_memory: LongTermMemoryConfig
     context_strategy: str
     context_params: dict = field(default_factory=dict)
+    # The name per language code (lower case), when agents.yaml gives one per language.
+    names: dict = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """The name in the current language (``zh-hans``, then ``zh``), else the default ``name``."""
+        if self.names:
+            from django.utils.translation import get_language
+
+            language = (get_language() or "").lower()
+            for code in (language, language.split("-")[0]):
+                if code in self.names:
+                    return self.names[code]
+        return self.name
 
 
 @dataclass(frozen=True)
@@ -131,8 +145,12 @@ def _check_agent(data: Any, path: str) -> dict[str, Any]:
                 raise AgentConfigError(f"{path}.{key}", f"must be a boolean, got {value!r}")
             out[key] = value
         elif key == "name":
-            if not isinstance(value, str):
-                raise AgentConfigError(f"{path}.{key}", f"must be a string, got {value!r}")
+            # One name, or one per language: {en: Chat assistant, zh-hans: 通用助手}.
+            if isinstance(value, dict):
+                if not value or not all(isinstance(k, str) and isinstance(v, str) and v for k, v in value.items()):
+                    raise AgentConfigError(f"{path}.{key}", f"must map languages to names, got {value!r}")
+            elif not isinstance(value, str):
+                raise AgentConfigError(f"{path}.{key}", f"must be a string or languages to names, got {value!r}")
             out[key] = value
         else:
             raise AgentConfigError(
@@ -162,9 +180,14 @@ def _merge(defaults: dict, override: dict) -> dict:
 
 def _build(agent_id: str, data: dict) -> AgentConfig:
     ltm = data["long-term-memory"]
+    name = data.get("name") or agent_id
+    names = {str(k).lower(): v for k, v in name.items()} if isinstance(name, dict) else {}
+    if names:
+        name = names.get("en") or next(iter(names.values()))
     return AgentConfig(
         agent_id=agent_id,
-        name=data.get("name") or agent_id,
+        name=name,
+        names=names,
         memory_tools=data["memory-tools"],
         long_term_memory=LongTermMemoryConfig(
             enabled=ltm["enabled"],

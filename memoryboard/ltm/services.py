@@ -182,9 +182,16 @@ def memory_update(
     return memory
 
 
-def memory_archive(*, memory: LongTermMemory, actor, reason: str = ArchivedReason.STAFF) -> LongTermMemory:
+def memory_archive(
+    *, memory: LongTermMemory, actor, reason: str = ArchivedReason.STAFF, note: str = ""
+) -> LongTermMemory:
+    """Archive an item. ``note`` is why, in the actor's words (support's typed reason): kept with the
+    reason code as ``"<reason>: <note>"`` in the audit entry and the state change (``labels.reason_label``
+    shows it as "<reason in words>: <note>")."""
     if reason not in ArchivedReason.values:
         raise MemoryError(f"Unknown archive reason {reason!r}.", field="reason")
+    note = " ".join(str(note or "").split())
+    recorded = f"{reason}: {note}" if note else reason
     with transaction.atomic():
         memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
         if memory.archived and memory.archived_reason == reason:
@@ -198,9 +205,9 @@ def memory_archive(*, memory: LongTermMemory, actor, reason: str = ArchivedReaso
         action = AuditLog.Action.DELETE if reason == ArchivedReason.USER_DELETED else AuditLog.Action.ARCHIVE
         audit_record(
             actor=actor, action=action, object_type="memory", object_id=memory.pk,
-            before=before, after=memory_snapshot(memory), reason=reason,
+            before=before, after=memory_snapshot(memory), reason=recorded,
         )
-        _record_state(memory.pk, old_state, memory_state(memory), actor, reason)
+        _record_state(memory.pk, old_state, memory_state(memory), actor, recorded)
         if old_state not in (MemoryState.ARCHIVED, MemoryState.DELETED):
             queue_index_state_update(memory_ids=[memory.pk])
     return memory

@@ -8,11 +8,26 @@ naming the field and nothing changes.
 from __future__ import annotations
 
 from django.shortcuts import render
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext as _, gettext_lazy
 
 from memoryboard.ltm.user_data import user_data_counts
 
 CONFIRM_FIELD = "confirm"
+# Support erases on someone's behalf: the sections that say "your" to the person, said of them.
+SUPPORT_LABELS = {
+    "chat_messages": gettext_lazy("messages of those conversations (theirs and the agents' replies)"),
+    "retrieval_receipts": gettext_lazy("retrieval receipts (their questions and the items found for them)"),
+}
+
+
+def conversation_count(*, user_id: str) -> int:
+    """The person's conversations as the user page lists them: every conversation with a stored message
+    or a recorded owner (an owner row alone is written only when a conversation id is claimed)."""
+    from memoryboard.models import ChatMessage, ConversationOwner
+
+    ids = set(ChatMessage.objects.filter(user_id=user_id).values_list("conversation_id", flat=True).distinct())
+    ids |= set(ConversationOwner.objects.filter(user_id=user_id).values_list("conversation_id", flat=True))
+    return len(ids)
 
 
 def confirmed(request) -> bool:
@@ -21,7 +36,11 @@ def confirmed(request) -> bool:
 
 def erase_page(request, *, user_id: str, own: bool, person=None, post_url: str, cancel_url: str,
                error: str = "", status: int = 200):
-    rows = user_data_counts(user_id=user_id)
+    rows = [
+        (key, str(SUPPORT_LABELS.get(key, label)) if not own else label,
+         conversation_count(user_id=user_id) if key == "conversations" else n)
+        for key, label, n in user_data_counts(user_id=user_id)
+    ]
     return render(request, "web/data_erase.html", {
         "own": own, "person": person, "rows": rows, "post_url": post_url, "cancel_url": cancel_url,
         "error": error, "field": CONFIRM_FIELD,

@@ -268,7 +268,7 @@ def agent_choices() -> list[tuple[str, str]]:
     from memoryboard.ltm.config import get_agents_config
 
     return [
-        (agent_id, cfg.name or agent_id)
+        (agent_id, cfg.label)
         for agent_id, cfg in sorted(get_agents_config().agents.items())
         if cfg.long_term_memory.enabled
     ]
@@ -344,5 +344,25 @@ class PauseRulesForm(forms.Form):
         namespaces: dict[str, str] = {}
         for agent_id, cfg in sorted(get_agents_config().agents.items()):
             if cfg.long_term_memory.enabled:
-                namespaces.setdefault(cfg.long_term_memory.namespace, cfg.name or agent_id)
+                namespaces.setdefault(cfg.long_term_memory.namespace, cfg.label)
         self.fields["agents"].choices = list(namespaces.items())
+
+
+class SupportItemEditForm(forms.Form):
+    """Support's change to one of a person's items: its text and its type (re-embedded and audited)."""
+
+    content = forms.CharField(label=_("Text"), max_length=20_000, widget=forms.Textarea(attrs={"rows": 3}))
+    memory_type = forms.ChoiceField(label=_("Type"))
+
+    def __init__(self, *args, **kwargs):
+        from memoryboard.models import MemoryType
+
+        super().__init__(*args, **kwargs)
+        self.fields["memory_type"].choices = MemoryType.choices
+
+
+class SupportArchiveForm(forms.Form):
+    """Why support archives an item, in their words (kept in the audit log and the state history)."""
+
+    note = forms.CharField(label=_("Why"), max_length=200, strip=True,
+                           error_messages={"required": _("Say why the item is archived.")})

@@ -602,8 +602,8 @@ def agent_labels() -> dict[str, str]:
 
     labels: dict[str, str] = {}
     for agent_id, cfg in sorted(get_agents_config().agents.items()):
-        labels[agent_id] = cfg.name or agent_id
-        labels.setdefault(cfg.long_term_memory.namespace, cfg.name or agent_id)
+        labels[agent_id] = cfg.label
+        labels.setdefault(cfg.long_term_memory.namespace, cfg.label)
     return labels
 
 

@@ -472,7 +472,7 @@ def _context_window(request, conversation_id: str, messages: Sequence[Message]) 
     return {
         "data": window,
         "agent_id": agent_id,
-        "agents": [(a, cfg.name or a) for a, cfg in sorted(config.agents.items())],
+        "agents": [(a, cfg.label) for a, cfg in sorted(config.agents.items())],
         "sides": [(label, side, segments([Row(pos, m["role"].upper(), m["content"], "kept" if pos is not None
                                               else ("input" if i == 0 else "summary"))
                                           for i, (m, pos) in enumerate(zip(side.messages, side.positions))]))

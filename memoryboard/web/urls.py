@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import memory_import, my_memories, people, playground, replay, views
+from . import memory_import, my_memories, people, person_items, playground, replay, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -17,6 +17,14 @@ urlpatterns = [
     # Platform user ids may hold "/": the actions come first.
     path("support/users/<path:user_id>/export/", people.person_export, name="person-export"),
     path("support/users/<path:user_id>/erase/", people.person_erase, name="person-erase"),
+    path("support/users/<path:user_id>/items/<str:memory_id>/edit/", person_items.person_item_edit,
+         name="person-item-edit"),
+    path("support/users/<path:user_id>/items/<str:memory_id>/archive/", person_items.person_item_archive,
+         name="person-item-archive"),
+    path("support/users/<path:user_id>/items/<str:memory_id>/restore/", person_items.person_item_restore,
+         name="person-item-restore"),
+    path("support/users/<path:user_id>/items/<str:memory_id>/history/", person_items.person_item_history,
+         name="person-item-history"),
     path("support/users/<path:user_id>/", people.person_detail, name="person"),
     path("me/memories/", my_memories.memory_list, name="my-memories"),
     path("me/memories/export/", my_memories.memory_export, name="my-memories-export"),
