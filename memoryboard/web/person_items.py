@@ -198,7 +198,7 @@ def item_history(memory: LongTermMemory) -> list[dict]:
     from memoryboard.web.my_memories import _edit_history
 
     rows = [
-        {"when": c.created_at, "by": c.actor.get_username() if c.actor_id else _("the system"),
+        {"when": c.created_at, "by": c.actor.get_username() if c.actor_id else _("system"),
          "what": _("%(old)s → %(new)s") % {"old": _state_label(c.old_state), "new": _state_label(c.new_state)},
          "why": reason_label(c.reason), "before": "", "after": ""}
         for c in MemoryStateChange.objects.filter(memory_id=memory.pk).select_related("actor")
@@ -208,7 +208,7 @@ def item_history(memory: LongTermMemory) -> list[dict]:
               "after": e["after"]} for e in _edit_history(memory.pk)]
     created = AuditLog.objects.filter(object_type="memory", object_id=memory.pk,
                                       action=AuditLog.Action.CREATE).order_by("created_at").first()
-    rows.append({"when": memory.created_at, "by": created.actor_label if created else "",
+    rows.append({"when": memory.created_at, "by": created.actor_text if created else "",
                  "what": _("Created"), "why": "", "before": "", "after": ""})
     return sorted(rows, key=lambda r: r["when"], reverse=True)
 
