@@ -1,4 +1,4 @@
-"""Error pages (400, 403, 404, 500) in the site's look and language, with a way back.
+"""Error pages (400, 403, 404, 405, 500) in the site's look and language, with a way back.
 
 The URLconf's ``handler400/403/404/500`` point here. Under ``/api/`` and ``/v1/`` the answer is the API's
 JSON error shape instead of a page. With ``DEBUG`` on (the demo), Django would show its technical 404
@@ -28,6 +28,7 @@ def _texts() -> dict[int, tuple[str, str, str]]:
     return {
         400: ("bad_request", _("Bad request"), _("The request could not be understood. Check the address or the form and try again.")),
         403: ("forbidden", _("Not allowed"), _("You do not have permission to see this page. Sign in with another account or ask an administrator for access.")),
+        405: ("method_not_allowed", _("Not a page"), _("This address takes a form sent from a button on its page, not a visit. Go back and use the button.")),
         404: ("not_found", _("Page not found"), _("There is nothing at this address. The link may be broken or the item may have been removed.")),
         500: ("server_error", _("Something went wrong"), _("The server could not complete the request. Nothing was changed by the failed request; try again in a moment.")),
     }
@@ -109,6 +110,13 @@ class ErrorPagesMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
+        if (response.status_code == 405 and not getattr(response, "mb_error_page", False)
+                and not request.path.startswith(API_PREFIXES) and not response.content):
+            # Django's require_POST answers a visit with an empty 405: the site's page instead, in any mode.
+            page = error_response(request, 405)
+            if response.has_header("Allow"):
+                page["Allow"] = response["Allow"]
+            return page
         if (self.active and response.status_code == 404 and not getattr(response, "mb_error_page", False)
                 and response.get("Content-Type", "").startswith("text/html")
                 and not request.path.startswith(API_PREFIXES)):

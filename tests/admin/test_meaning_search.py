@@ -74,7 +74,7 @@ def test_bad_input_is_a_400_naming_the_field(login, support_user, params, field)
 
 
 def test_only_staff_who_may_view_items(client, login, alice, developer, superuser):
-    assert login(alice).get(URL, {"q": "tea"}).status_code == 302  # not staff: the admin's login page
+    assert login(alice).get(URL, {"q": "tea"}).status_code == 403  # not staff: the site's 403 page
     assert login(developer).get(URL, {"q": "tea"}).status_code == 200  # developers view, read-only
     assert login(superuser).get(URL).status_code == 200
 

@@ -109,3 +109,20 @@ def test_api_paths_answer_json(debug):
     response = Client().get("/api/v1/no-such-thing/")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
+
+
+def test_an_end_user_at_the_admin_gets_the_sites_403(debug, login, alice):
+    client = login(alice)
+    for url in ("/admin/", "/admin/memoryboard/longtermmemory/", "/admin/login/?next=/admin/"):
+        response = client.get(url)
+        assert response.status_code == 403, url
+        html = _page(response)
+        assert "Not allowed" in html and "not authorized" not in html
+    assert client.post("/admin/logout/").status_code in (200, 302)  # logging out still works
+    assert Client().get("/admin/").status_code == 302  # signed out: the admin's login form, as before
+
+
+def test_a_visit_to_a_post_only_address_is_the_sites_405(debug, login, support_user, bob):
+    response = login(support_user).get(f"/support/users/{bob.pk}/export/")
+    assert response.status_code == 405 and response["Allow"] == "POST"
+    assert "Not a page" in _page(response)
