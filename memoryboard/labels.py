@@ -22,6 +22,7 @@ OTHER_REASONS = {
     "erase all my data": _("Erased by the user (“erase all my data”)"),
 }
 UNDO_DELETE = "undo delete: back to "
+AUTO_EXTRACT_FROM = "auto_extract from "
 
 
 def type_label(code: str) -> str:
@@ -52,6 +53,8 @@ def reason_label(reason: str | None) -> str:
         return str(OTHER_REASONS[reason])
     if reason.startswith(UNDO_DELETE):
         return gettext("Undo of a delete: back to “%(state)s”") % {"state": reason_label(reason[len(UNDO_DELETE):])}
+    if reason.startswith(AUTO_EXTRACT_FROM):  # the conversation's id is for developers (the audit entry keeps it)
+        return gettext("Noted automatically from a conversation")
     if reason.startswith("memory strategy "):
         return gettext("Memory strategy %(name)s") % {"name": reason[len("memory strategy "):]}
     return reason

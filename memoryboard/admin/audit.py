@@ -6,13 +6,13 @@ import json
 
 from django.contrib import admin
 from django.urls import reverse
-from django.utils.html import format_html
-from django.utils.translation import gettext_lazy as _, ngettext
+from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext, gettext_lazy as _, ngettext
 
 from memoryboard.admin.filters import SubjectAgentFilter, SubjectUserFilter
 from memoryboard.admin.paginator import CappedChangeList, CappedCountAdminMixin
 from memoryboard.ltm.namespaces import parse_namespace
-from memoryboard.models import AuditLog, LongTermMemory
+from memoryboard.models import AuditLog, LongTermMemory, MemoryState
 from memoryboard.models.audit import OBJECT_TYPES
 from memoryboard.users import people
 
@@ -36,6 +36,58 @@ def pretty_json(value) -> str:
         return "—"
     return format_html('<pre class="mb-json">{}</pre>', json.dumps(value, indent=2, ensure_ascii=False,
                                                                   sort_keys=True, default=str))
+
+
+def _snapshot_text(entry: AuditLog) -> str:
+    """The item's text as the entry recorded it (to name the item instead of its id), shortened."""
+    for snapshot in (entry.after, entry.before):
+        value = snapshot.get("value_json") if isinstance(snapshot, dict) else None
+        if isinstance(value, dict) and value.get("content"):
+            text = str(value["content"])
+            return text if len(text) <= 60 else text[:59] + "…"
+    return ""
+
+
+def _state_words(snapshot: dict) -> str:
+    from memoryboard.labels import reason_label
+
+    if not snapshot.get("archived"):
+        return str(MemoryState.ACTIVE.label)
+    return reason_label(snapshot.get("archived_reason")) or str(MemoryState.ARCHIVED.label)
+
+
+def audit_changes(entry: AuditLog) -> list[tuple[str, str, str]]:
+    """``(what, before, after)`` in words: an item's text, type, state and score; an erasure's rows by kind
+    (not table names); a bulk action's count. Unknown shapes give no rows (developers read the JSON)."""
+    from memoryboard.labels import type_label
+
+    before, after = entry.before, entry.after
+    if isinstance(after, dict) and isinstance(after.get("tables"), dict):  # an erasure: counts per table
+        from memoryboard.ltm.user_data import SECTION_LABELS, user_data_sections
+
+        keys = {section.table: section.key for section in user_data_sections()}
+        return [(str(SECTION_LABELS.get(keys.get(table), table)), "", str(n))
+                for table, n in after["tables"].items() if n]
+    snapshots = [v for v in (before, after) if isinstance(v, dict) and "value_json" in v]
+    if not snapshots:
+        if isinstance(after, dict) and "count" in after:
+            return [(gettext("items"), "", str(after["count"]))]
+        return []
+    b = before if isinstance(before, dict) else {}
+    a = after if isinstance(after, dict) else {}
+    bv, av = b.get("value_json") or {}, a.get("value_json") or {}
+    rows = []
+
+    def add(label, old, new):
+        if old != new:
+            rows.append((label, old if old not in (None, "") else "—", new if new not in (None, "") else "—"))
+
+    add(gettext("text"), bv.get("content"), av.get("content"))
+    add(gettext("type"), type_label(bv.get("type")) if bv else None, type_label(av.get("type")) if av else None)
+    add(gettext("state"), _state_words(b) if b else None, _state_words(a) if a else None)
+    if b and a and b.get("relevance_score") != a.get("relevance_score"):
+        add(gettext("relevance score"), str(b.get("relevance_score")), str(a.get("relevance_score")))
+    return rows
 
 
 class ObjectTypeFilter(admin.SimpleListFilter):
@@ -84,9 +136,28 @@ class AuditLogAdmin(ReadOnlyAdminMixin, CappedCountAdminMixin, admin.ModelAdmin)
     ordering = ["-created_at", "-id"]
     list_per_page = 100
     show_facets = admin.ShowFacets.NEVER
-    fields = ["created_at", "actor_text", "action", "object_type_text", "object_id", "reason_text", "before_json",
-              "after_json"]
-    readonly_fields = fields
+    readonly_fields = ["created_at", "actor_text", "action", "object_type_text", "object_id", "object_link",
+                       "reason_text", "changes", "before_json", "after_json"]
+
+    def get_fields(self, request, obj=None):
+        """Support reads the change in words; developers also get the stored before/after JSON and ids."""
+        from memoryboard.roles import is_developer
+
+        if is_developer(request.user):
+            return ["created_at", "actor_text", "action", "object_type_text", "object_id", "reason_text", "changes",
+                    "before_json", "after_json"]
+        return ["created_at", "actor_text", "action", "object_type_text", "object_link", "reason_text", "changes"]
+
+    @admin.display(description=_("what changed"))
+    def changes(self, obj):
+        rows = audit_changes(obj)
+        if not rows:
+            return "—"
+        return format_html(
+            '<table class="mb-audit-diff"><thead><tr><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>{}</tbody></table>',
+            gettext("what"), gettext("before"), gettext("after"),
+            format_html_join("", "<tr><th>{}</th><td><del>{}</del></td><td><ins>{}</ins></td></tr>", rows),
+        )
 
     def get_changelist(self, request, **kwargs):
         return SubjectChangeList
@@ -109,7 +180,7 @@ class AuditLogAdmin(ReadOnlyAdminMixin, CappedCountAdminMixin, admin.ModelAdmin)
     def reason_text(self, obj):
         return obj.reason_label or "—"
 
-    @admin.display(description=_("object id"), ordering="object_id")
+    @admin.display(description=_("object"), ordering="object_id")
     def object_link(self, obj):
         if obj.action == AuditLog.Action.BULK and isinstance(obj.after, dict) and "count" in obj.after:
             count = int(obj.after["count"])
@@ -117,10 +188,11 @@ class AuditLogAdmin(ReadOnlyAdminMixin, CappedCountAdminMixin, admin.ModelAdmin)
         if obj.object_type == "user":
             return format_html('<a href="{}">{}</a>', reverse("person", args=[obj.object_id]), obj.object_id)
         # No existence check (one query per row): a purged item's page says it no longer exists.
+        text = _snapshot_text(obj)
         if obj.object_type == "memory" and obj.action not in (AuditLog.Action.BULK, AuditLog.Action.PURGE):
             url = reverse("admin:memoryboard_longtermmemory_change", args=[obj.object_id])
-            return format_html('<a href="{}">{}</a>', url, obj.object_id)
-        return obj.object_id
+            return format_html('<a href="{}">{}</a>', url, text or obj.object_id)
+        return text or obj.object_id
 
     @admin.display(description=_("before"))
     def before_json(self, obj):

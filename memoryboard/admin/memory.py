@@ -20,6 +20,7 @@ from urllib.parse import quote
 from django.urls import path, reverse
 from django.utils.formats import date_format
 from django.utils.html import format_html
+from django.utils.http import urlencode
 from django.utils.timezone import localtime
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
@@ -68,7 +69,7 @@ from memoryboard.models import (
     MemoryType,
     Source,
 )
-from memoryboard.roles import can_change_any_memory, can_purge
+from memoryboard.roles import can_change_any_memory, can_purge, is_developer
 from memoryboard.users import attach_people, person
 
 PREVIEW_CHARS = 120
@@ -196,7 +197,8 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
     change_list_template = "admin/memoryboard/longtermmemory/change_list.html"
     readonly_fields = [
         "id", "namespace_text", "agent", "user", "source", "key_name", "created_at", "updated_at",
-        "access_count", "last_accessed_at", "relevance_score", "state", "archived_at", "archived_reason",
+        "access_count", "last_accessed_at", "relevance_score", "state", "state_explained", "archived_at",
+        "archived_reason", "source_conversation",
     ]
 
     # Reads -------------------------------------------------------------------------------------
@@ -242,7 +244,10 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
 
     @admin.display(description=_("agent"))
     def agent(self, obj):
-        return obj.agent_namespace or obj.agent_id
+        from memoryboard.web.my_memories import agent_labels
+
+        agent = obj.agent_namespace or obj.agent_id
+        return agent_labels().get(agent, agent)
 
     @admin.display(description=_("user"))
     def user(self, obj):
@@ -270,6 +275,23 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
     @admin.display(description=_("source"))
     def source(self, obj):
         return source_label(obj.source)
+
+    @admin.display(description=_("source conversation"))
+    def source_conversation(self, obj):
+        conversation = str((obj.value_json or {}).get("conversationId") or "")
+        if not conversation:
+            return format_html('<span class="mb-muted">{}</span>', gettext("not recorded"))
+        url = reverse("admin:memoryboard_chatmessage_changelist") + "?" + urlencode(
+            {"conversation_id": conversation})
+        return format_html('<a href="{}">{}</a>', url, gettext("open the conversation"))
+
+    @admin.display(description=_("why"))
+    def state_explained(self, obj):
+        """The state in a sentence: what, when, why (the threshold, the limit, support's words)."""
+        from memoryboard.web.person_items import describe
+
+        item = describe([obj], user_id=obj.user_id or "")[0]
+        return item.state_text or "—"
 
     @admin.display(description=_("state"))
     def state(self, obj):
@@ -309,12 +331,16 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
     def get_fieldsets(self, request, obj=None):
         if obj is None:
             return [(None, {"fields": ["user_id", "agent", "memory_type", "content"]})]
+        # Ids and the namespace are for developers; support reads who, which agent and where from.
+        identity = ["agent", "user", "source", "source_conversation"]
+        if is_developer(request.user):
+            identity = ["id", "namespace_text", *identity, "key_name"]
         return [
             (None, {"fields": ["memory_type", "content"]}),
-            (_("Identity"), {"fields": ["id", "namespace_text", "agent", "user", "source", "key_name"]}),
+            (_("Identity"), {"fields": identity}),
             (_("Statistics and state"), {"fields": [
                 "relevance_score", "access_count", "last_accessed_at", "created_at", "updated_at",
-                "state", "archived_at", "archived_reason",
+                "state", "state_explained",
             ]}),
         ]
 
@@ -460,8 +486,18 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
         related, related_error = self._related(obj)
         from memoryboard.ltm.receipts import receipts_for_memory
 
+        from memoryboard.web.my_memories import agent_labels
+        from memoryboard.web.person_items import describe
+
+        agents = agent_labels()
+        for access in access_page.object_list:
+            access.agent_label = agents.get(access.agent_id, access.agent_id)
+        receipt_rows = receipts_for_memory(memory=obj)
+        for receipt, _c in receipt_rows:
+            receipt.agent_label = agents.get(receipt.agent_id, receipt.agent_id)
         return {
-            "receipt_rows": receipts_for_memory(memory=obj),
+            "state_text": describe([obj], user_id=obj.user_id or "")[0].state_text,
+            "receipt_rows": receipt_rows,
             "audit_entries": AuditLog.objects.filter(object_type="memory", object_id=obj.pk)[:50],
             "state_changes": MemoryStateChange.objects.filter(memory_id=obj.pk).select_related("actor")[:50],
             "access_page": access_page,

@@ -190,7 +190,7 @@ def _capture(client, url):
     return [q["sql"] for q in ctx.captured_queries]
 
 
-def test_audit_log_filters_and_pretty_json(login, support_user, alice, make_memory):
+def test_audit_log_filters_and_a_readable_diff(login, support_user, developer, alice, make_memory):
     from memoryboard.models import AuditLog
 
     memory = make_memory(alice, "likes tea")
@@ -203,6 +203,11 @@ def test_audit_log_filters_and_pretty_json(login, support_user, alice, make_memo
     assert client.get(url + "?object_type__exact=memory").status_code == 200
     entry = AuditLog.objects.get(action="update")
     page = client.get(reverse("admin:memoryboard_auditlog_change", args=[entry.pk])).content.decode()
+    # Support reads the change in words: the old and the new text, no JSON, no namespace.
+    assert "<td><del>likes tea</del></td><td><ins>likes coffee</ins></td>" in page
+    assert '<pre class="mb-json">' not in page and "&quot;namespace&quot;" not in page
+    # Developers keep the stored before/after.
+    page = login(developer).get(reverse("admin:memoryboard_auditlog_change", args=[entry.pk])).content.decode()
     assert '<pre class="mb-json">' in page and "&quot;content&quot;: &quot;likes coffee&quot;" in page
 
 
