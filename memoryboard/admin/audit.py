@@ -38,13 +38,23 @@ def pretty_json(value) -> str:
                                                                   sort_keys=True, default=str))
 
 
+def _short(text: str) -> str:
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
 def _snapshot_text(entry: AuditLog) -> str:
-    """The item's text as the entry recorded it (to name the item instead of its id), shortened."""
+    """The item's text as the entry recorded it, or as the item says now (to name the item instead of its
+    id), shortened."""
     for snapshot in (entry.after, entry.before):
         value = snapshot.get("value_json") if isinstance(snapshot, dict) else None
         if isinstance(value, dict) and value.get("content"):
-            text = str(value["content"])
-            return text if len(text) <= 60 else text[:59] + "…"
+            return _short(str(value["content"]))
+    if hasattr(entry, "item_text"):  # the list page looked the page's items up at once
+        return entry.item_text
+    if entry.object_type == "memory":
+        value = LongTermMemory.objects.filter(pk=entry.object_id).values_list("value_json", flat=True).first()
+        if isinstance(value, dict):
+            return _short(str(value.get("content") or ""))
     return ""
 
 
@@ -111,17 +121,21 @@ class SubjectChangeList(CappedChangeList):
         super().get_results(request)
         entries = list(self.result_list)
         item_ids = {e.object_id for e in entries if e.object_type == "memory"}
-        owners = {}
-        for pk, namespace in LongTermMemory.objects.filter(pk__in=item_ids).values_list("pk", "namespace"):
+        owners, texts = {}, {}
+        for pk, namespace, value in (LongTermMemory.objects.filter(pk__in=item_ids)
+                                     .values_list("pk", "namespace", "value_json")):
             ns = parse_namespace(namespace)
             if ns:
                 owners[pk] = ns.user_id
+            if isinstance(value, dict):
+                texts[pk] = _short(str(value.get("content") or ""))
         for e in entries:
             e.subject_id = owners.get(e.object_id) if e.object_type == "memory" else (
                 e.object_id if e.object_type == "user" else None)
         found = people({e.subject_id for e in entries if e.subject_id})
         for e in entries:
             e.person = found.get(e.subject_id) if e.subject_id else None
+            e.item_text = texts.get(e.object_id, "") if e.object_type == "memory" else ""
         self.result_list = entries
 
 

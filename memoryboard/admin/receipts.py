@@ -27,10 +27,34 @@ def counts_in_words(receipt: RetrievalReceipt) -> str:
     return " · ".join(parts) or "—"
 
 
+class KindFilter(admin.SimpleListFilter):
+    title = _("kind")
+    parameter_name = "kind"
+
+    def lookups(self, request, model_admin):
+        return list(MemoryAccess.Kind.choices)
+
+    def queryset(self, request, queryset):
+        return queryset.filter(kind=self.value()) if self.value() else queryset
+
+
+class ReceiptAgentFilter(admin.SimpleListFilter):
+    title = _("agent")
+    parameter_name = "agent_id"
+
+    def lookups(self, request, model_admin):
+        from memoryboard.ltm.config import get_agents_config
+
+        return [(agent_id, cfg.label) for agent_id, cfg in sorted(get_agents_config().agents.items())]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(agent_id=self.value()) if self.value() else queryset
+
+
 @admin.register(RetrievalReceipt)
 class RetrievalReceiptAdmin(ReadOnlyAdminMixin, CappedCountAdminMixin, admin.ModelAdmin):
     list_display = ["created_at", "agent_text", "user_text", "kind_text", "query", "counts_text"]
-    list_filter = ["kind", "agent_id"]
+    list_filter = [KindFilter, ReceiptAgentFilter]
     search_fields = ["=conversation_id", "=user_id"]
     readonly_fields = ["created_at", "agent_text", "user_text", "conversation_link", "kind_text", "query", "k",
                        "model_name", "min_relevance", "index_text", "counts_text", "candidates_table",

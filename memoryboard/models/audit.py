@@ -72,5 +72,6 @@ class AuditLog(models.Model):
         return reason_label(self.reason)
 
     def __str__(self) -> str:
-        return (f"{self.created_at:%Y-%m-%d %H:%M} {self.actor_text} {self.get_action_display()} "
-                f"{self.object_type_label} {self.object_id}")
+        # The object's id is not in the name (support reads entries; the id is on the entry's page for
+        # developers and in the API).
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor_text} {self.get_action_display()} {self.object_type_label}"

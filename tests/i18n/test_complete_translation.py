@@ -261,6 +261,14 @@ def world(superuser, support_user, alice, bob, developer, make_memory):
     for kind in ("retrieval", "tool_search", "injection"):
         MemoryAccess.objects.create(memory_id=items["FACT"].pk, agent_id="chat", conversation_id="conv-1",
                                     kind=kind, relevance=0.5)
+    from memoryboard.models import RetrievalReceipt
+
+    items["receipt"] = RetrievalReceipt.objects.create(
+        agent_id="chat", user_id=str(alice.pk), conversation_id="conv-1", kind="injection", query="记忆",
+        k=5, model_name="hashing-ngram-384", min_relevance=0.2, index="exact",
+        counts={"returned": 1, "below_threshold": 1},
+        candidates=[{"id": items["FACT"].pk, "outcome": "returned", "semantic": 0.8, "final": 0.7},
+                    {"id": items["PREFERENCE"].pk, "outcome": "below_threshold", "semantic": 0.1, "final": 0.1}])
     return {"items": items, "alice": alice, "bob": bob}
 
 
@@ -315,6 +323,8 @@ def _pages(world) -> list[tuple[str, str, str, dict | None]]:
         ("superuser", reverse("admin:memoryboard_auditlog_changelist"), "get", None),
         ("superuser", reverse("admin:memoryboard_auditlog_changelist") + "?subject_user=alice", "get", None),
         ("superuser", reverse("admin:memoryboard_auditlog_change", args=[entry.pk]), "get", None),
+        ("superuser", reverse("admin:memoryboard_retrievalreceipt_changelist"), "get", None),
+        ("superuser", reverse("admin:memoryboard_retrievalreceipt_change", args=[items["receipt"].pk]), "get", None),
         ("developer", reverse("playground"), "get", None),
         ("developer", reverse("playground") + "?conversation=conv-1", "get", None),
         ("developer", reverse("playground"), "post", {"messages_json": json.dumps([
@@ -348,7 +358,7 @@ def test_every_page_is_chinese_and_shows_no_raw_code(request, world, settings):
     from memoryboard.web.forms import agent_choices
 
     settings.LANGUAGE_CODE = "zh-hans"
-    data = set(DATA_TEXTS) | {str(item.pk) for item in world["items"].values()}
+    data = set(DATA_TEXTS) | {str(item.pk) for item in world["items"].values()} | {"hashing-ngram-384"}
     data |= {word for _agent, name in agent_choices() for word in WORD.findall(str(name))}  # agents.yaml names
     codes = _codes()
     clients: dict[str | None, Client] = {}
