@@ -192,18 +192,21 @@ def memory_list(request):
         if others:
             groups.append({"type": "OTHER", "label": _("Other"), "items": others})
     switch = _switch(user_id)
-    deleted = list(_deleted(request).order_by("-archived_at")[:200])
+    deleted = list(filter_memories(_deleted(request), search=query or None).order_by("-archived_at")[:200])
     retention = settings.MEMORYBOARD_DELETED_RETENTION_DAYS
     cutoff = _retention_cutoff()
     for memory in _with_labels(deleted):
         memory.purge_at = memory.archived_at + timedelta(days=retention)
         memory.can_undo = memory.archived_at >= cutoff
     reasons = dict(ArchivedReason.choices)
-    archived = _with_labels(list(_archived_by_others(request).order_by("-archived_at")[:200]))
+    # The search box filters every section (by words; a search by meaning ranks the active items only).
+    archived = _with_labels(list(filter_memories(_archived_by_others(request), search=query or None)
+                                 .order_by("-archived_at")[:200]))
     for memory in archived:
         memory.reason_label = reasons.get(memory.archived_reason, memory.archived_reason or _("Archived"))
     batches = deleted_batches(user_id=user_id)
     just_deleted = next((b for b in batches if b["id"] == request.GET.get("deleted")), None)
+    undo_item = next((m for m in deleted if m.pk == request.GET.get("undo") and m.can_undo), None)
     context = {
         "form": form,
         "query": query,
@@ -214,6 +217,8 @@ def memory_list(request):
         "deleted": deleted,
         "batches": batches,
         "just_deleted": just_deleted,
+        "undo_item": undo_item,
+        "memory_off": {"use": switch.use_memories, "save": switch.save_memories},
         "archived": archived,
         "retention_days": retention,
         "add_form": MemoryAddForm(),
@@ -234,8 +239,8 @@ def memory_delete(request, memory_id: str):
     retention period, with undo), then purged."""
     memory = get_object_or_404(_not_deleted(request), pk=memory_id)
     services.memory_delete_for_user(memory=memory, actor=request.user)
-    flash.success(request, _("Memory deleted. You can undo this under \"Recently deleted\"."))
-    return redirect("my-memories")
+    # Undo where the delete happened: the page opens on a bar naming the item, with its Undo button.
+    return redirect(reverse("my-memories") + "?" + urlencode({"undo": memory.pk}) + "#undo-bar")
 
 
 @login_required

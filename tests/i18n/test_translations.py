@@ -303,7 +303,7 @@ def test_flash_messages_and_form_errors_follow_the_language(login, alice, make_m
     memory = make_memory(alice, "likes green tea")
     client = login(alice)
     html = _html(client.post(reverse("my-memories-delete", args=[memory.pk]), follow=True))
-    assert "记忆已删除。可在“最近删除”中撤销。" in html
+    assert "你删除了“likes green tea”。" in html  # the undo bar, where the delete happened
     client.cookies[django_settings.LANGUAGE_COOKIE_NAME] = "en"
     html = _html(client.post(reverse("my-memories-restore", args=[memory.pk]), follow=True))
     assert "Memory restored." in html
