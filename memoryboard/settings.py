@@ -240,6 +240,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Tags per area, a summary on every operation, and the endpoints described by hand (/v1/, /mcp/).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "memoryboard.api.schema_docs.postprocess_schema",
+    ],
 }
 
 # Tasks: immediate in the embedded mode; deployments set the database backend and run db_worker.

@@ -4,8 +4,9 @@ from django.contrib import admin
 from django.templatetags.static import static as static_url
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerView
 
+from memoryboard.api.schema_docs import SchemaView
 from memoryboard.mcp_server.http import mcp_endpoint
 
 urlpatterns = [
@@ -16,7 +17,7 @@ urlpatterns = [
     path("api/v1/", include("memoryboard.api.urls")),
     path("v1/", include("memoryboard.api.openai_urls")),
     re_path(r"^mcp/?$", mcp_endpoint, name="mcp"),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/schema/", SchemaView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("memoryboard.web.urls")),
 ]
