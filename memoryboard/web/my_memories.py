@@ -591,6 +591,9 @@ def conversation_detail(request, conversation_id: str):
     if not page.object_list:
         raise Http404(_("No such conversation."))
     first = rows.first()
+    from memoryboard.web.conversation_turns import describe_turns
+
+    describe_turns(page.object_list)
     return render(request, "web/my_conversation.html", {
         "conversation_id": conversation_id,
         "agent_label": agent_labels().get(first.agent_id, first.agent_id),
