@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext as _
 
 from memoryboard.audit import audit_record, audit_record_many
 from memoryboard.ltm.config import get_agents_config
@@ -88,7 +89,7 @@ def import_items_from_document(document: Any) -> list:
         for key in ("memories", "items"):
             if isinstance(document.get(key), list):
                 return document[key]
-    raise MemoryImportError("Expected a JSON list of items, or memoryboard's export (an object with \"memories\").")
+    raise MemoryImportError(_("Expected a JSON list of items, or memoryboard’s export (an object with “memories”)."))
 
 
 def import_items_from_text(text: str) -> list:
@@ -102,7 +103,7 @@ def import_items_from_text(text: str) -> list:
     try:
         document = parse_json(text)
     except JSONGuardError as exc:
-        raise MemoryImportError(f"Not valid JSON: {exc}", field="file") from exc
+        raise MemoryImportError(_("Not valid JSON: %(error)s") % {"error": exc}, field="file") from exc
     return import_items_from_document(document)
 
 
@@ -111,31 +112,31 @@ def _check_row(index: int, item: Any, *, user_id: str, default_agent: str) -> tu
         return None, [{"index": index, "field": name, "message": message}]
 
     if not isinstance(item, dict):
-        return bad("item", "Each item must be an object with a \"content\".")
+        return bad("item", _("Each item must be an object with a “content”."))
     content = item.get("content")
     if not isinstance(content, str) or not content.strip():
-        return bad("content", "Content must be a non-empty string.")
+        return bad("content", _("The text is empty: write what to remember."))
     if len(content.strip()) > MAX_CONTENT_CHARS:
-        return bad("content", f"Content is longer than {MAX_CONTENT_CHARS} characters.")
+        return bad("content", _("The text is longer than %(max)d characters.") % {"max": MAX_CONTENT_CHARS})
     memory_type = item.get("type", MemoryType.FACT)
     if not isinstance(memory_type, str) or memory_type.upper() not in MemoryType.values:
-        return bad("type", f"Unknown memory type; use one of {', '.join(MemoryType.values)}.")
+        return bad("type", _("Unknown type; use one of %(types)s.") % {"types": ", ".join(MemoryType.values)})
     created_at = item.get("created_at")
     if created_at is not None:
         parsed = parse_datetime(created_at) if isinstance(created_at, str) else None
         if parsed is None:
-            return bad("created_at", "Not an ISO 8601 date and time.")
+            return bad("created_at", _("Not a date and time (ISO 8601, like 2024-05-01T09:30:00Z)."))
         if timezone.is_naive(parsed):
             parsed = timezone.make_aware(parsed, dt_timezone.utc)
         if parsed > timezone.now():
-            return bad("created_at", "Lies in the future.")
+            return bad("created_at", _("The date lies in the future."))
         created_at = parsed
     agent_id = item.get("agent", default_agent)
     agent = get_agents_config().get(agent_id) if isinstance(agent_id, str) else None
     if agent is None:
-        return bad("agent", "Unknown agent.")
+        return bad("agent", _("Unknown agent."))
     if not agent.long_term_memory.enabled:
-        return bad("agent", "This agent keeps no long-term memory.")
+        return bad("agent", _("This agent keeps no long-term memory."))
     namespace = build_namespace(agent_namespace=agent.long_term_memory.namespace, user_id=user_id)
     source = item.get("source")
     return _Row(index=index, content=content.strip(), memory_type=memory_type.upper(), created_at=created_at,
@@ -174,11 +175,11 @@ def memory_import(
         MemoryImportError: ``items`` is not a list, is empty or too long, or ``mode`` is unknown.
     """
     if mode not in MODES:
-        raise MemoryImportError("Use \"skip\" or \"overwrite\".", field="mode")
+        raise MemoryImportError(_("Use “skip” or “overwrite”."), field="mode")
     if not isinstance(items, list) or not items:
-        raise MemoryImportError("A non-empty list of items is required.")
+        raise MemoryImportError(_("A non-empty list of items is required."))
     if len(items) > MAX_IMPORT_ITEMS:
-        raise MemoryImportError(f"At most {MAX_IMPORT_ITEMS} items per import.")
+        raise MemoryImportError(_("At most %(max)d items per import.") % {"max": MAX_IMPORT_ITEMS})
     default_agent = agent_id or settings.MEMORYBOARD_DEFAULT_AGENT
     summary = ImportSummary(dry_run=dry_run)
     rows: list[_Row] = []
@@ -245,8 +246,8 @@ def _check_limits(new_rows: list[_Row], summary: ImportSummary) -> None:
             summary.new -= 1
             over.add(row.index)
             summary.invalid.append({"index": row.index, "field": "agent",
-                                    "message": f"Over the item limit of {limit} for agent {row.agent_id} "
-                                               f"({active} active items)."})
+                                    "message": _("Over the item limit of %(limit)d for this agent (%(active)d "
+                                                 "active items).") % {"limit": limit, "active": active}})
     summary.invalid.sort(key=lambda error: error["index"])
     summary.rows = [row for row in summary.rows if row["index"] not in over]
 

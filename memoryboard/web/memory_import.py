@@ -17,6 +17,11 @@ from memoryboard.web.my_memories import writes_own_memories
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 PREVIEW_ROWS = 100  # rows listed under the preview; the counts above them cover the whole file
+# The fields an import error names, as the page says them (the API keeps the field names).
+FIELD_LABELS = {
+    "item": gettext_lazy("Item"), "content": gettext_lazy("Text"), "type": gettext_lazy("Type"),
+    "created_at": gettext_lazy("Created"), "agent": gettext_lazy("Agent"),
+}
 
 
 class MemoryImportForm(forms.Form):
@@ -60,14 +65,19 @@ def memory_import_page(request):
             summary = memory_import(items=import_items_from_text(data["text"]), user_id=platform_user_id(request.user),
                                     actor=request.user, mode=data["mode"], dry_run=not apply, agent_id=data["agent"])
         except MemoryImportError as exc:
-            form.add_error(None, f"{exc.field}: {exc.message}")
+            form.add_error(None, exc.message)
         else:
             if apply and not summary.invalid:
                 flash.success(request, _("%(count)d memories imported.") % {"count": summary.imported})
                 return redirect("my-memories")
             names = dict(agent_choices())
+            # Items are numbered from 1 on the page, as a person counts them in their file.
             context.update(summary=summary, text=data["text"], mode=data["mode"], agent=data["agent"],
-                           preview_rows=[{**row, "agent_name": names.get(row["agent"], row["agent"])}
+                           invalid_rows=[{**e, "number": e["index"] + 1,
+                                          "field_label": FIELD_LABELS.get(e["field"], e["field"])}
+                                         for e in summary.invalid],
+                           preview_rows=[{**row, "number": row["index"] + 1,
+                                          "agent_name": names.get(row["agent"], row["agent"])}
                                          for row in summary.rows[:PREVIEW_ROWS]],
                            more_rows=max(0, len(summary.rows) - PREVIEW_ROWS))
     return render(request, "web/my_memories_import.html", context, status=400 if form.errors else 200)

@@ -42,7 +42,7 @@ def test_bad_rows_are_named_and_apply_writes_nothing(tmp_path, alice):
     with pytest.raises(CommandError, match="Nothing was imported"):
         call_command("import_memories", str(path), "--user", "alice", "--apply", stdout=io.StringIO(),
                      stderr=(err := io.StringIO()))
-    assert "item 1, content: Content must be a non-empty string." in err.getvalue()
+    assert "item 1, content: The text is empty: write what to remember." in err.getvalue()
     assert not LongTermMemory.objects.exists()
 
 

@@ -39,7 +39,8 @@ def test_bad_rows_are_listed_and_nothing_is_imported(login, alice):
     for step in ("preview", "apply"):
         response = client.post(URL, {"text": text, "mode": "skip", "agent": "chat", "step": step})
         html = response.content.decode()
-        assert "<td>1</td><td>type</td>" in html and 'id="confirm-import"' not in html
+        assert "<td>2</td><td>Type</td><td>Unknown type; use one of" in html  # numbered from 1, in words
+        assert 'id="confirm-import"' not in html
     assert not LongTermMemory.objects.exists()
     broken = client.post(URL, {"text": "[{", "mode": "skip", "agent": "chat", "step": "preview"})
     assert broken.status_code == 400 and "Not valid JSON" in broken.content.decode()
