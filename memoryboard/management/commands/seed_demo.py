@@ -149,10 +149,14 @@ class Command(BaseCommand):
                 ChatMessage.objects.filter(conversation_id__startswith="demo-").delete()
                 LongTermMemory.objects.filter(key_name__startswith="demo-").delete()
             conversations = self._conversations(users)
-            memories = self._memories(users)
+            memories, added = self._memories(users)
+        # What the database holds, not only what this run wrote: a second run over a database whose demo
+        # users kept adding memories must not claim the demo's count.
+        total = LongTermMemory.objects.count()
         self.stdout.write(
             self.style.SUCCESS(
-                f"Demo data ready: {len(users)} users, {conversations} conversations, {memories} memories."
+                f"Demo data ready: {len(users)} users, {conversations} demo conversations, {memories} demo memories "
+                f"({added} added now). The database holds {total} memories in all."
             )
         )
         self.stdout.write("Demo logins (password for all: %s):" % DEMO_PASSWORD)
@@ -234,4 +238,4 @@ class Command(BaseCommand):
         new_items = [m for m in items if m.pk not in existing]
         memory_upsert_many(new_items)
         memory_embed_many(new_items)
-        return len(items)
+        return len(items), len(new_items)
