@@ -22,13 +22,14 @@ class WindowSide:
     """One side (before or after the pipeline) of the request, with its tokens split by part."""
 
     messages: list[dict]
-    tokens: dict[str, float]
+    tokens: dict[str, int]
     bars: list[dict] = field(default_factory=list)
     positions: list[int | None] = field(default_factory=list)  # input position of each message, None: produced
 
     @property
-    def total(self) -> float:
-        return round(sum(self.tokens.values()), 1)
+    def total(self) -> int:
+        """The sum of the parts as shown: whole tokens (an estimate has no tenths), so the parts add up."""
+        return sum(self.tokens.values())
 
 
 @dataclass
@@ -61,7 +62,7 @@ def _side(messages: list[dict], tools_tokens: float) -> WindowSide:
                 tokens["memory"] += len(block) / CHARS_PER_TOKEN
         else:
             tokens["messages"] += estimated_tokens(str(message.get("content") or ""))
-    return WindowSide(messages=messages, tokens={k: round(v, 1) for k, v in tokens.items()})
+    return WindowSide(messages=messages, tokens={k: round(v) for k, v in tokens.items()})
 
 
 def context_budget(agent) -> int | None:
