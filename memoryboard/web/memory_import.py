@@ -7,7 +7,7 @@ from django.conf import settings
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext as _, ngettext
 from django.utils.translation import gettext_lazy
 
 from memoryboard.ltm.importing import MemoryImportError, import_items_from_text, memory_import
@@ -68,7 +68,8 @@ def memory_import_page(request):
             form.add_error(None, exc.message)
         else:
             if apply and not summary.invalid:
-                flash.success(request, _("%(count)d memories imported.") % {"count": summary.imported})
+                flash.success(request, ngettext("%(count)d memory imported.", "%(count)d memories imported.",
+                                                summary.imported) % {"count": summary.imported})
                 return redirect("my-memories")
             names = dict(agent_choices())
             # Items are numbered from 1 on the page, as a person counts them in their file.
