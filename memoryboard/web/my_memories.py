@@ -125,17 +125,19 @@ def _semantic(queryset, query: str) -> list[tuple[LongTermMemory, float]]:
 
 
 def _usage(ids: list[str]) -> dict[str, dict]:
-    """How often and when each item was used by an agent (the access log), in one query."""
+    """How often and when each item was used by an agent, in one query: the item's own counter
+    (``access_count``, ``last_accessed_at``), the one source every page shows (the admin, the support
+    desk), and the conversation of the latest logged use, if the access log has one."""
     if not ids:
         return {}
-    latest = MemoryAccess.objects.filter(memory_id=OuterRef("memory_id")).order_by("-created_at", "-id")
+    latest = MemoryAccess.objects.filter(memory_id=OuterRef("pk")).order_by("-created_at", "-id")
     rows = (
-        MemoryAccess.objects.filter(memory_id__in=ids)
-        .values("memory_id")
-        .annotate(uses=Count("id"), last=Max("created_at"),
-                  conversation=Subquery(latest.values("conversation_id")[:1]))
+        LongTermMemory.objects.filter(pk__in=ids, access_count__gt=0)
+        .annotate(conversation=Subquery(latest.values("conversation_id")[:1]))
+        .values("pk", "access_count", "last_accessed_at", "conversation")
     )
-    return {row["memory_id"]: row for row in rows}
+    return {row["pk"]: {"uses": row["access_count"], "last": row["last_accessed_at"],
+                        "conversation": row["conversation"] or ""} for row in rows}
 
 
 def _switch(user_id: str) -> UserMemorySettings:
@@ -543,11 +545,14 @@ def _detail(request, memory: LongTermMemory, edit_form: MemoryEditForm, status: 
     agents = agent_labels()
     for access in page:
         access.agent_label = agents.get(access.agent_id, access.agent_id)
+    usage = _usage([memory.pk]).get(memory.pk)
     return render(request, "web/my_memory_detail.html", {
         "memory": memory,
         "state": services.memory_state(memory),
         "accesses": page,
-        "usage": _usage([memory.pk]).get(memory.pk),
+        "usage": usage,
+        "conversation_of_last_use": bool(usage and usage["conversation"]) and _own_messages(request).filter(
+            conversation_id=usage["conversation"]).exists(),
         "history": MemoryStateChange.objects.filter(memory_id=memory.pk).order_by("-created_at", "-id")[:50],
         "edits": _edit_history(memory.pk),
         "edit_form": edit_form if not memory.archived else None,

@@ -171,13 +171,25 @@ def test_pause_and_resume(login, alice, make_memory):
     assert AuditLog.objects.filter(object_id=memory.pk, action=AuditLog.Action.PAUSE).exists()
 
 
-def test_usage_from_the_access_log(login, alice, make_memory):
+def test_usage_is_the_items_counter_as_on_every_page(login, alice, support_user, make_memory):
+    """One source of use figures: the item's counter (every retrieval adds one and logs where), as the admin
+    and the support desk show it; uses counted by the platform without a log row still show."""
+    from django.utils import timezone
+
+    from memoryboard.models import LongTermMemory
+
     memory = make_memory(alice, "used item")
     MemoryAccess.objects.bulk_create([
         MemoryAccess(memory_id=memory.pk, agent_id="chat", conversation_id="c9", kind="retrieval", relevance=0.9)
         for _ in range(3)
     ])
-    assert "used 3 times" in login(alice).get(reverse("my-memories")).content.decode()
+    LongTermMemory.objects.filter(pk=memory.pk).update(access_count=4, last_accessed_at=timezone.now())
+    client = login(alice)
+    assert "used 4 times" in client.get(reverse("my-memories")).content.decode()
+    detail = client.get(reverse("my-memories-detail", args=[memory.pk])).content.decode()
+    assert "Used 4 times by agents" in detail and ">c9<" not in detail  # no conversation id shown
+    desk = login(support_user).get(reverse("person", args=[alice.pk])).content.decode()
+    assert "used 4 times by agents" in desk
 
 
 @pytest.mark.parametrize(
@@ -295,14 +307,15 @@ def test_detail_page_shows_access_log_paginated_and_state_history(login, alice, 
                      relevance=0.5, created_at=timezone.now() - timedelta(minutes=i))
         for i in range(25)
     ])
+    LongTermMemory.objects.filter(pk=memory.pk).update(access_count=25, last_accessed_at=timezone.now())
     client = login(alice)
     client.post(reverse("my-memories-pause", args=[memory.pk]))
     html = client.get(reverse("my-memories-detail", args=[memory.pk])).content.decode()
-    assert "Used 25 times, last in conversation conv-0" in html
+    assert "Used 25 times by agents, last now." in html
     assert html.count('<tr class="access">') == 20 and html.count('<tr class="state-change">') == 1
     assert "page 1 of 2" in html and "Paused" in html
     page2 = client.get(reverse("my-memories-detail", args=[memory.pk]), {"page": 2}).content.decode()
-    assert "conv-24" in page2 and "conv-0<" not in page2
+    assert 'href="/me/conversations/conv-24/"' in page2 and 'href="/me/conversations/conv-0/"' not in page2
     listing = client.get(reverse("my-memories")).content.decode()
     assert "used 25 times by agents, last " in listing
 
