@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.db.models import Exists, OuterRef, Q
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from memoryboard.ltm.selectors import (
@@ -15,9 +16,7 @@ from memoryboard.ltm.selectors import (
     known_agent_namespaces,
     user_term_q,
 )
-from memoryboard.models import (
-    OWN_STATE_REASONS, ArchivedReason, LongTermMemory, MemoryFlag, MemoryState, MemoryType, Source,
-)
+from memoryboard.models import ArchivedReason, LongTermMemory, MemoryFlag, MemoryState, MemoryType, Source
 
 
 def paused_exists() -> Exists:
@@ -126,31 +125,40 @@ class SourceFilter(_ChoicesFilter):
 
 
 class StateFilter(admin.SimpleListFilter):
-    """Active, paused, archived (by decay, limit or staff), deleted by the user, or a state of memory over
-    time (superseded, expired, waiting for review, rejected)."""
+    """The one state filter: active, paused, archived (any reason, or decayed / over the limit / by staff),
+    deleted by the user, and the states of their own (superseded, expired, waiting for review, rejected),
+    by the rule the support desk counts with (``web.person_items.state_q``)."""
 
     title = _("state")
     parameter_name = "state"
+    REASONS = (ArchivedReason.DECAY, ArchivedReason.OVER_LIMIT, ArchivedReason.STAFF)
 
     def lookups(self, request, model_admin):
-        return [c for c in MemoryState.choices if c[0] != MemoryState.PURGED]
+        out = []
+        for value, label in MemoryState.choices:
+            if value == MemoryState.PURGED:
+                continue
+            out.append((value, label))
+            if value == MemoryState.ARCHIVED:
+                out += [(f"archived:{r.value}", format_lazy("{} · {}", label, r.label)) for r in self.REASONS]
+        return out
 
     def queryset(self, request, queryset):
-        value = self.value()
+        from memoryboard.web.person_items import state_q
+
+        value = self.value() or ""
+        if value.startswith("archived:"):
+            reason = value.partition(":")[2]
+            return queryset.filter(archived=True, archived_reason=reason) if reason in ArchivedReason.values \
+                else queryset.none()
         if value == MemoryState.ACTIVE:
             return queryset.filter(archived=False).exclude(paused_exists())
         if value == MemoryState.PAUSED:
             # Driven from the (small) flag table, not a per-row check over the whole memory table.
             flagged = MemoryFlag.objects.filter(paused=True).values("memory_id")
             return queryset.filter(pk__in=flagged, archived=False)
-        if value == MemoryState.ARCHIVED:
-            return queryset.filter(archived=True).exclude(
-                archived_reason__in=[ArchivedReason.USER_DELETED, *OWN_STATE_REASONS]
-            )
-        if value == MemoryState.DELETED:
-            return queryset.filter(archived=True, archived_reason=ArchivedReason.USER_DELETED)
-        if value in OWN_STATE_REASONS:
-            return queryset.filter(archived=True, archived_reason=value)
+        if value in MemoryState.values:
+            return queryset.filter(state_q(value))
         return queryset
 
 

@@ -181,8 +181,8 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
     # the item page and in the filters).
     list_display = ["preview", "user", "agent", "type", "state", "usage", "updated_at"]
     list_display_links = ["preview"]
-    list_filter = [AgentFilter, UserFilter, TypeFilter, SourceFilter, StateFilter, "archived",
-                   "archived_reason"]
+    # One state filter (its archive reasons included), in the words the item pages use.
+    list_filter = [AgentFilter, UserFilter, TypeFilter, SourceFilter, StateFilter]
     # Only orders an index can serve over a million rows.
     ordering = ["-updated_at", "-id"]
     sortable_by = ["updated_at"]

@@ -53,6 +53,21 @@ def test_filters(login, support_user, alice, bob, make_memory):
     assert "Paused" in client.get(changelist_url() + "?state=paused").content.decode()
 
 
+def test_one_state_filter_with_the_archive_reasons_and_the_states_of_their_own(login, support_user, alice,
+                                                                                make_memory):
+    decayed = make_memory(alice, "decayed", archived_reason="decay")
+    by_staff = make_memory(alice, "by staff", archived_reason="staff")
+    stale = make_memory(alice, "stale", archived_reason="superseded")
+    client = login(support_user)
+    assert set(_listed(client, "?state=archived")) == {decayed.pk, by_staff.pk}  # not the superseded one
+    assert set(_listed(client, "?state=archived:decay")) == {decayed.pk}
+    assert set(_listed(client, "?state=archived:staff")) == {by_staff.pk}
+    assert set(_listed(client, "?state=superseded")) == {stale.pk}
+    page = client.get(changelist_url()).content.decode()
+    assert "By archived reason" not in page and "By archived" not in page  # the overlapping filters are gone
+    assert "Archived · Decayed" in page
+
+
 def test_user_filter_keeps_other_filters(login, support_user, alice, make_memory):
     make_memory(alice, "x")
     page = login(support_user).get(changelist_url() + "?type=FACT&user=7").content.decode()
