@@ -75,7 +75,7 @@ def test_a_bad_row_is_named_and_nothing_is_imported(session, alice, tmp_path):
     s.page.wait_for_load_state("load")
     rows = s.page.locator("table.invalid-rows tbody tr").evaluate_all(
         "rows => rows.map(r => Array.from(r.cells, c => c.textContent.trim()).slice(0, 2))")
-    assert rows == [["1", "type"], ["2", "content"]]
+    assert rows == [["2", "Type"], ["3", "Text"]]  # items numbered from 1, fields by their names
     assert s.page.locator("#confirm-import").count() == 0  # no way to import a file with a bad row
     s.shot("import_bad_rows")
     assert not LongTermMemory.objects.exists()
