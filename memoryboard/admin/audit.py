@@ -74,9 +74,11 @@ def audit_changes(entry: AuditLog) -> list[tuple[str, str, str]]:
     before, after = entry.before, entry.after
     if isinstance(after, dict) and isinstance(after.get("tables"), dict):  # an erasure: counts per table
         from memoryboard.ltm.user_data import SECTION_LABELS, user_data_sections
+        from memoryboard.web.data_erase import SUPPORT_LABELS
 
         keys = {section.table: section.key for section in user_data_sections()}
-        return [(str(SECTION_LABELS.get(keys.get(table), table)), "", str(n))
+        labels = {**SECTION_LABELS, **SUPPORT_LABELS}  # staff read this page: "their", not "your"
+        return [(str(labels.get(keys.get(table), table)), "", str(n))
                 for table, n in after["tables"].items() if n]
     snapshots = [v for v in (before, after) if isinstance(v, dict) and "value_json" in v]
     if not snapshots:

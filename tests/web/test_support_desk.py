@@ -124,3 +124,16 @@ def test_erase_confirmation_counts_what_the_page_lists_and_speaks_of_them(login,
     rows = {key: n for key, _label, n in erase.context["rows"]}
     assert rows["conversations"] == 2 and rows["chat_messages"] == 5
     assert "yours" not in erase.content.decode() and "your " not in erase.content.decode()
+
+
+def test_the_erase_entry_reads_by_kind_of_data_not_table_names(login, support_user, bob, make_memory):
+    from memoryboard.models import AuditLog
+
+    make_memory(bob, "bob rides a bike")
+    ChatMessage.objects.create(conversation_id="c1", agent_id="chat", user_id=str(bob.pk), role="USER", content="hi")
+    client = login(support_user)
+    client.post(reverse("person-erase", args=[bob.pk]), {"confirm": "yes"})
+    entry = AuditLog.objects.get(action="erase")
+    page = client.get(reverse("admin:memoryboard_auditlog_change", args=[entry.pk])).content.decode()
+    assert "memory items, in every state" in page and "messages of those conversations (theirs" in page
+    assert "ah_long_term_memory" not in page and "chat_message" not in page and "yours" not in page
