@@ -340,7 +340,7 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
             (_("Identity"), {"fields": identity}),
             (_("Statistics and state"), {"fields": [
                 "relevance_score", "access_count", "last_accessed_at", "created_at", "updated_at",
-                "state", "state_explained",
+                "state", *(["state_explained"] if obj.archived else []),
             ]}),
         ]
 
