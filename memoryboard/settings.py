@@ -72,6 +72,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Writes of a request that began before the user's erase are refused (ltm.erase_gate).
+    "memoryboard.ltm.erase_gate.WorkBegunMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # LocaleMiddleware, except that API clients naming no language get English (docs/decisions.md).

@@ -11,13 +11,23 @@ from django_tasks import task
 
 
 @task()
-def extract_memories_task(*, agent_id: str, user_id: str, conversation_id: str, conversation: list[dict]) -> list[str]:
-    """Channel A: extract long-term memories from a turn and save them; returns the new ids."""
+def extract_memories_task(
+    *, agent_id: str, user_id: str, conversation_id: str, conversation: list[dict], turn_at: str | None = None
+) -> list[str]:
+    """Channel A: extract long-term memories from a turn and save them; returns the new ids.
+
+    ``turn_at``: when the turn began (ISO 8601). Nothing is saved if the user's data was erased since
+    (``ltm.erase_gate``); tasks queued before the argument existed count from their own start.
+    """
+    from django.utils.dateparse import parse_datetime
+
+    from memoryboard.ltm.erase_gate import work_begun
     from memoryboard.ltm.extraction import memory_extract_and_save
 
-    saved = memory_extract_and_save(
-        agent_id=agent_id, user_id=user_id, conversation_id=conversation_id, conversation=conversation
-    )
+    with work_begun(parse_datetime(turn_at) if turn_at else None):
+        saved = memory_extract_and_save(
+            agent_id=agent_id, user_id=user_id, conversation_id=conversation_id, conversation=conversation
+        )
     return [memory.pk for memory in saved]
 
 

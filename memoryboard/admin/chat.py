@@ -11,13 +11,14 @@ from django.utils.translation import gettext_lazy as _
 from django.db.models import Q
 
 from memoryboard.admin.filters import ChatUserFilter, ConversationFilter
+from memoryboard.admin.logentry import IdOnlyLogMixin
 from memoryboard.admin.memory import PeopleChangeList, person_link
 from memoryboard.admin.paginator import CappedCountAdminMixin
 from memoryboard.models import ChatMessage
 
 
 @admin.register(ChatMessage)
-class ChatMessageAdmin(CappedCountAdminMixin, admin.ModelAdmin):
+class ChatMessageAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmin):
     list_display = ["message_id", "conversation", "role", "preview", "agent_id", "user", "created_at"]
     list_display_links = ["message_id"]
     list_filter = [ChatUserFilter, ConversationFilter, "role", "agent_id"]

@@ -26,6 +26,7 @@ from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 from django.utils.translation import gettext, gettext_lazy as _, ngettext
 
+from memoryboard.admin.logentry import IdOnlyLogMixin
 from memoryboard.admin.filters import (
     AgentFilter,
     SourceFilter,
@@ -176,7 +177,7 @@ def _bulk_action(name: str, description, title, service, done):
 
 
 @admin.register(LongTermMemory)
-class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
+class LongTermMemoryAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmin):
     # Seven columns fit 1366 px next to the filters with the content readable (source and score are on
     # the item page and in the filters).
     list_display = ["preview", "user", "agent", "type", "state", "usage", "updated_at"]

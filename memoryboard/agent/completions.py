@@ -16,6 +16,7 @@ from django.db import transaction
 
 from memoryboard.agent.runtime import AgentLLMUnavailable, TurnResult
 from memoryboard.agent.service import AgentStoreUnavailable, conversation_rows_of, run_turn_atomic, turn_start
+from memoryboard.ltm.erase_gate import erase_gate_pass
 from memoryboard.models import ChatMessage
 
 __all__ = ["CompletionResult", "chat_completion", "content_text", "new_messages"]
@@ -87,6 +88,7 @@ def chat_completion(
         chat_model = get_chat_model()
 
     def store_new_messages() -> None:
+        erase_gate_pass(user_ids=[user_id])
         conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id, fresh=fresh)
         ChatMessage.objects.bulk_create([
             ChatMessage(

@@ -131,8 +131,14 @@ def _enqueue_extraction(
         return f"skipped: {reason}"
     from memoryboard.tasks import extract_memories_task
 
+    from django.utils import timezone
+
+    from memoryboard.ltm.erase_gate import work_begun_at
+
+    begun = work_begun_at() or timezone.now()
     extract_memories_task.enqueue(
-        agent_id=agent.agent_id, user_id=str(user_id), conversation_id=conversation_id, conversation=turn
+        agent_id=agent.agent_id, user_id=str(user_id), conversation_id=conversation_id, conversation=turn,
+        turn_at=begun.isoformat(),
     )
     return "queued"
 

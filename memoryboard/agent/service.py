@@ -12,6 +12,7 @@ from django.db import InterfaceError, OperationalError, transaction
 from memoryboard.agent.runtime import AgentLLMUnavailable, TurnResult, history_messages, run_turn
 from memoryboard.conversations import conversation_claim
 from memoryboard.ltm.config import get_agents_config
+from memoryboard.ltm.erase_gate import erase_gate_pass
 from memoryboard.models import ChatMessage
 from memoryboard.roles import may_write_memories_of, platform_user_id
 
@@ -85,7 +86,10 @@ def run_turn_atomic(*, conversation_id: str, savepoint: bool = True, **turn) -> 
     """
     try:
         with transaction.atomic(savepoint=savepoint):
-            return run_turn(conversation_id=conversation_id, **turn)
+            result = run_turn(conversation_id=conversation_id, **turn)
+            # The turn's rows (reply, receipt, items) are refused if the user was erased meanwhile.
+            erase_gate_pass(user_ids=[turn["user_id"]])
+            return result
     except AgentLLMUnavailable as exc:
         exc.conversation_id = conversation_id
         raise
@@ -135,11 +139,14 @@ def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str
     agent, user_id, conversation_id, fresh = turn_start(agent_id=agent_id, user=user, conversation_id=conversation_id)
     rows = conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id, fresh=fresh)
     history_rows = [] if fresh else list(rows.order_by("-id")[:HISTORY_LIMIT])[::-1]
-    # Saved in autocommit before anything can fail: the message is never lost.
-    stored = ChatMessage.objects.create(
-        conversation_id=conversation_id, agent_id=agent.agent_id, user_id=user_id,
-        role=ChatMessage.Role.USER, content=message,
-    )
+    # Saved on its own before anything can fail: the message is never lost (unless the user was erased
+    # after the request began: then it is refused).
+    with transaction.atomic():
+        erase_gate_pass(user_ids=[user_id])
+        stored = ChatMessage.objects.create(
+            conversation_id=conversation_id, agent_id=agent.agent_id, user_id=user_id,
+            role=ChatMessage.Role.USER, content=message,
+        )
     if chat_model is None:
         from memoryboard.llm.factory import get_chat_model
 

@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import Http404
+from django.utils.translation import gettext as _
 from rest_framework import exceptions, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -74,6 +75,7 @@ def _domain_error(exc, context=None) -> ApplicationError | None:
     """Errors of the services and the strategy package, as the API reports them."""
     from memoryboard.conversations import ConversationNotFound, StalePlanError
     from memoryboard.llm.errors import LLMError
+    from memoryboard.ltm.erase_gate import UserDataErased
     from memoryboard.ltm.services import MemoryError
     from memoryboard.strategies import StrategyConfigError, StrategyError
 
@@ -86,6 +88,11 @@ def _domain_error(exc, context=None) -> ApplicationError | None:
         return ApplicationError(exc.message, field=exc.field)
     if isinstance(exc, ConversationNotFound):
         return ApplicationError("No such conversation.", field="conversation_id", status_code=404, code="not_found")
+    if isinstance(exc, UserDataErased):
+        return ApplicationError(
+            _("Your data was erased while this request ran; nothing of it was saved."),
+            status_code=409, code="erased",
+        )
     if isinstance(exc, StalePlanError):
         return ApplicationError(str(exc), field="expected_delete_ids", status_code=409, code="stale_plan")
     if isinstance(exc, LLMError):

@@ -15,6 +15,7 @@ from django.db import transaction
 from memoryboard.audit import audit_record_many
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.ltm.embeddings import memory_embed_many
+from memoryboard.ltm.erase_gate import UserDataErased
 from memoryboard.ltm.lifecycle import memory_enforce_limit
 from memoryboard.ltm.namespaces import build_namespace
 from memoryboard.ltm.selectors import namespace_q
@@ -186,6 +187,10 @@ def memory_extract_and_save(
         _save_extracted(memories, conversation_id)
     except LLMError as exc:
         logger.warning("extracted memories not saved (embeddings): %s", exc.reason)
+        return []
+    except UserDataErased:
+        logger.info("extracted memories not saved: the user's data was erased after the turn (conversation %s)",
+                    conversation_id)
         return []
     memory_enforce_limit(namespace=namespace, max_items=config.long_term_memory.max_items)
     return memories

@@ -31,11 +31,24 @@ def _note_agent_namespaces(rows: list[LongTermMemory]) -> None:
             return
 
 
+def _pass_erase_gate(rows: list[LongTermMemory]) -> None:
+    """Refuse the write if an owner's data was erased after the work began (``ltm.erase_gate``)."""
+    from memoryboard.ltm.erase_gate import erase_gate_pass
+    from memoryboard.ltm.namespaces import parse_namespace
+
+    owners = {ns.user_id for ns in (parse_namespace(row.namespace) for row in rows) if ns is not None}
+    erase_gate_pass(user_ids=owners)
+
+
 def memory_upsert_many(items: Iterable[LongTermMemory], *, batch_size: int = 500) -> int:
     """Insert or update items by primary key in one statement per batch.
 
     Rows are sorted by id so concurrent writers take row locks in the same order; a
-    deadlock that MySQL still reports is retried a few times.
+    deadlock that MySQL still reports is retried a few times. The owners' erase tombstones are checked
+    first, in the same transaction (``ltm.erase_gate``).
+
+    Raises:
+        UserDataErased: an owner's data was erased after the work began; nothing is written.
 
     Returns:
         The number of items written.
@@ -47,6 +60,7 @@ def memory_upsert_many(items: Iterable[LongTermMemory], *, batch_size: int = 500
     for attempt in range(5):
         try:
             with transaction.atomic():
+                _pass_erase_gate(rows)
                 LongTermMemory.objects.bulk_create(
                     rows,
                     batch_size=batch_size,

@@ -33,6 +33,7 @@ from memoryboard.models import (
     MemoryStateChange,
     MemoryType,
     PauseRule,
+    PlaygroundTrace,
     RetrievalReceipt,
     SummaryCacheEntry,
     UserMemorySettings,
@@ -45,6 +46,7 @@ RECENT_CONVERSATIONS = 50
 # SQLite's host-parameter limit (999 before SQLite 3.32, Django's own assumption; 250,000 on Debian's)
 # and make one statement of megabytes on MariaDB (``max_allowed_packet``).
 ERASE_BATCH = 900
+TRACE_MATCH_MIN_CHARS = 16
 
 
 @dataclass
@@ -233,12 +235,58 @@ def _task_model():
     return None
 
 
+def _admin_log_rows(user_id: str) -> QuerySet:
+    """The Django admin's own history ("Recent actions") of the user's items and messages: rows written
+    before the admin stopped putting item text into ``object_repr`` carry it, and every row names them."""
+    from django.contrib.admin.models import LogEntry
+    from django.contrib.contenttypes.models import ContentType
+    from django.db.models import BigIntegerField
+    from django.db.models.functions import Cast
+
+    # Message ids compared as numbers (a cast of the id to text would carry the connection's collation,
+    # which MySQL refuses to compare with the column's).
+    return LogEntry.objects.annotate(numeric_id=Cast("object_id", BigIntegerField())).filter(
+        Q(content_type=ContentType.objects.get_for_model(LongTermMemory), object_id__in=_item_ids(user_id))
+        | Q(content_type=ContentType.objects.get_for_model(ChatMessage),
+            numeric_id__in=ChatMessage.objects.filter(_user_q(user_id)).values("pk"))
+    )
+
+
+def _message_texts(value) -> list[str]:
+    """The texts of pasted messages (OpenAI or Anthropic shapes: a string, or parts with ``text``)."""
+    out = []
+    for message in value if isinstance(value, list) else []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            out.append(content.strip())
+        elif isinstance(content, list):
+            out.extend(str(part.get("text", "")).strip() for part in content if isinstance(part, dict))
+    return [t for t in out if t]
+
+
+def _trace_check(user_id: str) -> Callable[[dict], bool]:
+    """A playground trace is built from the user's data when one of its messages is, word for word, one of
+    the user's own messages or item texts (staff paste a conversation to try strategies on it). Texts
+    shorter than ``TRACE_MATCH_MIN_CHARS`` ("hi", "thanks") and the agents' replies (the same words may
+    answer anyone) do not count."""
+    user_messages = ChatMessage.objects.filter(_user_q(user_id), role=ChatMessage.Role.USER)
+    texts = {str(t).strip() for t in user_messages.values_list("content", flat=True)}
+    texts |= {m.content.strip() for m in _items(user_id).only("value_json")}
+    texts = {t for t in texts if len(t) >= TRACE_MATCH_MIN_CHARS}
+    return lambda row: bool(texts) and any(t in texts for t in _message_texts(row["messages"]))
+
+
+def _trace_rows(user_id: str) -> QuerySet:
+    # Every trace is read and checked in Python (traces are few: they expire, see playground_traces).
+    return PlaygroundTrace.objects.all()
+
+
 def user_data_sections() -> list[Section]:
     """Every table that stores something about a platform user, in erase order (dependents first).
 
     Not in the list, on purpose (docs/decisions.md): the user's account, sessions and API tokens (the user
-    stays able to sign in), and playground traces (pasted by staff, not linked to a platform user; removed
-    by ``purge_deleted`` after ``MEMORYBOARD_PLAYGROUND_TRACE_RETENTION_DAYS``).
+    stays able to sign in), and the erase tombstone (``ltm.erase_gate``: a hash of the user id and a time).
+    Playground traces are in it when one of their messages is one of the user's texts, word for word.
     """
     sections = [
         Section("memory_vectors", MemoryEmbedding, lambda u: MemoryEmbedding.objects.filter(memory_id__in=_item_ids(u)),
@@ -265,7 +313,13 @@ def user_data_sections() -> list[Section]:
                 ("agent_namespace", "memory_type", "created_at")),
         Section("memory_settings", UserMemorySettings, lambda u: UserMemorySettings.objects.filter(_user_q(u)),
                 ("use_memories", "save_memories", "updated_at")),
+        Section("playground_traces", PlaygroundTrace, _trace_rows, ("messages", "created_at"), check=_trace_check),
     ]
+    if apps.is_installed("django.contrib.admin"):
+        from django.contrib.admin.models import LogEntry
+
+        sections.insert(0, Section("admin_log", LogEntry, _admin_log_rows,
+                                   ("action_time", "action_flag", "object_id", "object_repr", "change_message")))
     task_model = _task_model()
     if task_model is not None:
         sections.append(Section("tasks", task_model, _task_rows,
@@ -350,6 +404,8 @@ SECTION_LABELS = {
     "pause_rules": _("pause rules"),
     "memory_settings": _("memory switch settings"),
     "audit_log": _("audit log entries: kept without content (who did what, to which item, when)"),
+    "admin_log": _("entries of the admin site's history about those items and messages"),
+    "playground_traces": _("playground traces made from your conversations or items"),
 }
 
 
@@ -393,9 +449,13 @@ def user_data_erase(*, user_id: str, actor, reason: str = "privacy request") -> 
     Returns:
         Per table name, the ids of the rows removed or anonymised (what the export listed).
     """
+    from memoryboard.ltm.erase_gate import erase_gate_close
+
     user_id = str(user_id)
     erased: dict[str, list[str]] = {}
     with transaction.atomic():
+        # First: waits for writers of the user that passed the gate, holds back those that come later.
+        erase_gate_close(user_id=user_id, at=timezone.now())
         sections = user_data_sections()
         # Every section's rows are listed before any is deleted: several are found through the items.
         found = {s.key: _section_ids(s, user_id) for s in sections}

@@ -4,6 +4,7 @@ from .audit import AuditLog
 from .chat import ChatMessage, ConversationOwner
 from .embedding import AnnChange, MemoryEmbedding, vector_checksum
 from .lifecycle import (
+    EraseTombstone,
     MemoryAccess,
     MemoryFlag,
     MemoryState,
@@ -23,6 +24,7 @@ __all__ = [
     "AuditLog",
     "ChatMessage",
     "ConversationOwner",
+    "EraseTombstone",
     "LongTermMemory",
     "MemoryAccess",
     "MemoryEmbedding",

@@ -117,3 +117,23 @@ class MemoryStateChange(models.Model):
         verbose_name_plural = _("state changes")
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["memory_id", "created_at"], name="idx_state_memory_time")]
+
+
+class EraseTombstone(models.Model):
+    """When a platform user's data was last erased: every late writer (an extraction task, an agent turn, a
+    request) checks it in its own transaction before it saves, and is refused if its work began before.
+
+    One row per user who has written or been erased. The user is named by ``user_key`` (the SHA-256 of the
+    platform user id: compared byte for byte whatever the database's collation, and no user id kept); the
+    row is also the lock that orders an erase against the writers of that user (``ltm.erase_gate``).
+    ``erased_at`` is null until the first erase; it is never cleared: a write whose work began after it
+    (the user coming back) passes, one that began before is refused.
+    """
+
+    user_key = models.CharField(primary_key=True, max_length=64)
+    erased_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "memoryboard_erase_tombstone"
+        verbose_name = _("erase tombstone")
+        verbose_name_plural = _("erase tombstones")

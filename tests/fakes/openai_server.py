@@ -53,6 +53,7 @@ class FakeOpenAI:
         self._replies: deque[dict[str, Any]] = deque()
         self._faults: deque[str] = deque()
         self._fault: str | None = None
+        self._delays: deque[tuple[str, float]] = deque()
         self._lock = threading.Lock()
         self._wake = threading.Event()  # set on reset/stop: ends pending "timeout" sleeps
         self._httpd: ThreadingHTTPServer | None = None
@@ -124,6 +125,12 @@ class FakeOpenAI:
         with self._lock:
             self._faults.append(fault)
 
+    def push_delay(self, endpoint: str, seconds: float) -> None:
+        """Hold the next request to ``endpoint`` (``"chat/completions"`` or ``"embeddings"``) for ``seconds``
+        before answering it: work that overlaps something else (an erase, a second writer)."""
+        with self._lock:
+            self._delays.append((endpoint.strip("/"), seconds))
+
     def set_fault(self, fault: str | None) -> None:
         """Inject ``fault`` into every request until cleared (None) or reset()."""
         if fault is not None:
@@ -137,6 +144,7 @@ class FakeOpenAI:
             self.requests.clear()
             self._replies.clear()
             self._faults.clear()
+            self._delays.clear()
             self._fault = None
             self._wake.set()
             self._wake = threading.Event()
@@ -156,14 +164,17 @@ class FakeOpenAI:
 
     # --- request handling (server threads) --------------------------------------------------
 
-    def _record(self, path: str, body: Any, headers: dict[str, str]) -> tuple[str | None, dict | None, threading.Event]:
+    def _record(self, path: str, body: Any, headers: dict[str, str]) -> tuple[str | None, dict | None, threading.Event, float]:
         with self._lock:
             self.requests.append({"path": path, "body": body, "headers": headers})
             fault = self._faults.popleft() if self._faults else self._fault
+            delay = next((d for d in self._delays if path.endswith(d[0])), None)
+            if delay is not None:
+                self._delays.remove(delay)
             reply = None
             if path.endswith("/chat/completions") and fault is None and self._replies:
                 reply = self._replies.popleft()
-            return fault, reply, self._wake
+            return fault, reply, self._wake, (delay[1] if delay else 0.0)
 
     def _next_call_id(self) -> str:
         with self._lock:
@@ -354,7 +365,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         path = self.path.split("?", 1)[0].rstrip("/")
         headers = {k.lower(): v for k, v in self.headers.items()}
-        fault, reply, wake = self.fake._record(path, body, headers)
+        fault, reply, wake, delay = self.fake._record(path, body, headers)
+        if delay:
+            wake.wait(delay)
 
         if fault == "timeout":
             wake.wait(self.fake.timeout_delay)

@@ -42,8 +42,8 @@ CHAT = "/api/v1/agents/chat/chat"
 # Tables that hold nothing about a platform user (or only the account, which stays). A new table must be
 # put in ``user_data_sections`` or here, with its reason: this list is what makes the test fail otherwise.
 NOT_USER_DATA = {
-    "memoryboard_playground_trace": "pasted by staff; not linked to a platform user; purged after retention",
     "memoryboard_ann_change": "index change log: item and vector ids, no content; kept until pruned so every host removes an erased vector",
+    "memoryboard_erase_tombstone": "a hash of the user id and the erase time: what refuses late writes",
 }
 
 
@@ -86,6 +86,17 @@ def _populate(user, marker: str, make_memory) -> None:
                             object_id=conv, before={"deleted": [{"content": f"{marker} said"}]})
     AuditLog.objects.create(action=AuditLog.Action.BULK, object_type="memory_delete_batch", object_id=f"batch-{uid}",
                             after={"user_id": uid, "ids": [deleted.pk]})
+    # The admin's history as Django wrote it before (the item's text as object_repr), and a playground trace
+    # a staff member made by pasting the user's conversation.
+    from django.contrib.admin.models import CHANGE, LogEntry
+    from django.contrib.contenttypes.models import ContentType
+
+    from memoryboard.models import PlaygroundTrace
+
+    LogEntry.objects.create(user_id=user.pk, content_type=ContentType.objects.get_for_model(LongTermMemory),
+                            object_id=kept.pk, object_repr=f"{marker} works with Java", action_flag=CHANGE)
+    pasted = [{"role": m.role.lower(), "content": m.content} for m in ChatMessage.objects.filter(user_id=uid)]
+    PlaygroundTrace.objects.create(pk=PlaygroundTrace.digest(pasted), messages=pasted)
     from django_tasks_db.models import DBTaskResult
 
     DBTaskResult.objects.create(
