@@ -51,12 +51,13 @@ def write_access_records(records: list[AccessRecord]) -> None:
     memory_table = LongTermMemory._meta.db_table
     access_table = MemoryAccess._meta.db_table
     adapt = connection.ops.adapt_datetimefield_value
-    rows = [
-        (memory_id, record.agent_id[:255], record.conversation_id[:255], record.kind, relevance, adapt(record.at))
-        for record in records
-        for memory_id, relevance in zip(record.ids, record.relevances, strict=True)
-    ]
     with transaction.atomic(), connection.cursor() as cursor:
+        records = _not_erased(records)
+        rows = [
+            (memory_id, record.agent_id[:255], record.conversation_id[:255], record.kind, relevance, adapt(record.at))
+            for record in records
+            for memory_id, relevance in zip(record.ids, record.relevances, strict=True)
+        ]
         for record in records:
             placeholders = ", ".join(["%s"] * len(record.ids))
             cursor.execute(
@@ -72,6 +73,32 @@ def write_access_records(records: list[AccessRecord]) -> None:
                 f"VALUES {values}",
                 [value for row in batch for value in row],
             )
+
+
+def _not_erased(records: list[AccessRecord]) -> list[AccessRecord]:
+    """The records whose items still exist and whose owner was not erased after the read (``ltm.erase_gate``):
+    a read queued before an erase leaves no row after it."""
+    from memoryboard.ltm.erase_gate import erase_gate_lock
+    from memoryboard.ltm.namespaces import parse_namespace
+
+    wanted = sorted({memory_id for record in records for memory_id in record.ids})
+    owners = {}
+    for start in range(0, len(wanted), INSERT_BATCH):
+        for pk, namespace in LongTermMemory.objects.filter(pk__in=wanted[start : start + INSERT_BATCH]).values_list(
+            "pk", "namespace"
+        ):
+            ns = parse_namespace(namespace)
+            owners[pk] = ns.user_id if ns else None
+    erased = erase_gate_lock(user_ids=set(owners.values()))
+    out = []
+    for record in records:
+        keep = [(pk, rel) for pk, rel in zip(record.ids, record.relevances, strict=True) if pk in owners
+                and not (erased.get(owners[pk]) and erased[owners[pk]] >= record.at)]
+        if keep:
+            out.append(AccessRecord(ids=tuple(p for p, _ in keep), relevances=tuple(r for _, r in keep),
+                                    agent_id=record.agent_id, conversation_id=record.conversation_id,
+                                    kind=record.kind, at=record.at))
+    return out
 
 
 class AccessLogWriter:

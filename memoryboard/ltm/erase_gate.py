@@ -78,6 +78,19 @@ def _lock_rows(keys: list[str]) -> dict[str, datetime | None]:
     return dict(EraseTombstone.objects.filter(user_key__in=keys).values_list("user_key", "erased_at"))
 
 
+def erase_gate_lock(*, user_ids: Iterable[str]) -> dict[str, datetime | None]:
+    """Take the users' shared gate locks (inside the transaction that saves) and return when each was last
+    erased (None: never), for a writer that filters its own rows (the access log)."""
+    ids = {str(u) for u in user_ids if u not in (None, "")}
+    if not ids:
+        return {}
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("the erase gate must be passed inside the transaction that saves")
+    keys = {user_key(u): u for u in ids}
+    erased = _lock_rows(sorted(keys))
+    return {keys[key]: erased.get(key) for key in keys}
+
+
 def erase_gate_pass(*, user_ids: Iterable[str], begun_at: datetime | None = None) -> None:
     """Refuse the current transaction's writes for these users if their data was erased after the work
     began (``begun_at``, default the context's :func:`work_begun` time; with neither, nothing is refused,
@@ -86,17 +99,10 @@ def erase_gate_pass(*, user_ids: Iterable[str], begun_at: datetime | None = None
     Raises:
         UserDataErased: one of the users was erased at or after the moment the work began.
     """
-    ids = {str(u) for u in user_ids if u not in (None, "")}
-    if not ids:
-        return
-    if not transaction.get_connection().in_atomic_block:
-        raise RuntimeError("erase_gate_pass must run inside the transaction that saves")
     begun_at = begun_at or _begun_at.get()
-    keys = {user_key(u): u for u in ids}
-    erased = _lock_rows(sorted(keys))
-    for key, at in erased.items():
+    for user_id, at in sorted(erase_gate_lock(user_ids=user_ids).items()):
         if at is not None and begun_at is not None and at >= begun_at:
-            raise UserDataErased(keys[key])
+            raise UserDataErased(user_id)
 
 
 def erase_gate_close(*, user_id: str, at: datetime) -> None:

@@ -227,6 +227,16 @@ def _task_rows(user_id: str) -> QuerySet:
     return DBTaskResult.objects.filter(task_path=EXTRACT_TASK_PATH, args_kwargs__kwargs__user_id=user_id)
 
 
+def _erase_tasks(qs: QuerySet) -> None:
+    """Queued and finished tasks go; a running one loses its arguments instead (its worker updates the row
+    when it ends, and would stop on a missing row). Whatever it then tries to save is refused by the
+    erase tombstone (``ltm.erase_gate``)."""
+    from django_tasks.base import TaskResultStatus
+
+    qs.filter(status=TaskResultStatus.RUNNING).update(args_kwargs={"args": [], "kwargs": {}})
+    qs.exclude(status=TaskResultStatus.RUNNING).delete()
+
+
 def _task_model():
     if apps.is_installed("django_tasks_db"):
         from django_tasks_db.models import DBTaskResult
@@ -471,6 +481,8 @@ def user_data_erase(*, user_id: str, actor, reason: str = "privacy request") -> 
                     qs.update(before=None, after=None)
                 elif section.model is LongTermMemory:
                     qs._raw_delete(qs.db)  # vectors already went with their section; no cascade query
+                elif section.key == "tasks":
+                    _erase_tasks(qs)
                 else:
                     qs.delete()
         audit_record(

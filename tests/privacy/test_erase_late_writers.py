@@ -126,3 +126,47 @@ def test_a_task_queued_before_the_erase_saves_nothing_even_if_it_starts_after(on
     assert extract_memories_task.call(agent_id="chat", user_id=uid, conversation_id="c-old", conversation=TURN,
                                       turn_at=turn_at) == []
     assert not LongTermMemory.objects.exists()
+
+
+def test_a_running_task_keeps_its_row_without_arguments_and_queued_ones_go(alice, bob):
+    # A worker updates its task's row when the task ends (and stops if the row is gone): the running task
+    # of the user loses its arguments (the turn's text), queued and finished ones are deleted.
+    from django_tasks.base import TaskResultStatus
+    from django_tasks_db.models import DBTaskResult
+
+    from memoryboard.ltm.user_data import EXTRACT_TASK_PATH, memory_export_payload
+
+    def task(user, status, text):
+        return DBTaskResult.objects.create(
+            args_kwargs={"args": [], "kwargs": {"agent_id": "chat", "user_id": str(user.pk), "conversation_id": "c",
+                                                "conversation": [{"role": "user", "content": text}]}},
+            task_path=EXTRACT_TASK_PATH, backend_name="default", queue_name="default", run_after=timezone.now(),
+            exception_class_path="", traceback="", priority=0, status=status,
+        )
+
+    running = task(alice, TaskResultStatus.RUNNING, "RUNMARK I fly planes")
+    queued = task(alice, TaskResultStatus.READY, "QUEUEMARK I sail")
+    theirs = task(bob, TaskResultStatus.READY, "bob sails")
+    user_data_erase(user_id=str(alice.pk), actor=alice)
+    running.refresh_from_db()
+    assert running.status == TaskResultStatus.RUNNING and running.args_kwargs == {"args": [], "kwargs": {}}
+    assert not DBTaskResult.objects.filter(pk=queued.pk).exists()
+    assert DBTaskResult.objects.filter(pk=theirs.pk).exists()
+    assert memory_export_payload(user_id=str(alice.pk))["tasks"] == []
+    assert "RUNMARK" not in _dump() and "QUEUEMARK" not in _dump()
+
+
+def test_a_read_logged_before_the_erase_leaves_no_access_row_after_it(alice, bob, make_memory):
+    from memoryboard.ltm.access_log import AccessRecord, write_access_records
+    from memoryboard.models import MemoryAccess
+
+    mine, theirs = make_memory(alice, "User likes tea"), make_memory(bob, "User likes coffee")
+    read = AccessRecord(ids=(mine.pk, theirs.pk), relevances=(0.9, 0.8), agent_id="chat", conversation_id="c",
+                        kind="retrieval", at=timezone.now())
+    user_data_erase(user_id=str(alice.pk), actor=alice)
+    write_access_records([read])  # the background writer drains its queue after the erase
+    assert list(MemoryAccess.objects.values_list("memory_id", flat=True)) == [theirs.pk]
+    later = AccessRecord(ids=(theirs.pk,), relevances=(0.7,), agent_id="chat", conversation_id="c",
+                         kind="retrieval", at=timezone.now())
+    write_access_records([later])
+    assert MemoryAccess.objects.count() == 2
