@@ -26,6 +26,7 @@ class MemoryImportInputSerializer(StrictSerializer):
 ImportSummarySerializer = inline_serializer("MemoryImportSummary", {
     "new": serializers.IntegerField(),
     "duplicate": serializers.IntegerField(),
+    "restored": serializers.IntegerField(help_text="Rows whose item the user had deleted: that item comes back."),
     "invalid": serializers.ListField(child=serializers.DictField()),
     "imported": serializers.IntegerField(),
     "archived_skipped": serializers.IntegerField(),

@@ -29,10 +29,16 @@ from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.locks import namespace_lock
 from memoryboard.ltm.namespaces import Namespace, build_namespace, parse_namespace
 from memoryboard.ltm.selectors import namespace_q
-from memoryboard.ltm.services import MAX_CONTENT_CHARS, memory_build, memory_snapshot, memory_update
+from memoryboard.ltm.services import (
+    MAX_CONTENT_CHARS,
+    memory_build,
+    memory_restore_for_user,
+    memory_snapshot,
+    memory_update,
+)
 from memoryboard.ltm.store import memory_upsert_many
 from memoryboard.ltm.tools import normalize_content
-from memoryboard.models import AuditLog, LongTermMemory, MemoryType, Source
+from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryType, Source
 
 MAX_IMPORT_ITEMS = 5_000
 Mode = Literal["skip", "overwrite"]
@@ -52,6 +58,8 @@ class MemoryImportError(ValueError):
 class ImportSummary:
     new: int = 0
     duplicate: int = 0
+    # Rows whose item the user had deleted (recently deleted, not yet purged): that item comes back.
+    restored: int = 0
     invalid: list[dict[str, Any]] = field(default_factory=list)
     imported: int = 0
     archived_skipped: int = 0
@@ -61,7 +69,8 @@ class ImportSummary:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"new": self.new, "duplicate": self.duplicate, "invalid": self.invalid, "imported": self.imported,
+        return {"new": self.new, "duplicate": self.duplicate, "restored": self.restored, "invalid": self.invalid,
+                "imported": self.imported,
                 "archived_skipped": self.archived_skipped, "dry_run": self.dry_run}
 
 
@@ -196,41 +205,62 @@ def memory_import(
         if not dry_run:
             for namespace in namespaces:
                 locks.enter_context(namespace_lock(namespace))
-        new_rows, overwrites = _classify(rows, summary, namespaces)
+        new_rows, overwrites, restores = _classify(rows, summary, namespaces)
         _check_limits(new_rows, summary)
         if dry_run or summary.invalid:
             return summary
         with transaction.atomic():
             summary.imported = _write(new_rows, overwrites, mode=mode, actor=actor, embedder=embedder)
+            for memory in restores:  # the user's own delete undone, as "Undo" does it
+                memory_restore_for_user(memory=memory, actor=actor)
+            summary.imported += len(restores)
             audit_record(actor=actor, action=AuditLog.Action.BULK, object_type="import", object_id=str(user_id),
                          after={**summary.to_dict(), "mode": mode}, reason="import")
     return summary
 
 
+def _existing_rank(memory: LongTermMemory) -> int:
+    """Which of several items with one content a row is the same item as: the one in use, else one the
+    user deleted (it comes back), else one archived or retired (left as it is)."""
+    if not memory.archived:
+        return 0
+    return 1 if memory.archived_reason == ArchivedReason.USER_DELETED else 2
+
+
 def _classify(rows: list[_Row], summary: ImportSummary, namespaces: list[Namespace]):
-    """Split valid rows into new ones and duplicates (of an active item, or of an earlier row)."""
+    """Split valid rows into new ones, rows that bring back an item the user deleted, and duplicates (of an
+    item in any other state, or of an earlier row). An item with the same content in the same namespace is
+    the same item whatever its state: an import never makes a second copy of it."""
     existing: dict[tuple[Namespace | None, str], LongTermMemory] = {}
     if namespaces:
         where = functools.reduce(operator.or_, (namespace_q(ns) for ns in namespaces))
-        for memory in LongTermMemory.objects.filter(where, archived=False):
-            existing.setdefault((parse_namespace(memory.namespace), normalize_content(memory.content)), memory)
+        for memory in LongTermMemory.objects.filter(where).order_by("created_at", "id"):
+            key = (parse_namespace(memory.namespace), normalize_content(memory.content))
+            if key not in existing or _existing_rank(memory) < _existing_rank(existing[key]):
+                existing[key] = memory
     seen: set[tuple[Namespace | None, str]] = set()
     new_rows: list[_Row] = []
     overwrites: list[tuple[_Row, LongTermMemory]] = []
+    restores: list[LongTermMemory] = []
     for row in rows:
         key = (row.namespace, normalize_content(row.content))
-        duplicate = key in seen or key in existing
+        match = existing.get(key) if key not in seen else None
+        restore = match is not None and _existing_rank(match) == 1
+        duplicate = key in seen or (key in existing and not restore)
         summary.rows.append({"index": row.index, "type": row.memory_type, "agent": row.agent_id,
-                             "content": row.content, "duplicate": duplicate})
-        if duplicate:
+                             "content": row.content, "duplicate": duplicate, "restored": restore})
+        if restore:
+            summary.restored += 1
+            restores.append(match)
+        elif duplicate:
             summary.duplicate += 1
-            if key not in seen:
+            if key not in seen and not existing[key].archived:
                 overwrites.append((row, existing[key]))
         else:
             summary.new += 1
             new_rows.append(row)
         seen.add(key)
-    return new_rows, overwrites
+    return new_rows, overwrites, restores
 
 
 def _check_limits(new_rows: list[_Row], summary: ImportSummary) -> None:

@@ -255,6 +255,47 @@ def memory_delete_for_user(*, memory: LongTermMemory, actor) -> LongTermMemory:
     return memory
 
 
+def same_content_key(memory: LongTermMemory) -> tuple[object, str]:
+    """What makes two items the same item: their scope (the namespace, whatever its spelling) and their
+    content as the tools' dedup compares it (case, spaces, end punctuation)."""
+    from memoryboard.ltm.namespaces import parse_namespace
+    from memoryboard.ltm.tools import normalize_content
+
+    return parse_namespace(memory.namespace) or memory.namespace, normalize_content(memory.content)
+
+
+def active_twin(memory: LongTermMemory) -> LongTermMemory | None:
+    """Another item of the same scope with the same content that is in use (active or paused), if any:
+    a restore of ``memory`` would make it a second copy."""
+    from memoryboard.ltm.namespaces import parse_namespace
+    from memoryboard.ltm.selectors import namespace_q
+
+    namespace = parse_namespace(memory.namespace)
+    if namespace is None:
+        return None
+    key = same_content_key(memory)
+    candidates = (LongTermMemory.objects.filter(namespace_q(namespace), archived=False).exclude(pk=memory.pk)
+                  .order_by("created_at", "id"))
+    return next((other for other in candidates if same_content_key(other) == key), None)
+
+
+def _supersede_by_twin(memory: LongTermMemory, twin: LongTermMemory, actor) -> LongTermMemory:
+    """A restore that would duplicate ``twin``: the item is the same item, so it is recorded as superseded
+    by it (one entry, state change ``old → superseded``), and not brought back (caller holds the lock)."""
+    before = memory_snapshot(memory)
+    old_state = memory_state(memory)
+    memory.value_json = {**(memory.value_json or {}), "supersededBy": twin.pk}
+    memory.archived, memory.archived_at = True, timezone.now()
+    memory.archived_reason = ArchivedReason.SUPERSEDED
+    memory.save(update_fields=["value_json", "archived", "archived_at", "archived_reason"])
+    MemoryFlag.objects.filter(memory_id=memory.pk).exclude(deleted_from="").update(deleted_from="", deleted_from_at=None)
+    reason = f"restore: the same item is already there ({twin.pk})"
+    audit_record(actor=actor, action=AuditLog.Action.ARCHIVE, object_type="memory", object_id=memory.pk,
+                 before=before, after=memory_snapshot(memory), reason=reason)
+    _record_state(memory.pk, old_state, MemoryState.SUPERSEDED, actor, reason)
+    return memory
+
+
 def memory_restore_for_user(*, memory: LongTermMemory, actor) -> LongTermMemory:
     """An end user's undo of their own delete: back to active (or paused), or back to the archive
     (decay, over_limit, staff) the item was in when they deleted it.
@@ -340,11 +381,20 @@ def memory_delete_all_for_user(*, user_id: str, actor) -> list[str]:
 
 
 def memory_restore(*, memory: LongTermMemory, actor) -> LongTermMemory:
-    """Back to the state before archiving (a paused item comes back paused)."""
+    """Back to the state before archiving (a paused item comes back paused).
+
+    An item whose content its scope already holds in use (``active_twin``: restored before, imported
+    again, saved again by a tool) is not brought back as a second copy: it becomes superseded by it.
+    """
     with transaction.atomic():
         memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
         if not memory.archived:
             return memory
+        twin = active_twin(memory)
+        if twin is not None:
+            if memory.archived_reason == ArchivedReason.SUPERSEDED and memory.superseded_by == twin.pk:
+                return memory
+            return _supersede_by_twin(memory, twin, actor)
         before = memory_snapshot(memory)
         old_state = memory_state(memory)
         memory.archived = False

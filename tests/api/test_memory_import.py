@@ -42,8 +42,9 @@ def test_round_trip_export_delete_all_import(login, alice, make_memory):
     api = api_for(alice)
     preview = api.post(URL, {"items": exported["memories"]}, format="json")
     assert preview.status_code == 200, preview.content
-    assert preview.json() == {"new": 4, "duplicate": 0, "invalid": [], "imported": 0, "archived_skipped": 0,
-                              "dry_run": True}
+    # The deleted items are still there (recently deleted): the import brings them back, no copies.
+    assert preview.json() == {"new": 0, "duplicate": 0, "restored": 4, "invalid": [], "imported": 0,
+                              "archived_skipped": 0, "dry_run": True}
     assert active(alice) == []  # a dry run (the default) writes nothing
 
     applied = api.post(URL, {"items": exported["memories"], "dry_run": False}, format="json")
@@ -53,7 +54,8 @@ def test_round_trip_export_delete_all_import(login, alice, make_memory):
     created = {m.content: m.created_at.isoformat() for m in imported}
     assert created == {item["content"]: item["created_at"] for item in exported["memories"]}
     assert MemoryEmbedding.objects.filter(memory_id__in=[m.pk for m in imported]).count() == 4
-    assert AuditLog.objects.filter(action="create", reason="import", actor=alice).count() == 4
+    assert LongTermMemory.objects.count() == 4
+    assert AuditLog.objects.filter(action="restore", actor=alice).count() == 4
     assert AuditLog.objects.filter(action="bulk", object_type="import", object_id=str(alice.pk)).count() == 1
 
     again = api.post(URL, {"items": exported["memories"], "dry_run": False}, format="json")

@@ -41,7 +41,9 @@ class Command(BaseCommand):
         for error in summary.invalid:
             self.stderr.write(f"item {error['index']}, {error['field']}: {error['message']}")
         self.stdout.write(
-            f"{summary.new} new, {summary.duplicate} duplicate, {len(summary.invalid)} invalid, "
+            f"{summary.new} new, {summary.duplicate} duplicate, "
+            + (f"{summary.restored} deleted by the user (brought back), " if summary.restored else "")
+            + f"{len(summary.invalid)} invalid, "
             f"{summary.archived_skipped} archived (skipped); imported {summary.imported}"
             + ("" if apply else " (dry run: use --apply to write)")
         )
