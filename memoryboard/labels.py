@@ -23,6 +23,7 @@ OTHER_REASONS = {
 }
 UNDO_DELETE = "undo delete: back to "
 AUTO_EXTRACT_FROM = "auto_extract from "
+MERGED_INTO = "merged into "  # + the id of the item kept
 
 
 def type_label(code: str) -> str:
@@ -55,6 +56,12 @@ def reason_label(reason: str | None) -> str:
         return gettext("Undo of a delete: back to “%(state)s”") % {"state": reason_label(reason[len(UNDO_DELETE):])}
     if reason.startswith(AUTO_EXTRACT_FROM):  # the conversation's id is for developers (the audit entry keeps it)
         return gettext("Noted automatically from a conversation")
+    if reason.startswith(MERGED_INTO):
+        return gettext("Merged into item %(id)s") % {"id": reason[len(MERGED_INTO):]}
+    from memoryboard.ltm.services import SAME_ITEM_IN_USE
+
+    if reason.startswith(SAME_ITEM_IN_USE):
+        return gettext("Not restored: the same item is in use (%(id)s)") % {"id": reason[len(SAME_ITEM_IN_USE):]}
     if reason.startswith("memory strategy "):
         return gettext("Memory strategy %(name)s") % {"name": reason[len("memory strategy "):]}
     return reason

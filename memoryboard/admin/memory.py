@@ -391,11 +391,13 @@ class LongTermMemoryAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmi
                 messages.ERROR,
             )
             return None
+        asks_reason = action == "archive_selected"
         if request.POST.get("confirm") == "yes":
             try:
-                ids = service(memories=queryset, actor=request.user)
+                note = {"note": request.POST.get("reason", "")} if asks_reason else {}
+                ids = service(memories=queryset, actor=request.user, **note)
             except (BulkTooLarge, MemoryError) as exc:
-                self.message_user(request, str(exc), messages.ERROR)
+                self.message_user(request, getattr(exc, "message", str(exc)), messages.ERROR)
                 return self._back_to_item(request, queryset)
             except LLMError as exc:
                 self.message_user(request, _model_failed(exc), messages.ERROR)
@@ -412,6 +414,7 @@ class LongTermMemoryAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmi
             "select_across": request.POST.get("select_across", "0"),
             "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
             "from_item": bool(request.POST.get(FROM_ITEM)),
+            "asks_reason": asks_reason,
             "opts": self.model._meta,
             "media": self.media,
         }

@@ -1,7 +1,7 @@
 """Staff writes behind the admin actions: bulk archive/restore/re-embed, merge, purge.
 
-Each bulk write is one transaction: the per-item services (which audit every item) plus one
-``bulk`` audit entry naming the action, the count and the ids.
+Each bulk write is one transaction of the per-item services, which write one audit entry per item, labelled
+by what happened to it (no second, summary entry: docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -16,12 +16,14 @@ from memoryboard.ltm.lifecycle import memory_archive_many as archive_ids
 from memoryboard.ltm.services import (
     MemoryError,
     _record_state,
+    clean_note,
     memory_archive,
     memory_restore,
     memory_set_paused,
     memory_snapshot,
     memory_state,
 )
+from memoryboard.labels import MERGED_INTO
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryFlag, MemoryState
 
 # A bulk action by filter touches at most this many items; narrow the filter for more.
@@ -34,13 +36,6 @@ class BulkTooLarge(ValueError):
         self.count = count
 
 
-def _bulk_entry(*, actor, name: str, ids: list[str]) -> None:
-    audit_record(
-        actor=actor, action=AuditLog.Action.BULK, object_type="memory", object_id=f"{len(ids)} items",
-        after={"action": name, "count": len(ids), "ids": ids}, reason=ArchivedReason.STAFF,
-    )
-
-
 def _locked(memories: Iterable[LongTermMemory]) -> list[LongTermMemory]:
     ids = sorted({m.pk for m in memories})
     if len(ids) > MAX_BULK_ITEMS:
@@ -51,23 +46,19 @@ def _locked(memories: Iterable[LongTermMemory]) -> list[LongTermMemory]:
 def _apply_each(memories, *, actor, name: str, change) -> list[str]:
     """Run ``change(memory)`` on each item in one transaction; ``change`` returns whether it changed."""
     with transaction.atomic():
-        changed = [m.pk for m in _locked(memories) if change(m)]
-        if changed:
-            _bulk_entry(actor=actor, name=name, ids=changed)
-    return changed
+        return [m.pk for m in _locked(memories) if change(m)]
 
 
-def memory_archive_many(*, memories: Iterable[LongTermMemory], actor) -> list[str]:
+def memory_archive_many(*, memories: Iterable[LongTermMemory], actor, note: str = "") -> list[str]:
     """Archive items (reason ``staff``) in one transaction. Returns the ids that changed.
 
-    The per-item audit entries and state changes are written in bulk by ``ltm.lifecycle``.
+    ``note``: the reason staff typed, recorded in each item's audit entry. The per-item audit entries and
+    state changes are written in bulk by ``ltm.lifecycle``.
     """
+    note = clean_note(note)
     with transaction.atomic():
         ids = [m.pk for m in _locked(memories)]
-        changed = sorted(archive_ids(ids=ids, actor=actor, reason=ArchivedReason.STAFF))
-        if changed:
-            _bulk_entry(actor=actor, name="archive", ids=changed)
-    return changed
+        return sorted(archive_ids(ids=ids, actor=actor, reason=ArchivedReason.STAFF, note=note))
 
 
 def memory_restore_many(*, memories: Iterable[LongTermMemory], actor) -> list[str]:
@@ -121,12 +112,12 @@ def memory_merge(*, keep: LongTermMemory, others: Iterable[LongTermMemory], acto
             if m.pk != keep.pk and m.user_id == suffix_user and not m.archived
         ]
         for memory in merged:
-            memory_archive(memory=memory, actor=actor, reason=ArchivedReason.STAFF)
+            memory_archive(memory=memory, actor=actor, reason=ArchivedReason.STAFF, note=f"{MERGED_INTO}{keep.pk}")
         if merged:
             audit_record(
                 actor=actor, action=AuditLog.Action.MERGE, object_type="memory", object_id=keep.pk,
                 before={"merged": [{"id": m.pk, **memory_snapshot(m)} for m in merged]},
-                after=memory_snapshot(keep), reason=ArchivedReason.STAFF,
+                after=memory_snapshot(keep),
             )
     return [m.pk for m in merged]
 

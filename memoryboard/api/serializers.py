@@ -38,6 +38,11 @@ class StrictCharField(serializers.CharField):
 # --- memories ------------------------------------------------------------------------------------
 
 
+class ArchiveInputSerializer(StrictSerializer):
+    reason = StrictCharField(required=False, allow_blank=True, max_length=200,
+                             help_text="Why (optional): shown in the audit log next to the archive.")
+
+
 class MemorySerializer(serializers.ModelSerializer):
     agent = serializers.SerializerMethodField()
     user = serializers.SerializerMethodField()

@@ -164,10 +164,14 @@ class MemoryViewSet(
             services.memory_delete_for_user(memory=memory, actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(summary="Archive (support staff)", request=None, responses={200: s.MemorySerializer, **_errors(401, 403, 404)})
+    @extend_schema(summary="Archive (support staff), with the reason shown in the audit log",
+                   request=s.ArchiveInputSerializer, responses={200: s.MemorySerializer, **_errors(400, 401, 403, 404)})
     @action(detail=True, methods=["post"])
     def archive(self, request, pk=None):
-        memory = services.memory_archive(memory=self.get_object(), actor=request.user)
+        memory = self.get_object()
+        body = s.ArchiveInputSerializer(data=request.data if isinstance(request.data, dict) else {"reason": request.data})
+        body.is_valid(raise_exception=True)
+        memory = services.memory_archive(memory=memory, actor=request.user, note=body.validated_data.get("reason", ""))
         return Response(s.MemorySerializer(memory).data)
 
     @extend_schema(

@@ -36,13 +36,14 @@ DECAY_JOB = "memory_decay"
 DECAY_AUDIT_ITEMS = 1000
 
 
-def memory_archive_many(*, ids: Sequence[str], actor=None, reason: str) -> list[str]:
+def memory_archive_many(*, ids: Sequence[str], actor=None, reason: str, note: str = "") -> list[str]:
     """Archive many active items in one transaction: audit entries and state changes in bulk.
 
     Args:
         ids: item ids; already archived ones are left alone.
         actor: the user, or None for a job.
         reason: an :class:`ArchivedReason` value.
+        note: the reason a person typed; recorded in the audit entries and state changes instead.
 
     Returns:
         The ids that were archived.
@@ -64,11 +65,11 @@ def memory_archive_many(*, ids: Sequence[str], actor=None, reason: str) -> list[
             memory.archived, memory.archived_at, memory.archived_reason = True, now, reason
             entries.append({
                 "actor": actor, "action": AuditLog.Action.ARCHIVE, "object_type": "memory",
-                "object_id": memory.pk, "before": before, "after": memory_snapshot(memory), "reason": reason,
+                "object_id": memory.pk, "before": before, "after": memory_snapshot(memory), "reason": note or reason,
             })
             old = MemoryState.PAUSED if memory.pk in paused else MemoryState.ACTIVE
             changes.append(MemoryStateChange(
-                memory_id=memory.pk, old_state=old, new_state=MemoryState.ARCHIVED, actor=user, reason=reason
+                memory_id=memory.pk, old_state=old, new_state=MemoryState.ARCHIVED, actor=user, reason=note or reason
             ))
         LongTermMemory.objects.filter(pk__in=done).update(archived=True, archived_at=now, archived_reason=reason)
         audit_record_many(entries)

@@ -182,6 +182,25 @@ def memory_update(
     return memory
 
 
+MAX_NOTE_CHARS = 200
+
+
+def clean_note(note) -> str:
+    """The reason a person typed for an action (shown in the audit log), checked.
+
+    Raises:
+        MemoryError: not text, or longer than ``MAX_NOTE_CHARS`` (``field="reason"``).
+    """
+    if note is None:
+        return ""
+    if not isinstance(note, str):
+        raise MemoryError("The reason must be text.", field="reason")
+    note = " ".join(note.split())
+    if len(note) > MAX_NOTE_CHARS:
+        raise MemoryError(f"The reason is longer than {MAX_NOTE_CHARS} characters.", field="reason")
+    return note
+
+
 def memory_archive(
     *, memory: LongTermMemory, actor, reason: str = ArchivedReason.STAFF, note: str = ""
 ) -> LongTermMemory:
@@ -190,7 +209,7 @@ def memory_archive(
     shows it as "<reason in words>: <note>")."""
     if reason not in ArchivedReason.values:
         raise MemoryError(f"Unknown archive reason {reason!r}.", field="reason")
-    note = " ".join(str(note or "").split())
+    note = clean_note(note)
     recorded = f"{reason}: {note}" if note else reason
     with transaction.atomic():
         memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
@@ -255,6 +274,10 @@ def memory_delete_for_user(*, memory: LongTermMemory, actor) -> LongTermMemory:
     return memory
 
 
+# The reason recorded when a restore finds the same item in use (followed by that item's id).
+SAME_ITEM_IN_USE = "not restored: same item in use: "
+
+
 def same_content_key(memory: LongTermMemory) -> tuple[object, str]:
     """What makes two items the same item: their scope (the namespace, whatever its spelling) and their
     content as the tools' dedup compares it (case, spaces, end punctuation)."""
@@ -289,7 +312,7 @@ def _supersede_by_twin(memory: LongTermMemory, twin: LongTermMemory, actor) -> L
     memory.archived_reason = ArchivedReason.SUPERSEDED
     memory.save(update_fields=["value_json", "archived", "archived_at", "archived_reason"])
     MemoryFlag.objects.filter(memory_id=memory.pk).exclude(deleted_from="").update(deleted_from="", deleted_from_at=None)
-    reason = f"restore: the same item is already there ({twin.pk})"
+    reason = f"{SAME_ITEM_IN_USE}{twin.pk}"
     audit_record(actor=actor, action=AuditLog.Action.ARCHIVE, object_type="memory", object_id=memory.pk,
                  before=before, after=memory_snapshot(memory), reason=reason)
     _record_state(memory.pk, old_state, MemoryState.SUPERSEDED, actor, reason)

@@ -463,12 +463,10 @@ def memory_undo_batch(request, batch_id: str):
         memories = list(
             _recently_deleted(request).filter(pk__in=entry.after.get("ids", [])).select_for_update()
         )
-        for memory in memories:  # each back to its state before: active, paused, or archived by others
+        # Each back to its state before (active, paused, or archived by others), with its own audit entry
+        # (no second entry for the batch: one entry per thing that happened).
+        for memory in memories:
             services.memory_restore_for_user(memory=memory, actor=request.user)
-        audit_record(
-            actor=request.user, action=AuditLog.Action.RESTORE, object_type=DELETE_BATCH, object_id=batch_id,
-            after={"user_id": user_id, "ids": [m.pk for m in memories]},
-        )
     flash.success(request, ngettext("%(n)s memory restored.", "%(n)s memories restored.", len(memories))
                   % {"n": len(memories)})
     return redirect("my-memories")
