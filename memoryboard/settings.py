@@ -258,6 +258,14 @@ TASKS = {
     }
 }
 
+# Tasks whose worker died (manage.py tasks_worker, memoryboard.task_recovery): a worker beats every
+# HEARTBEAT seconds; a running task whose worker has not beaten for LOST seconds (or, run by a plain db_worker,
+# started STALE seconds ago) is queued again (extraction, index updates; 3 runs at most) or marked failed.
+MEMORYBOARD_WORKER_HEARTBEAT_SECONDS = env_int("MEMORYBOARD_WORKER_HEARTBEAT_SECONDS", 10)
+MEMORYBOARD_WORKER_LOST_SECONDS = env_int("MEMORYBOARD_WORKER_LOST_SECONDS", 60)
+MEMORYBOARD_TASK_STALE_SECONDS = env_int("MEMORYBOARD_TASK_STALE_SECONDS", 900)
+MEMORYBOARD_TASK_RECOVER_SECONDS = env_int("MEMORYBOARD_TASK_RECOVER_SECONDS", 60)
+
 # --- memoryboard ---------------------------------------------------------------------------
 # The OpenAI-compatible endpoint. Without OPENAI_BASE_URL the offline models are used.
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")

@@ -7,6 +7,8 @@ The embedded default runs them on a background thread of the web process
 
 from __future__ import annotations
 
+import hashlib
+
 from django_tasks import task
 
 
@@ -24,9 +26,13 @@ def extract_memories_task(
     from memoryboard.ltm.erase_gate import work_begun
     from memoryboard.ltm.extraction import memory_extract_and_save
 
+    turn_key = None
+    if turn_at:  # the items' ids follow from the turn: a run after a lost one writes the same rows
+        turn_key = hashlib.sha256(f"{user_id}\x00{conversation_id}\x00{turn_at}".encode()).hexdigest()[:28]
     with work_begun(parse_datetime(turn_at) if turn_at else None):
         saved = memory_extract_and_save(
-            agent_id=agent_id, user_id=user_id, conversation_id=conversation_id, conversation=conversation
+            agent_id=agent_id, user_id=user_id, conversation_id=conversation_id, conversation=conversation,
+            turn_key=turn_key,
         )
     return [memory.pk for memory in saved]
 

@@ -141,7 +141,8 @@ def should_skip_extraction(
 
 
 def memory_extract_and_save(
-    *, agent_id: str, user_id: str, conversation_id: str, conversation: list[dict], extractor=None
+    *, agent_id: str, user_id: str, conversation_id: str, conversation: list[dict], extractor=None,
+    turn_key: str | None = None,
 ) -> list[LongTermMemory]:
     """Extract items from a turn with one LLM call and save them (``auto_extract``, no dedup).
 
@@ -154,6 +155,8 @@ def memory_extract_and_save(
         conversation_id: the source conversation (for the log).
         conversation: the messages to extract from, usually the last turn.
         extractor: default ``factory.get_extractor()``.
+        turn_key: when given, the items' ids are ``turn_key`` plus their position, and nothing is done
+            if an earlier run of the same turn saved its items (a task retried after its worker died).
 
     Returns:
         The saved items.
@@ -163,6 +166,8 @@ def memory_extract_and_save(
 
     config = get_agents_config().get(agent_id)
     if config is None or not config.long_term_memory.enabled or not memory_saving_enabled(str(user_id)):
+        return []
+    if turn_key and LongTermMemory.objects.filter(pk__startswith=turn_key).exists():
         return []
     extractor = extractor or get_extractor()
     try:
@@ -174,11 +179,12 @@ def memory_extract_and_save(
         return []
     namespace = build_namespace(agent_namespace=config.long_term_memory.namespace, user_id=str(user_id))
     memories = []
-    for item in extracted:
+    for position, item in enumerate(extracted):
         try:
             memories.append(memory_build(namespace=namespace, content=item.content, memory_type=item.type,
                                          source=Source.AUTO_EXTRACT, agent_id=agent_id,
-                                         conversation_id=conversation_id))
+                                         conversation_id=conversation_id,
+                                         memory_id=f"{turn_key}{position:04d}" if turn_key else None))
         except MemoryError as exc:
             logger.warning("extracted item dropped: %s", exc.message)
     if not memories:

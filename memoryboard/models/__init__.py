@@ -11,6 +11,7 @@ from .lifecycle import (
     MemoryStateChange,
     PauseRule,
     UserMemorySettings,
+    WorkerHeartbeat,
 )
 from .memory import OWN_STATE_REASONS, ArchivedReason, LongTermMemory, MemoryType, Source
 from .playground import PlaygroundTrace
@@ -39,4 +40,5 @@ __all__ = [
     "SummaryCacheEntry",
     "UserMemorySettings",
     "vector_checksum",
+    "WorkerHeartbeat",
 ]

@@ -137,3 +137,16 @@ class EraseTombstone(models.Model):
         db_table = "memoryboard_erase_tombstone"
         verbose_name = _("erase tombstone")
         verbose_name_plural = _("erase tombstones")
+
+
+class WorkerHeartbeat(models.Model):
+    """When a task worker (``manage.py tasks_worker``) last said it was alive: a running task whose worker
+    stopped beating is lost (``memoryboard.task_recovery``)."""
+
+    worker_id = models.CharField(primary_key=True, max_length=64)
+    seen_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        db_table = "memoryboard_worker_heartbeat"
+        verbose_name = _("worker heartbeat")
+        verbose_name_plural = _("worker heartbeats")

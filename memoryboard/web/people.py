@@ -25,6 +25,7 @@ from memoryboard.ltm.selectors import own_memories
 from memoryboard.models import MemoryState, MemoryType
 from memoryboard.web import data_erase, person_items
 from memoryboard.roles import can_change_any_memory, can_read_all_memories
+from memoryboard.task_recovery import failed_extractions
 from memoryboard.users import find_people, person as lookup_person
 
 MAX_RESULTS = 50
@@ -141,6 +142,7 @@ def person_detail(request, user_id: str):
         "audit": audit,
         "conversations": conversations,
         "messages_total": sum(c["messages"] for c in conversations),
+        "failed_extractions": failed_extractions(user_id=user_id),
         "items_url": admin_items_url(user_id),
         "audit_url": reverse("admin:memoryboard_auditlog_changelist") + "?" + urlencode({"subject_user": user_id}),
         "chat_url": reverse("admin:memoryboard_chatmessage_changelist") + "?" + urlencode({"user": user_id}),
