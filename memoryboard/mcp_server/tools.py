@@ -109,8 +109,14 @@ def mcp_memory_save(*, identity: McpIdentity, content: str, memory_type: str = M
     _require_write(identity)
     if str(memory_type or "").upper() not in MemoryType.values:
         raise McpError(f"type: use one of {', '.join(MemoryType.values)}")
-    result = memory_tool_save(namespace=identity.namespace, agent_id=identity.agent_id, content=content,
-                              memory_type=memory_type, source=Source.MCP)
+    from memoryboard.ltm.erase_gate import UserDataErased, work_begun, work_begun_at
+
+    try:  # over stdio no request marks when the work began: the call does (``ltm.erase_gate``)
+        with work_begun(work_begun_at()):
+            result = memory_tool_save(namespace=identity.namespace, agent_id=identity.agent_id, content=content,
+                                      memory_type=memory_type, source=Source.MCP)
+    except UserDataErased as exc:
+        raise McpError("your data was erased while this call ran; nothing was saved") from exc
     if "error" in result:
         raise McpError(f"{result['field']}: {result['error']}" if result.get("field") else result["error"])
     return result
