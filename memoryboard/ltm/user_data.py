@@ -437,6 +437,16 @@ def memory_export_for_user(*, user_id: str, actor) -> dict:
     return payload
 
 
+def _erase_typed_reasons(qs: QuerySet) -> None:
+    """The reason staff typed when archiving (free text, it may quote the user) goes with the content; the
+    reasons the services write (codes, "merged into <id>") stay."""
+    from memoryboard.labels import MERGED_INTO
+    from memoryboard.ltm.services import SAME_ITEM_IN_USE
+
+    (qs.filter(action=AuditLog.Action.ARCHIVE).exclude(reason__in=ArchivedReason.values)
+     .exclude(reason__startswith=MERGED_INTO).exclude(reason__startswith=SAME_ITEM_IN_USE).update(reason=""))
+
+
 def _leave_ann_indexes(user_id: str) -> None:
     """Take the user's vectors out of every HNSW index (staff search, ``ltm.ann``) before the rows go: out
     of this host's files now, and logged (ids only) so every other host scrubs them when it follows."""
@@ -479,6 +489,7 @@ def user_data_erase(*, user_id: str, actor, reason: str = "privacy request") -> 
                 qs = section.model.objects.filter(pk__in=ids[start : start + ERASE_BATCH])
                 if section.erase == "anonymise":
                     qs.update(before=None, after=None)
+                    _erase_typed_reasons(qs)
                 elif section.model is LongTermMemory:
                     qs._raw_delete(qs.db)  # vectors already went with their section; no cascade query
                 elif section.key == "tasks":

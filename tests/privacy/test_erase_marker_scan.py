@@ -21,7 +21,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from memoryboard.ltm.user_data import user_data_erase
-from memoryboard.models import ChatMessage, LongTermMemory
+from memoryboard.models import AuditLog, ChatMessage, LongTermMemory
 
 pytestmark = pytest.mark.django_db
 
@@ -102,6 +102,12 @@ def _plant(*, alice, superuser, developer, client, fake) -> None:
                              {"content": f"User's call sign (checked) {MARK}-admin", "memory_type": "FACT"})
     assert admin_edit.status_code == 302, admin_edit.content.decode()[:500]
 
+    # Support archives an item with a reason that quotes the user.
+    support = _api(superuser)
+    archived = support.post(f"/api/v1/memories/{_item(f'{MARK}-extract').pk}/archive/",
+                            {"reason": f"User asked: forget {MARK}-reason"}, format="json")
+    assert archived.status_code == 200, archived.content
+
     client.force_login(developer)
     pasted = [{"role": m.role.lower(), "content": m.content}
               for m in ChatMessage.objects.filter(user_id=uid, conversation_id="conv-mark").order_by("id")
@@ -121,6 +127,7 @@ def test_a_marker_planted_through_every_write_path_is_found_nowhere_after_the_er
     for table in ("ah_long_term_memory", "chat_message", "memoryboard_audit_log", "memoryboard_retrieval_receipt",
                   "memoryboard_playground_trace"):
         assert before.get(table), (table, before)
+    assert AuditLog.objects.filter(reason__contains=f"{MARK}-reason").exists()
     saved = {m.content.rsplit(MARK, 1)[-1] for m in LongTermMemory.objects.all() if MARK in m.content}
     assert {"-extract", "-v1extract", "-patch", "-edit", "-admin"} <= saved, saved
     from django.contrib.admin.models import LogEntry
