@@ -45,11 +45,13 @@ def test_export_delete_all_then_import_brings_the_same_items_back(session, alice
     s.page.locator("#import-form button[type=submit]").click()
     s.page.wait_for_load_state("load")
     summary = s.page.locator("#import-summary").inner_text()
-    assert "Preview" in summary and "2 new items" in summary and "0 invalid items" in summary
+    # The deleted items are still there (recently deleted): they come back, no copies are made.
+    assert "Preview" in summary and "0 new items" in summary and "0 invalid items" in summary
+    assert "2 items you deleted come back" in summary
     listed = s.page.locator("#import-rows tbody tr").evaluate_all(
         "rows => rows.map(r => [r.cells[1].textContent.trim(), r.cells[3].textContent.trim(), r.cells[4].textContent.trim()])")
-    assert sorted(listed) == [["Fact", "I work as a Java developer in Berlin", "new"],
-                              ["Preference", "I like green tea", "new"]]
+    assert sorted(listed) == [["Fact", "I work as a Java developer in Berlin", "deleted by you: comes back"],
+                              ["Preference", "I like green tea", "deleted by you: comes back"]]
     assert s.page.locator("#import-form").count() == 0  # one way on: Import or Cancel
     assert _live_contents(alice) == []  # a preview writes nothing
     s.shot("import_preview")
