@@ -52,6 +52,7 @@ def test_support_finds_bob_archives_and_restores_and_audits(session, support_use
     # Archive from the item's page: the same confirmation as the bulk action, then back to the item.
     _click_and_wait(s, s.page.locator("button.mb-tool[data-action=archive_selected]"))
     assert "This action applies to 1 item." in s.text()
+    s.page.fill("#id_reason", "Duplicate reported in ticket 77")
     s.shot("admin_item_archive_confirm")
     _click_and_wait(s, s.page.locator("form:has(input[name=confirm]) input[type=submit]"))
     assert f"/longtermmemory/{item.pk}/change/" in s.page.url
@@ -73,6 +74,8 @@ def test_support_finds_bob_archives_and_restores_and_audits(session, support_use
     texts = [rows.nth(i).inner_text() for i in range(rows.count())]
     item_rows = [t for t in texts if "bob rides a bike to work" in t]  # the item by its text, not its id
     assert any("Archive" in t for t in item_rows) and any("Restore" in t for t in item_rows), texts
+    assert len(item_rows) == 3, texts  # create, archive, restore: one entry each, no "Bulk action"
+    assert any("Duplicate reported in ticket 77" in t for t in item_rows), texts
     assert all("Bob Builder" in t for t in texts)
     assert AuditLog.objects.filter(object_id=item.pk, action__in=["archive", "restore"]).count() == 2
     s.shot("admin_audit_log_bob")
