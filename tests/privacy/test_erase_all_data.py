@@ -44,8 +44,6 @@ CHAT = "/api/v1/agents/chat/chat"
 NOT_USER_DATA = {
     "memoryboard_ann_change": "index change log: item and vector ids, no content; kept until pruned so every host removes an erased vector",
     "memoryboard_erase_tombstone": "a hash of the user id and the erase time: what refuses late writes",
-    "memoryboard_ann_change": "index change log: item and vector ids, no content; kept until pruned so every host removes an erased vector",
-    "memoryboard_erase_tombstone": "a hash of the user id and the erase time: what refuses late writes",
     "memoryboard_worker_heartbeat": "task workers' ids and last beats, no user",
 }
 
