@@ -17,6 +17,7 @@ CONFIRM_FIELD = "confirm"
 SUPPORT_LABELS = {
     "chat_messages": gettext_lazy("messages of those conversations (theirs and the agents' replies)"),
     "retrieval_receipts": gettext_lazy("retrieval receipts (their questions and the items found for them)"),
+    "playground_traces": gettext_lazy("playground traces made from their conversations or items"),
 }
 
 

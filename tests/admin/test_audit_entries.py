@@ -66,7 +66,7 @@ def test_api_archive_takes_a_reason(support_user, alice, make_memory):
     assert not LongTermMemory.objects.get(pk=memory.pk).archived
     response = api.post(url, {"reason": "Duplicate of a newer item"}, format="json")
     assert response.status_code == 200 and response.json()["archived_reason"] == "staff"
-    assert list(AuditLog.objects.exclude(action="create").values_list("action", "reason")) == [("archive", "Duplicate of a newer item")]
+    assert list(AuditLog.objects.exclude(action="create").values_list("action", "reason")) == [("archive", "staff: Duplicate of a newer item")]
     other = make_memory(alice, "likes jazz")
     assert api.post(f"/api/v1/memories/{other.pk}/archive/").status_code == 200  # the body stays optional
     assert AuditLog.objects.exclude(action="create").get(object_id=other.pk).reason == "staff"
@@ -92,6 +92,6 @@ def test_merge_labels_the_merged_items(support_user, alice, make_memory):
     memory_merge(keep=keep, others=[other], actor=support_user)
     archived = AuditLog.objects.get(action="archive")
     with translation.override("en"):
-        assert archived.reason_label == f"Merged into item {keep.pk}"
+        assert archived.reason_label == f"Archived by staff: merged into {keep.pk}"
     assert AuditLog.objects.get(action="merge").reason == ""
     assert services.memory_state(LongTermMemory.objects.get(pk=other.pk)) == "archived"
