@@ -22,7 +22,7 @@ from memoryboard.ltm.services import (
     memory_snapshot,
     memory_state,
 )
-from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryFlag, MemoryState
+from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryFlag, MemoryState, MemoryVersion
 
 # A bulk action by filter touches at most this many items; narrow the filter for more.
 MAX_BULK_ITEMS = 5_000
@@ -163,4 +163,5 @@ def memory_purge_many(*, memories: Iterable[LongTermMemory], actor) -> list[str]
         ids = [m.pk for m in items]
         LongTermMemory.objects.filter(pk__in=ids).delete()
         MemoryFlag.objects.filter(memory_id__in=ids).delete()
+        MemoryVersion.objects.filter(memory_id__in=ids).delete()  # the texts go with the item
     return ids

@@ -142,6 +142,27 @@ class MemoryUpdateSerializer(StrictSerializer):
         return attrs
 
 
+class MemoryRevertSerializer(StrictSerializer):
+    version = serializers.IntegerField(min_value=1)
+
+
+class VersionSideSerializer(serializers.Serializer):
+    content = serializers.CharField()
+    type = serializers.CharField()
+
+
+class MemoryVersionSerializer(serializers.Serializer):
+    """One version of an item's text and type (``GET /api/v1/memories/{id}/history/``)."""
+
+    version = serializers.IntegerField()
+    event = serializers.CharField(help_text="create, edit, import, extract, merge, revert, reconcile")
+    who = serializers.CharField(help_text="The display name of who changed it, or the agent / system.")
+    when = serializers.DateTimeField()
+    why = serializers.CharField(help_text="The reason given with the change (may be empty).")
+    before = VersionSideSerializer(allow_null=True, help_text="Null for version 1 (the item's creation).")
+    after = VersionSideSerializer()
+
+
 _SEARCH_Q = serializers.CharField(max_length=MAX_QUERY_CHARS, trim_whitespace=True)
 _SEARCH_K = serializers.IntegerField(min_value=1, max_value=MAX_K)
 _SEARCH_EXPLAIN = serializers.BooleanField()

@@ -185,6 +185,32 @@ class MemoryViewSet(
         return Response(s.MemorySerializer(memory).data)
 
     @extend_schema(
+        summary="The versions of an item's text and type, oldest first",
+        responses={200: s.MemoryVersionSerializer(many=True), **_errors(401, 404)},
+    )
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
+    def history(self, request, pk=None):
+        from memoryboard.ltm.versions import memory_history
+
+        entries = memory_history(memory=self.get_object())
+        return Response(s.MemoryVersionSerializer([e.as_dict() for e in entries], many=True).data)
+
+    @extend_schema(
+        summary="Go back to an earlier version's text and type (a new version, audited)",
+        request=s.MemoryRevertSerializer,
+        responses={200: s.MemorySerializer, **_errors(400, 401, 403, 404)},
+    )
+    @action(detail=True, methods=["post"], filter_backends=[])
+    def revert(self, request, pk=None):
+        from memoryboard.ltm.versions import memory_revert
+
+        memory = self.get_object()
+        data = s.MemoryRevertSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        memory = memory_revert(memory=memory, actor=request.user, version=data.validated_data["version"])
+        return Response(s.MemorySerializer(memory).data)
+
+    @extend_schema(
         summary="Semantic search over the memories the caller may see (active items)",
         parameters=[
             OpenApiParameter("q", OpenApiTypes.STR, required=True, description="What to search for."),

@@ -30,8 +30,9 @@ from memoryboard.ltm.namespaces import Namespace, build_namespace, parse_namespa
 from memoryboard.ltm.selectors import namespace_q
 from memoryboard.ltm.services import MAX_CONTENT_CHARS, memory_build, memory_snapshot, memory_update
 from memoryboard.ltm.store import memory_upsert_many
+from memoryboard.ltm.versions import version_record_created_many
 from memoryboard.ltm.tools import normalize_content
-from memoryboard.models import AuditLog, LongTermMemory, MemoryType, Source
+from memoryboard.models import AuditLog, LongTermMemory, MemoryType, Source, VersionEvent
 
 MAX_IMPORT_ITEMS = 5_000
 Mode = Literal["skip", "overwrite"]
@@ -266,8 +267,10 @@ def _write(new_rows: list[_Row], overwrites, *, mode: Mode, actor, embedder) -> 
          "after": memory_snapshot(m), "reason": "import"}
         for m in memories
     ])
+    version_record_created_many(memories, actor=actor, event=VersionEvent.IMPORT, reason="import")
     if mode != "overwrite":
         return len(memories)
     for row, memory in overwrites:
-        memory_update(memory=memory, actor=actor, content=row.content, memory_type=row.memory_type, embedder=embedder)
+        memory_update(memory=memory, actor=actor, content=row.content, memory_type=row.memory_type, embedder=embedder,
+                      event=VersionEvent.IMPORT, reason="import")
     return len(memories) + len(overwrites)

@@ -26,6 +26,7 @@ from memoryboard.models import (
     MemoryState,
     MemoryStateChange,
     MemoryType,
+    MemoryVersion,
     Source,
 )
 
@@ -134,7 +135,12 @@ def memory_create(
     embedder=None,
     memory_id: str | None = None,
     conversation_id: str = "",
+    event: str = "create",
+    reason: str = "",
 ) -> LongTermMemory:
+    """Store a new item: its vector, audit entry and version 1 in one transaction."""
+    from memoryboard.ltm.versions import version_record_created_many
+
     memory = memory_build(
         namespace=namespace, content=content, memory_type=memory_type, source=source, agent_id=agent_id,
         memory_id=memory_id, conversation_id=conversation_id,
@@ -148,14 +154,20 @@ def memory_create(
             object_type="memory",
             object_id=memory.pk,
             after=memory_snapshot(memory),
+            reason=reason,
         )
+        version_record_created_many([memory], actor=actor, event=event, reason=reason)
     return memory
 
 
 def memory_update(
-    *, memory: LongTermMemory, actor, content: str | None = None, memory_type: str | None = None, embedder=None
+    *, memory: LongTermMemory, actor, content: str | None = None, memory_type: str | None = None, embedder=None,
+    event: str = "edit", reason: str = "",
 ) -> LongTermMemory:
-    """Change content and/or type; the content is re-embedded and before/after audited."""
+    """Change content and/or type; the content is re-embedded, before/after audited and kept as a new
+    version (``event`` and ``reason`` say why: an edit, a revert, a merge, …)."""
+    from memoryboard.ltm.versions import version_record_change
+
     with transaction.atomic():
         memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
         before = memory_snapshot(memory)
@@ -166,6 +178,7 @@ def memory_update(
             value["type"] = _validate_type(memory_type)
         if value == memory.value_json:
             return memory
+        before_value = dict(memory.value_json or {})
         memory.value_json = value
         memory.updated_at = timezone.now()
         memory.save(update_fields=["value_json", "updated_at"])
@@ -178,7 +191,9 @@ def memory_update(
             object_id=memory.pk,
             before=before,
             after=memory_snapshot(memory),
+            reason=reason,
         )
+        version_record_change(memory=memory, before_value=before_value, actor=actor, event=event, reason=reason)
     return memory
 
 
@@ -378,6 +393,7 @@ def memory_purge_deleted(*, actor=None, now=None, dry_run: bool = True) -> list[
             _record_state(memory.pk, MemoryState.DELETED, MemoryState.PURGED, actor, "retention period over")
         LongTermMemory.objects.filter(pk__in=ids).delete()
         MemoryFlag.objects.filter(memory_id__in=ids).delete()
+        MemoryVersion.objects.filter(memory_id__in=ids).delete()  # the texts go with the item
     return ids
 
 
