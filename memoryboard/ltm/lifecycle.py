@@ -20,7 +20,7 @@ from memoryboard.audit import audit_record, audit_record_many
 from memoryboard.ltm.embeddings import queue_index_state_update
 from memoryboard.ltm.namespaces import Namespace
 from memoryboard.ltm.selectors import namespace_q
-from memoryboard.ltm.services import memory_snapshot
+from memoryboard.ltm.services import OWN_STATE_REASONS, memory_snapshot
 from memoryboard.models import (
     ArchivedReason,
     AuditLog,
@@ -67,8 +67,9 @@ def memory_archive_many(*, ids: Sequence[str], actor=None, reason: str) -> list[
                 "object_id": memory.pk, "before": before, "after": memory_snapshot(memory), "reason": reason,
             })
             old = MemoryState.PAUSED if memory.pk in paused else MemoryState.ACTIVE
+            new = MemoryState(reason) if reason in OWN_STATE_REASONS else MemoryState.ARCHIVED
             changes.append(MemoryStateChange(
-                memory_id=memory.pk, old_state=old, new_state=MemoryState.ARCHIVED, actor=user, reason=reason
+                memory_id=memory.pk, old_state=old, new_state=new, actor=user, reason=reason
             ))
         LongTermMemory.objects.filter(pk__in=done).update(archived=True, archived_at=now, archived_reason=reason)
         audit_record_many(entries)

@@ -29,10 +29,11 @@ import numpy as np
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import BooleanField, CharField, Exists, ExpressionWrapper, FilteredRelation, OuterRef, Q, QuerySet
+from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from memoryboard.ltm import ranking
+from memoryboard.ltm import expiry, ranking
 from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.namespaces import Namespace, namespace_spellings
 from memoryboard.ltm.selectors import namespace_q, user_namespaces_q
@@ -68,6 +69,7 @@ class Outcome:
 
     RETURNED = "returned"
     PAUSED = "paused"
+    EXPIRED = "expired"
     BELOW_THRESHOLD = "below_threshold"
     BEYOND_K = "beyond_k"
     NO_VECTOR = "no_vector"
@@ -181,7 +183,7 @@ _CANDIDATE_SQL_MAX = 4096
 
 def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, *, sql_key: tuple | None = None,
                     extra: Sequence[str] = ()) -> list[tuple]:
-    """``(id, updated_at as text, relevance_score, paused, *extra)`` of the scope's items: one query, no
+    """``(id, updated_at as text, relevance_score, paused, expiresAt text, *extra)`` of the scope's items: one query, no
     content, no vector unless ``extra`` names them (``updated_at`` only names a version of the item: as
     text, it costs no parsing).
 
@@ -198,8 +200,9 @@ def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, *, sql_key:
             .annotate(
                 is_paused=ExpressionWrapper(paused, output_field=BooleanField()),
                 version=Cast("updated_at", output_field=CharField()),
+                expires=KT("value_json__expiresAt"),
             )
-            .values_list("pk", "version", "relevance_score", "is_paused", *extra)
+            .values_list("pk", "version", "relevance_score", "is_paused", "expires", *extra)
         )
         try:
             sql, params = qs.query.sql_with_params()
@@ -231,9 +234,9 @@ def _index_candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, keys:
     rows, found = [], {}
     for start in range(0, len(keys), READ_BATCH):
         qs = base.filter(embeddings__id__in=keys[start : start + READ_BATCH], embeddings__model_name=model_name)
-        for pk, version, relevance, paused, value, vector in _candidate_rows(
+        for pk, version, relevance, paused, expires, value, vector in _candidate_rows(
                 qs, rules, extra=("value_json", "embeddings__vector")):
-            rows.append((pk, version, relevance, paused))
+            rows.append((pk, version, relevance, paused, expires))
             found[pk] = (json.loads(value) if isinstance(value, str) else value or {}, vector)
     return rows, found
 
@@ -378,13 +381,16 @@ def memory_rank(
     if qvec is None:
         qvec = ranking.query_vector(embedder, query)
     rows.sort()
-    ids, versions, relevances, paused_flags = (list(column) for column in zip(*rows))
+    ids, versions, relevances, paused_flags, expiries = (list(column) for column in zip(*rows))
+    # An expired item is never returned (``ltm.expiry``): left out like a paused one, until cleanup archives it.
+    expired_flags = expiry.expired_flags(expiries)
     data = _scope_data(base, ids, versions, embedder, cacheable=result.index == "exact", found=found)
     present = data.ids
     if len(present) < len(ids):  # some candidates have no vector: align the columns with ``present``
         result._unscored = [pk for pk in ids if pk not in data.position]
         keep = [i for i, pk in enumerate(ids) if pk in data.position]
         relevances, paused_flags = [relevances[i] for i in keep], [paused_flags[i] for i in keep]
+        expired_flags = [expired_flags[i] for i in keep]
     if not present:
         return result
     relevances = np.asarray(relevances, dtype=np.float32)
@@ -398,11 +404,12 @@ def memory_rank(
     )
     order = np.argsort(-scores.final, kind="stable")
     paused = np.asarray(paused_flags, dtype=bool)[order]
+    expired = np.asarray(expired_flags, dtype=bool)[order]
     below = (scores.match < minimum)[order]
-    eligible = ~paused & ~below
+    eligible = ~paused & ~expired & ~below
     returned = eligible & (np.cumsum(eligible) <= k)
-    outcomes = np.where(paused, Outcome.PAUSED, np.where(below, Outcome.BELOW_THRESHOLD,
-                        np.where(returned, Outcome.RETURNED, Outcome.BEYOND_K)))
+    outcomes = np.where(paused, Outcome.PAUSED, np.where(expired, Outcome.EXPIRED, np.where(
+        below, Outcome.BELOW_THRESHOLD, np.where(returned, Outcome.RETURNED, Outcome.BEYOND_K))))
     result._ids = [present[i] for i in order.tolist()]
     result._outcomes = outcomes.tolist()
     result._scores = scores.reordered(order)
@@ -542,6 +549,7 @@ def memory_retrieve_ranking(
                         user_id=namespace.user_id, scope_key=("namespace", *namespace_spellings(namespace)), now=now)
     if log_access:
         memory_log_access(found.results, agent_id=agent_id, conversation_id=conversation_id, kind=kind)
+        expiry.memory_refresh_on_read([item.memory for item in found.results], agent_id=agent_id)
     if receipt:
         from memoryboard.ltm.receipts import receipt_record
 

@@ -98,8 +98,12 @@ def _record_state(memory_id: str, old: str, new: str, actor, reason: str) -> Non
 def memory_build(
     *, namespace: Namespace, content: str, memory_type: str, source: str, agent_id: str, memory_id: str | None = None,
     conversation_id: str = "",
+    expires_at=None,
 ) -> LongTermMemory:
     """An unsaved item in the platform's shape (a random id unless ``memory_id`` is given).
+
+    ``expires_at`` (a datetime or ISO text) sets its expiry; without it, the agent's ``ttl-days`` for the
+    type does (``ltm.expiry``), if any.
 
     ``conversation_id``, when known, is the conversation the item came from (``value_json.conversationId``,
     an extra key the platform ignores): "My memories" links to it.
@@ -114,6 +118,14 @@ def memory_build(
     }
     if conversation_id:
         value["conversationId"] = str(conversation_id)
+    from memoryboard.ltm.expiry import default_expiry, parse_expiry
+
+    try:
+        expiry = parse_expiry(expires_at) if expires_at is not None else default_expiry(agent_id, value["type"], now=now)
+    except ValueError as exc:
+        raise MemoryError(str(exc), field="expires_at") from None
+    if expiry:
+        value["expiresAt"] = expiry
     return LongTermMemory(
         id=key,
         namespace=namespace.as_text(),
@@ -137,13 +149,14 @@ def memory_create(
     conversation_id: str = "",
     event: str = "create",
     reason: str = "",
+    expires_at=None,
 ) -> LongTermMemory:
     """Store a new item: its vector, audit entry and version 1 in one transaction."""
     from memoryboard.ltm.versions import version_record_created_many
 
     memory = memory_build(
         namespace=namespace, content=content, memory_type=memory_type, source=source, agent_id=agent_id,
-        memory_id=memory_id, conversation_id=conversation_id,
+        memory_id=memory_id, conversation_id=conversation_id, expires_at=expires_at,
     )
     with transaction.atomic():
         memory_upsert_many([memory])
