@@ -256,7 +256,7 @@ def _write(new_rows: list[_Row], overwrites, *, mode: Mode, actor, embedder) -> 
     memories = []
     for row in new_rows:
         memory = memory_build(namespace=row.namespace, content=row.content, memory_type=row.memory_type,
-                              source=row.source, agent_id=row.agent_id)
+                              source=row.source, agent_id=row.agent_id, review=False)
         if row.created_at:
             memory.created_at = row.created_at
         memories.append(memory)

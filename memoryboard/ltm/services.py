@@ -99,8 +99,14 @@ def memory_build(
     *, namespace: Namespace, content: str, memory_type: str, source: str, agent_id: str, memory_id: str | None = None,
     conversation_id: str = "",
     expires_at=None,
+    low_confidence: bool = False,
+    review: bool | None = None,
 ) -> LongTermMemory:
     """An unsaved item in the platform's shape (a random id unless ``memory_id`` is given).
+
+    An item the agent's ``memory-review`` wants reviewed (``ltm.review``; ``low_confidence`` when the
+    writer was unsure, ``review`` to decide it here) is built waiting for review: stored archived with
+    reason ``pending_review``, not used until approved.
 
     ``expires_at`` (a datetime or ISO text) sets its expiry; without it, the agent's ``ttl-days`` for the
     type does (``ltm.expiry``), if any.
@@ -126,6 +132,9 @@ def memory_build(
         raise MemoryError(str(exc), field="expires_at") from None
     if expiry:
         value["expiresAt"] = expiry
+    from memoryboard.ltm.review import review_required
+
+    pending = review_required(agent_id=agent_id, source=source, low_confidence=low_confidence) if review is None else review
     return LongTermMemory(
         id=key,
         namespace=namespace.as_text(),
@@ -133,6 +142,9 @@ def memory_build(
         value_json=value,
         created_at=now,
         updated_at=now,
+        archived=pending,
+        archived_at=now if pending else None,
+        archived_reason=ArchivedReason.PENDING_REVIEW if pending else None,
     )
 
 
@@ -150,13 +162,14 @@ def memory_create(
     event: str = "create",
     reason: str = "",
     expires_at=None,
+    low_confidence: bool = False,
 ) -> LongTermMemory:
     """Store a new item: its vector, audit entry and version 1 in one transaction."""
     from memoryboard.ltm.versions import version_record_created_many
 
     memory = memory_build(
         namespace=namespace, content=content, memory_type=memory_type, source=source, agent_id=agent_id,
-        memory_id=memory_id, conversation_id=conversation_id, expires_at=expires_at,
+        memory_id=memory_id, conversation_id=conversation_id, expires_at=expires_at, low_confidence=low_confidence,
     )
     with transaction.atomic():
         memory_upsert_many([memory])

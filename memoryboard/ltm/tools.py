@@ -160,6 +160,8 @@ def _save_locked(
         max_items = _max_items(agent_id)
         archived = memory_enforce_limit(namespace=namespace, max_items=max_items) if max_items else []
     result: dict[str, Any] = {"saved": True, "id": memory.pk, "type": memory.memory_type}
+    if memory.archived_reason == "pending_review":
+        result["pending_review"] = True
     if memory.value_json.get("expiresAt"):
         result["expires_at"] = memory.value_json["expiresAt"]
     if archived:
