@@ -417,7 +417,7 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
     )
     merge_selected = _bulk_action(
         "merge_selected", _("Merge selected items of one user"),
-        _("Merge items: keep the most recently updated one, archive the others"), memory_merge_selected,
+        _("Merge items: keep the one used most, label the others “merged into” it"), memory_merge_selected,
         lambda n: ngettext("Merged: archived %(count)d item.", "Merged: archived %(count)d items.", n) % {"count": n},
     )
     reembed_selected = _bulk_action(
