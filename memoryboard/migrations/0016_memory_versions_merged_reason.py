@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memoryboard', '0017_memory_validity_states'),
+        ('memoryboard', '0015_memory_validity_states'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
