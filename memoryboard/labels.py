@@ -20,6 +20,14 @@ OTHER_REASONS = {
     "privacy request": _("Privacy request"),
     "delete all": _("Deleted with “delete all”"),
     "erase all my data": _("Erased by the user (“erase all my data”)"),
+    # Review, conflicts, duplicates and expiry (ltm.review, ltm.duplicates, ltm.expiry).
+    "approved in review": _("Approved in review"),
+    "rejected in review": _("Rejected in review"),
+    "conflict: kept the newer": _("Conflict: kept the newer"),
+    "conflict: kept the older": _("Conflict: kept the earlier"),
+    "conflict: kept both": _("Conflict: kept both"),
+    "not duplicates": _("Not duplicates"),
+    "expiry": _("Expiry changed"),
 }
 UNDO_DELETE = "undo delete: back to "
 
@@ -49,6 +57,10 @@ def reason_label(reason: str | None) -> str:
         return str(OTHER_REASONS[reason])
     if reason.startswith(UNDO_DELETE):
         return gettext("Undo of a delete: back to “%(state)s”") % {"state": reason_label(reason[len(UNDO_DELETE):])}
+    if reason.startswith("revert to version "):
+        return gettext("Reverted to version %(n)s") % {"n": reason[len("revert to version "):]}
+    if reason.startswith("merged ") and reason != "merged":
+        return gettext("Merged: %(ids)s") % {"ids": reason[len("merged "):]}
     if reason.startswith("memory strategy "):
         return gettext("Memory strategy %(name)s") % {"name": reason[len("memory strategy "):]}
     return reason

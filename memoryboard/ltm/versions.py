@@ -174,8 +174,6 @@ def reason_text(reason: str) -> str:
     """A version's reason as shown to people (the stored text is English)."""
     if reason == BASELINE_REASON:
         return gettext("Recorded before the first change")
-    if reason.startswith("revert to version "):
-        return gettext("Reverted to version %(n)s") % {"n": reason.rsplit(" ", 1)[-1]}
     from memoryboard.labels import reason_label
 
     return reason_label(reason)
