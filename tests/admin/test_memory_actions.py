@@ -318,3 +318,18 @@ def test_usage_figures_agree(login, support_user, alice, make_memory):
     assert "The access log has no reads of this item" in html
     listing = client.get(changelist_url()).content.decode()
     assert "2 times" in listing
+
+
+def test_support_approves_and_rejects_waiting_items_from_the_list(login, support_user, developer, alice, make_memory):
+    waiting = [make_memory(alice, f"waiting {i}") for i in range(3)]
+    active = make_memory(alice, "already active")
+    LongTermMemory.objects.filter(pk__in=[m.pk for m in waiting]).update(archived=True, archived_reason="pending_review")
+    client = login(support_user)
+    page = client.get(changelist_url() + "?state=pending_review").content.decode()
+    assert all(f"waiting {i}" in page for i in range(3)) and "already active" not in page
+    run_action(client, "approve_selected", [waiting[0].pk, waiting[1].pk, active.pk])
+    run_action(client, "reject_selected", [waiting[2].pk])
+    states = dict(LongTermMemory.objects.values_list("pk", "archived_reason"))
+    assert states[waiting[0].pk] is None and states[waiting[1].pk] is None and states[active.pk] is None
+    assert states[waiting[2].pk] == "rejected"
+    assert AuditLog.objects.filter(reason="approved in review", actor=support_user).count() == 2
