@@ -105,12 +105,13 @@ def _require_write(identity: McpIdentity, user=None):
     return user
 
 
-def mcp_memory_save(*, identity: McpIdentity, content: str, memory_type: str = MemoryType.FACT) -> dict[str, Any]:
+def mcp_memory_save(*, identity: McpIdentity, content: str, memory_type: str = MemoryType.FACT,
+                    expires_at: str | None = None) -> dict[str, Any]:
     _require_write(identity)
     if str(memory_type or "").upper() not in MemoryType.values:
         raise McpError(f"type: use one of {', '.join(MemoryType.values)}")
     result = memory_tool_save(namespace=identity.namespace, agent_id=identity.agent_id, content=content,
-                              memory_type=memory_type, source=Source.MCP)
+                              memory_type=memory_type, source=Source.MCP, expires_at=expires_at)
     if "error" in result:
         raise McpError(f"{result['field']}: {result['error']}" if result.get("field") else result["error"])
     return result
