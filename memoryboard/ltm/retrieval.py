@@ -29,7 +29,6 @@ import numpy as np
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import BooleanField, CharField, Exists, ExpressionWrapper, FilteredRelation, OuterRef, Q, QuerySet
-from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -183,7 +182,7 @@ _CANDIDATE_SQL_MAX = 4096
 
 def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, *, sql_key: tuple | None = None,
                     extra: Sequence[str] = ()) -> list[tuple]:
-    """``(id, updated_at as text, relevance_score, paused, expiresAt text, *extra)`` of the scope's items: one query, no
+    """``(id, updated_at as text, relevance_score, paused, *extra)`` of the scope's items: one query, no
     content, no vector unless ``extra`` names them (``updated_at`` only names a version of the item: as
     text, it costs no parsing).
 
@@ -200,9 +199,8 @@ def _candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, *, sql_key:
             .annotate(
                 is_paused=ExpressionWrapper(paused, output_field=BooleanField()),
                 version=Cast("updated_at", output_field=CharField()),
-                expires=KT("value_json__expiresAt"),
             )
-            .values_list("pk", "version", "relevance_score", "is_paused", "expires", *extra)
+            .values_list("pk", "version", "relevance_score", "is_paused", *extra)
         )
         try:
             sql, params = qs.query.sql_with_params()
@@ -234,9 +232,9 @@ def _index_candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, keys:
     rows, found = [], {}
     for start in range(0, len(keys), READ_BATCH):
         qs = base.filter(embeddings__id__in=keys[start : start + READ_BATCH], embeddings__model_name=model_name)
-        for pk, version, relevance, paused, expires, value, vector in _candidate_rows(
+        for pk, version, relevance, paused, value, vector in _candidate_rows(
                 qs, rules, extra=("value_json", "embeddings__vector")):
-            rows.append((pk, version, relevance, paused, expires))
+            rows.append((pk, version, relevance, paused))
             found[pk] = (json.loads(value) if isinstance(value, str) else value or {}, vector)
     return rows, found
 
@@ -381,16 +379,13 @@ def memory_rank(
     if qvec is None:
         qvec = ranking.query_vector(embedder, query)
     rows.sort()
-    ids, versions, relevances, paused_flags, expiries = (list(column) for column in zip(*rows))
-    # An expired item is never returned (``ltm.expiry``): left out like a paused one, until cleanup archives it.
-    expired_flags = expiry.expired_flags(expiries)
+    ids, versions, relevances, paused_flags = (list(column) for column in zip(*rows))
     data = _scope_data(base, ids, versions, embedder, cacheable=result.index == "exact", found=found)
     present = data.ids
     if len(present) < len(ids):  # some candidates have no vector: align the columns with ``present``
         result._unscored = [pk for pk in ids if pk not in data.position]
         keep = [i for i, pk in enumerate(ids) if pk in data.position]
         relevances, paused_flags = [relevances[i] for i in keep], [paused_flags[i] for i in keep]
-        expired_flags = [expired_flags[i] for i in keep]
     if not present:
         return result
     relevances = np.asarray(relevances, dtype=np.float32)
@@ -404,17 +399,15 @@ def memory_rank(
     )
     order = np.argsort(-scores.final, kind="stable")
     paused = np.asarray(paused_flags, dtype=bool)[order]
-    expired = np.asarray(expired_flags, dtype=bool)[order]
     below = (scores.match < minimum)[order]
-    eligible = ~paused & ~expired & ~below
-    returned = eligible & (np.cumsum(eligible) <= k)
-    outcomes = np.where(paused, Outcome.PAUSED, np.where(expired, Outcome.EXPIRED, np.where(
-        below, Outcome.BELOW_THRESHOLD, np.where(returned, Outcome.RETURNED, Outcome.BEYOND_K))))
+    eligible = ~paused & ~below
     result._ids = [present[i] for i in order.tolist()]
-    result._outcomes = outcomes.tolist()
     result._scores = scores.reordered(order)
+    returned, expired, memories = _load_unexpired(result._ids, np.flatnonzero(eligible), k, now=now)
+    outcomes = np.where(paused, Outcome.PAUSED, np.where(below, Outcome.BELOW_THRESHOLD,
+                        np.where(returned, Outcome.RETURNED, np.where(expired, Outcome.EXPIRED, Outcome.BEYOND_K))))
+    result._outcomes = outcomes.tolist()
     chosen = [(result._ids[i], result._scores.parts(int(i))) for i in np.flatnonzero(returned)]
-    memories = _memories_by_id([pk for pk, _parts in chosen])
     result.results = [
         ScoredMemory(memory=memories[pk], score=parts.final, parts=parts) for pk, parts in chosen if pk in memories
     ]
@@ -435,6 +428,35 @@ def _time_matches(data: ScopeData, query: str, now, embedder, relevances: np.nda
             relevance_scores=relevances, model_name=embedder.name,
         ).match
     return ranking.time_matches(data.days, window, anchor)
+
+
+def _load_unexpired(ids: list[str], eligible: np.ndarray, k: int, *, now=None) -> tuple[np.ndarray, np.ndarray, dict]:
+    """The best ``k`` eligible candidates that have not expired (``ltm.expiry``), loaded: masks over the
+    ranked candidates (returned, expired) and the loaded items by id.
+
+    Expiry is checked on the items about to be returned only (their rows are read anyway), not in the
+    candidates' SQL: an expired item is rare (the cleanup archives it) and each one found costs one more
+    read for the next candidate."""
+    returned = np.zeros(len(ids), dtype=bool)
+    expired = np.zeros(len(ids), dtype=bool)
+    memories: dict[str, LongTermMemory] = {}
+    now = now or timezone.now()
+    cursor, taken = 0, 0
+    while taken < k and cursor < len(eligible):
+        batch = eligible[cursor : cursor + (k - taken)]
+        cursor += len(batch)
+        loaded = _memories_by_id([ids[i] for i in batch])
+        for i in batch.tolist():
+            memory = loaded.get(ids[i])
+            if memory is None:
+                continue
+            if expiry.is_expired(memory.value_json, now=now):
+                expired[i] = True
+                continue
+            returned[i] = True
+            memories[memory.pk] = memory
+            taken += 1
+    return returned, expired, memories
 
 
 def memory_search(

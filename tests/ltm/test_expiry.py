@@ -166,3 +166,12 @@ def test_api_patch_sets_and_clears_the_expiry(agents, alice, client):
     assert response.status_code == 400 and "expires_at" in response.json()["error"]["fields"]
     response = client.patch(url, {"expires_at": None}, content_type="application/json")
     assert response.status_code == 200 and response.json()["expires_at"] is None
+
+
+def test_an_expired_best_match_does_not_take_a_place_in_the_top_k(agents, alice):
+    _create(alice, "User lives in Shanghai", expires_at=timezone.now() - timedelta(days=1))
+    _create(alice, "User lives in Shanghai, China", expires_at=timezone.now() - timedelta(days=1))
+    _create(alice, "User lives in Berlin")
+    ns = build_namespace(agent_namespace="chat", user_id=str(alice.pk))
+    found = memory_retrieve(namespace=ns, query="User lives in Shanghai", k=1, agent_id="chat")
+    assert [item.memory.content for item in found] == ["User lives in Berlin"]
