@@ -24,6 +24,8 @@ from memoryboard.models import AuditLog, LongTermMemory, MemoryEmbedding
 DUPLICATE_COSINE = 0.92
 # Items compared per user and agent at most (pairs grow with the square).
 MAX_GROUP = 1_000
+# Items per user and agent up to which the text containment test runs too (it compares every pair).
+CONTAINMENT_MAX = 300
 REASON_DISTINCT = "not duplicates"
 
 
@@ -76,17 +78,18 @@ def duplicate_suggestions(queryset: QuerySet[LongTermMemory], *, embedder=None, 
             block = matrix @ matrix.T
             index = np.asarray(with_vec)
             sims[np.ix_(index, index)] = block
-        for i in range(len(group)):
-            for j in range(i + 1, len(group)):
-                a, b = group[i], group[j]
-                if b.pk in _distinct(a) or a.pk in _distinct(b):
-                    continue
-                contained = bool(texts[i] and texts[j]) and (texts[i] in texts[j] or texts[j] in texts[i])
-                similarity = float(sims[i, j])
-                if contained or similarity >= DUPLICATE_COSINE:
-                    keep = merge_keeper([a, b])
-                    pairs.append(DuplicatePair(keep=keep, other=b if keep is a else a,
-                                               similarity=max(similarity, 1.0 if contained else similarity)))
+        close = {(int(i), int(j)) for i, j in np.argwhere(np.triu(sims >= DUPLICATE_COSINE, 1))}
+        if len(group) <= CONTAINMENT_MAX:  # the text test is a Python loop over every pair
+            close |= {(i, j) for i in range(len(group)) for j in range(i + 1, len(group))
+                      if texts[i] and texts[j] and (texts[i] in texts[j] or texts[j] in texts[i])}
+        for i, j in sorted(close):
+            a, b = group[i], group[j]
+            if b.pk in _distinct(a) or a.pk in _distinct(b):
+                continue
+            contained = bool(texts[i] and texts[j]) and (texts[i] in texts[j] or texts[j] in texts[i])
+            keep = merge_keeper([a, b])
+            pairs.append(DuplicatePair(keep=keep, other=b if keep is a else a,
+                                       similarity=1.0 if contained else float(sims[i, j])))
     pairs.sort(key=lambda p: (-p.similarity, p.keep.pk, p.other.pk))
     return pairs[:limit]
 

@@ -34,8 +34,11 @@ def _agent(namespace: str) -> str:
     return ns.agent if ns else namespace
 
 
-def memory_health(queryset: QuerySet[LongTermMemory], *, embedder=None) -> list[AgentHealth]:
-    """Per agent of the items in ``queryset`` (one user's), sorted by agent."""
+def memory_health(queryset: QuerySet[LongTermMemory], *, embedder=None, conflicts=None,
+                  duplicates=None) -> list[AgentHealth]:
+    """Per agent of the items in ``queryset`` (one user's), sorted by agent. ``conflicts`` and
+    ``duplicates``: the pairs when the caller has them (``review.conflict_pairs``,
+    ``duplicates.duplicate_suggestions``)."""
     by_agent: dict[str, AgentHealth] = {}
 
     def get(namespace: str) -> AgentHealth:
@@ -51,9 +54,9 @@ def memory_health(queryset: QuerySet[LongTermMemory], *, embedder=None) -> list[
             health.superseded += row["n"]
         elif row["archived_reason"] == ArchivedReason.PENDING_REVIEW:
             health.pending += row["n"]
-    for pair in conflict_pairs(queryset):
+    for pair in conflict_pairs(queryset) if conflicts is None else conflicts:
         get(pair.new.namespace).conflicts += 1
-    for pair in duplicate_suggestions(queryset, embedder=embedder, limit=1_000):
+    for pair in duplicate_suggestions(queryset, embedder=embedder) if duplicates is None else duplicates:
         get(pair.keep.namespace).duplicates += 1
     counts = defaultdict(int)
     for namespace in expiring_soon(queryset, days=EXPIRING_SOON_DAYS).values_list("namespace", flat=True):

@@ -34,6 +34,19 @@ def _item_url(memory_id: str, staff: bool) -> str:
     return reverse("my-memories-detail", args=[memory_id])
 
 
+def _cached(context, key, compute):
+    """One computation per request (the health and review blocks read the same pairs)."""
+    request = context.get("request")
+    store = getattr(request, "_memory_time", None)
+    if store is None:
+        store = {}
+        if request is not None:
+            request._memory_time = store
+    if key not in store:
+        store[key] = compute()
+    return store[key]
+
+
 def _user_id(context, user_id):
     if user_id:
         return str(user_id)
@@ -49,7 +62,13 @@ def memory_health(context, user_id=None, staff=False):
     uid = _user_id(context, user_id)
     review_anchor = "#memory-review"
     rows = []
-    for h in health(own_memories(user_id=uid)):
+    from memoryboard.ltm.duplicates import duplicate_suggestions
+    from memoryboard.ltm.review import conflict_pairs
+
+    scope = own_memories(user_id=uid)
+    conflicts = _cached(context, ("conflicts", uid), lambda: conflict_pairs(scope))
+    duplicates = _cached(context, ("duplicates", uid), lambda: duplicate_suggestions(scope))
+    for h in health(scope, conflicts=conflicts, duplicates=duplicates):
         current = _admin_items(uid, agent=h.agent, state="active") if staff else reverse("my-memories")
         superseded = _admin_items(uid, agent=h.agent, state="superseded") if staff else reverse("my-memories") + "#archived"
         rows.append({
@@ -78,8 +97,8 @@ def memory_review(context, user_id=None, staff=False):
     uid = _user_id(context, user_id)
     scope = own_memories(user_id=uid)
     pending = list(pending_review(scope).order_by("-created_at")[:200])
-    conflicts = conflict_pairs(scope)
-    duplicates = duplicate_suggestions(scope)
+    conflicts = _cached(context, ("conflicts", uid), lambda: conflict_pairs(scope))
+    duplicates = _cached(context, ("duplicates", uid), lambda: duplicate_suggestions(scope))
     expiring = sorted(expiring_soon(scope, days=EXPIRING_SOON_DAYS)[:100], key=lambda m: m.expires_at)
     for memory in pending + expiring + [m for p in conflicts for m in (p.new, p.old)] + \
             [m for p in duplicates for m in (p.keep, p.other)]:
