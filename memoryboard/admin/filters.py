@@ -125,11 +125,6 @@ class SourceFilter(_ChoicesFilter):
     selector_arg = "source"
 
 
-OWN_STATE_VALUES = frozenset({
-    ArchivedReason.SUPERSEDED, ArchivedReason.EXPIRED, ArchivedReason.PENDING_REVIEW, ArchivedReason.REJECTED,
-})
-
-
 class StateFilter(admin.SimpleListFilter):
     """Active, paused, archived (by decay, limit or staff), deleted by the user, or a state of memory over
     time (superseded, expired, waiting for review, rejected)."""
@@ -148,8 +143,6 @@ class StateFilter(admin.SimpleListFilter):
             # Driven from the (small) flag table, not a per-row check over the whole memory table.
             flagged = MemoryFlag.objects.filter(paused=True).values("memory_id")
             return queryset.filter(pk__in=flagged, archived=False)
-        if value in OWN_STATE_VALUES:  # superseded, expired, pending_review, rejected: their own states
-            return queryset.filter(archived=True, archived_reason=value)
         if value == MemoryState.ARCHIVED:
             return queryset.filter(archived=True).exclude(
                 archived_reason__in=[ArchivedReason.USER_DELETED, *OWN_STATE_REASONS]

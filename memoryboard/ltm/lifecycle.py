@@ -20,8 +20,9 @@ from memoryboard.audit import audit_record, audit_record_many
 from memoryboard.ltm.embeddings import queue_index_state_update
 from memoryboard.ltm.namespaces import Namespace
 from memoryboard.ltm.selectors import namespace_q
-from memoryboard.ltm.services import OWN_STATE_REASONS, memory_snapshot
+from memoryboard.ltm.services import memory_snapshot
 from memoryboard.models import (
+    OWN_STATE_REASONS,
     ArchivedReason,
     AuditLog,
     LongTermMemory,
