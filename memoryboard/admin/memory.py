@@ -497,6 +497,8 @@ class LongTermMemoryAdmin(CappedCountAdminMixin, admin.ModelAdmin):
         """The buttons of an item's page: the bulk actions that apply to it, same confirmation and audit."""
         if not self.has_change_permission(request, obj):
             return []
+        if obj.archived and obj.archived_reason == ArchivedReason.PENDING_REVIEW:
+            return [("approve_selected", gettext("Approve")), ("reject_selected", gettext("Reject"))]
         if obj.archived:
             return [("restore_selected", gettext("Restore"))]
         from memoryboard.ltm.services import memory_state

@@ -333,3 +333,13 @@ def test_support_approves_and_rejects_waiting_items_from_the_list(login, support
     assert states[waiting[0].pk] is None and states[waiting[1].pk] is None and states[active.pk] is None
     assert states[waiting[2].pk] == "rejected"
     assert AuditLog.objects.filter(reason="approved in review", actor=support_user).count() == 2
+
+
+def test_a_waiting_items_page_offers_approve_and_reject(login, support_user, alice, make_memory):
+    item = make_memory(alice, "waiting for a decision")
+    LongTermMemory.objects.filter(pk=item.pk).update(archived=True, archived_reason="pending_review")
+    client = login(support_user)
+    page = client.get(change_url(item)).content.decode()
+    assert 'data-action="approve_selected"' in page and 'data-action="reject_selected"' in page
+    run_action(client, "approve_selected", [item.pk])
+    assert not LongTermMemory.objects.get(pk=item.pk).archived
