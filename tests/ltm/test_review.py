@@ -148,3 +148,15 @@ def test_resolving_something_that_is_not_a_pair_changes_nothing(alice):
         memory_conflict_resolve(new=new, old=old, keep="neither", actor=alice)
     assert exc.value.field == "keep"
     assert not LongTermMemory.objects.filter(archived=True).exists()
+
+
+def test_extracted_items_of_a_reviewed_agent_wait_too(openai_settings, alice):
+    import json
+
+    from memoryboard.ltm.extraction import memory_extract_and_save
+
+    openai_settings.push_reply(content=json.dumps([{"type": "FACT", "content": "User is a data engineer"}]))
+    saved = memory_extract_and_save(agent_id="chat", user_id=str(alice.pk), conversation_id="c1",
+                                    conversation=[{"role": "user", "content": "I'm a data engineer at a bank."}])
+    assert [m.archived_reason for m in saved] == [ArchivedReason.PENDING_REVIEW]
+    assert LongTermMemory.objects.get(pk=saved[0].pk).archived
