@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memoryboard', '0015_memory_validity_states'),
+        ('memoryboard', '0016_shared_cache_table'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
