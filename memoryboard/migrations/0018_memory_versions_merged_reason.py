@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memoryboard', '0016_shared_cache_table'),
+        ('memoryboard', '0017_ann_change_log'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
