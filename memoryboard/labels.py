@@ -20,6 +20,14 @@ OTHER_REASONS = {
     "privacy request": _("Privacy request"),
     "delete all": _("Deleted with “delete all”"),
     "erase all my data": _("Erased by the user (“erase all my data”)"),
+    # Review, conflicts, duplicates and expiry (ltm.review, ltm.duplicates, ltm.expiry).
+    "approved in review": _("Approved in review"),
+    "rejected in review": _("Rejected in review"),
+    "conflict: kept the newer": _("Conflict: kept the newer"),
+    "conflict: kept the older": _("Conflict: kept the earlier"),
+    "conflict: kept both": _("Conflict: kept both"),
+    "not duplicates": _("Not duplicates"),
+    "expiry": _("Expiry changed"),
 }
 UNDO_DELETE = "undo delete: back to "
 AUTO_EXTRACT_FROM = "auto_extract from "
@@ -62,6 +70,10 @@ def reason_label(reason: str | None) -> str:
 
     if reason.startswith(SAME_ITEM_IN_USE):
         return gettext("Not restored: the same item is in use (%(id)s)") % {"id": reason[len(SAME_ITEM_IN_USE):]}
+    if reason.startswith("revert to version "):
+        return gettext("Reverted to version %(n)s") % {"n": reason[len("revert to version "):]}
+    if reason.startswith("merged ") and reason != "merged":
+        return gettext("Merged: %(ids)s") % {"ids": reason[len("merged "):]}
     if reason.startswith("memory strategy "):
         return gettext("Memory strategy %(name)s") % {"name": reason[len("memory strategy "):]}
     return reason

@@ -176,6 +176,14 @@ def _bulk_action(name: str, description, title, service, done):
     return action
 
 
+def _review(decision: str, *, memories, actor) -> list[str]:
+    """Approve or reject the selected items that wait for review (``ltm.review``); others are left alone."""
+    from memoryboard.ltm.review import memory_review_approve, memory_review_reject
+
+    service = memory_review_approve if decision == "approve" else memory_review_reject
+    return service(memories=memories, actor=actor)
+
+
 @admin.register(LongTermMemory)
 class LongTermMemoryAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmin):
     # Seven columns fit 1366 px next to the filters with the content readable (source and score are on
@@ -193,7 +201,7 @@ class LongTermMemoryAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmi
     list_per_page = 50
     show_facets = admin.ShowFacets.NEVER
     actions = ["archive_selected", "restore_selected", "pause_selected", "resume_selected", "merge_selected",
-               "reembed_selected"]
+               "reembed_selected", "approve_selected", "reject_selected"]
     change_form_template = "admin/memoryboard/longtermmemory/change_form.html"
     change_list_template = "admin/memoryboard/longtermmemory/change_list.html"
     readonly_fields = [
@@ -447,8 +455,18 @@ class LongTermMemoryAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmi
     )
     merge_selected = _bulk_action(
         "merge_selected", _("Merge selected items of one user"),
-        _("Merge items: keep the most recently updated one, archive the others"), memory_merge_selected,
+        _("Merge items: keep the one used most, label the others “merged into” it"), memory_merge_selected,
         lambda n: ngettext("Merged: archived %(count)d item.", "Merged: archived %(count)d items.", n) % {"count": n},
+    )
+    approve_selected = _bulk_action(
+        "approve_selected", _("Approve selected items waiting for review"), _("Approve items"),
+        lambda **kw: _review("approve", **kw),
+        lambda n: ngettext("Approved %(n)d memory.", "Approved %(n)d memories.", n) % {"n": n},
+    )
+    reject_selected = _bulk_action(
+        "reject_selected", _("Reject selected items waiting for review"), _("Reject items"),
+        lambda **kw: _review("reject", **kw),
+        lambda n: ngettext("Rejected %(n)d memory.", "Rejected %(n)d memories.", n) % {"n": n},
     )
     reembed_selected = _bulk_action(
         "reembed_selected", _("Re-embed selected items"), _("Re-embed items"), memory_reembed_many,
@@ -519,6 +537,8 @@ class LongTermMemoryAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmi
         """The buttons of an item's page: the bulk actions that apply to it, same confirmation and audit."""
         if not self.has_change_permission(request, obj):
             return []
+        if obj.archived and obj.archived_reason == ArchivedReason.PENDING_REVIEW:
+            return [("approve_selected", gettext("Approve")), ("reject_selected", gettext("Reject"))]
         if obj.archived:
             return [("restore_selected", gettext("Restore"))]
         from memoryboard.ltm.services import memory_state

@@ -23,8 +23,7 @@ from memoryboard.ltm.services import (
     memory_snapshot,
     memory_state,
 )
-from memoryboard.labels import MERGED_INTO
-from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryFlag, MemoryState
+from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryFlag, MemoryState, MemoryVersion
 
 # A bulk action by filter touches at most this many items; narrow the filter for more.
 MAX_BULK_ITEMS = 5_000
@@ -98,32 +97,66 @@ def memory_reembed_many(*, memories: Iterable[LongTermMemory], actor, embedder=N
 
 
 def memory_merge(*, keep: LongTermMemory, others: Iterable[LongTermMemory], actor) -> list[str]:
-    """Keep one item and archive the others (reason ``staff``), as one audited transaction.
+    """Keep one item and archive the others as "merged into" it, as one audited transaction.
 
-    Only items of the same user as ``keep`` are merged; others are ignored.
+    The kept item takes over the others' uses (``access_count``, the latest ``last_accessed_at``) and
+    their sources (``value_json.mergedFrom``: id, source and conversation of each); each other item
+    keeps its text, is archived with reason ``merged`` and names the kept one (``mergedInto``), so it
+    can be restored. The kept item gets a version (event ``merge``). Only items of the same user as
+    ``keep`` are merged; others are ignored.
 
     Returns:
-        The ids archived.
+        The ids merged into ``keep``.
     """
+    from memoryboard.ltm.versions import version_record_change
+    from memoryboard.models import VersionEvent
+
     suffix_user = keep.user_id
     with transaction.atomic():
-        merged = [
-            m for m in _locked(others)
-            if m.pk != keep.pk and m.user_id == suffix_user and not m.archived
-        ]
+        locked = _locked([keep, *others])
+        keep = next((m for m in locked if m.pk == keep.pk), None)
+        if keep is None or keep.archived:
+            return []
+        merged = [m for m in locked if m.pk != keep.pk and m.user_id == suffix_user and not m.archived]
+        if not merged:
+            return []
+        before_keep = memory_snapshot(keep)
+        value = dict(keep.value_json or {})
+        sources = list(value.get("mergedFrom") or [])
         for memory in merged:
-            memory_archive(memory=memory, actor=actor, reason=ArchivedReason.STAFF, note=f"{MERGED_INTO}{keep.pk}")
-        if merged:
-            audit_record(
-                actor=actor, action=AuditLog.Action.MERGE, object_type="memory", object_id=keep.pk,
-                before={"merged": [{"id": m.pk, **memory_snapshot(m)} for m in merged]},
-                after=memory_snapshot(keep),
-            )
+            sources.append({"id": memory.pk, "source": memory.source, "content": memory.content,
+                            **({"conversationId": memory.value_json["conversationId"]}
+                               if (memory.value_json or {}).get("conversationId") else {})})
+            memory_archive(memory=memory, actor=actor, reason=ArchivedReason.MERGED)
+            LongTermMemory.objects.filter(pk=memory.pk).update(
+                value_json={**(memory.value_json or {}), "mergedInto": keep.pk})
+        value["mergedFrom"] = sources
+        before_value = dict(keep.value_json or {})
+        keep.value_json = value
+        keep.access_count += sum(m.access_count for m in merged)
+        used = [t for t in [keep.last_accessed_at, *(m.last_accessed_at for m in merged)] if t is not None]
+        keep.last_accessed_at = max(used) if used else None
+        keep.save(update_fields=["value_json", "access_count", "last_accessed_at"])
+        audit_record(
+            actor=actor, action=AuditLog.Action.MERGE, object_type="memory", object_id=keep.pk,
+            before={**before_keep, "merged": [{"id": m.pk, **memory_snapshot(m)} for m in merged]},
+            after=memory_snapshot(keep), reason=ArchivedReason.MERGED,
+        )
+        version_record_change(memory=keep, before_value=before_value, actor=actor, event=VersionEvent.MERGE,
+                              reason="merged " + ", ".join(m.pk for m in merged))
     return [m.pk for m in merged]
 
 
+def merge_keeper(items: list[LongTermMemory]) -> LongTermMemory:
+    """Which of near-duplicates a merge keeps: the one used most (then the one used last, then the newest)."""
+    def key(m: LongTermMemory):
+        return (m.access_count, m.last_accessed_at or m.created_at, m.updated_at, m.pk)
+
+    return max(items, key=key)
+
+
 def memory_merge_selected(*, memories: Iterable[LongTermMemory], actor) -> list[str]:
-    """Merge items of one user: keep the most recently updated, archive the others.
+    """Merge items of one user: keep the one used most, archive the others as merged into it.
 
     Raises:
         MemoryError: the items belong to more than one user (field ``user``).
@@ -134,7 +167,7 @@ def memory_merge_selected(*, memories: Iterable[LongTermMemory], actor) -> list[
         raise MemoryError("Merge items of one user at a time.", field="user")
     if len(items) < 2:
         return []
-    keep = max(items, key=lambda m: (m.updated_at, m.pk))
+    keep = merge_keeper(items)
     return memory_merge(keep=keep, others=[m for m in items if m.pk != keep.pk], actor=actor)
 
 
@@ -154,4 +187,5 @@ def memory_purge_many(*, memories: Iterable[LongTermMemory], actor) -> list[str]
         ids = [m.pk for m in items]
         LongTermMemory.objects.filter(pk__in=ids).delete()
         MemoryFlag.objects.filter(memory_id__in=ids).delete()
+        MemoryVersion.objects.filter(memory_id__in=ids).delete()  # the texts go with the item
     return ids

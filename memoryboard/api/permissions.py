@@ -49,7 +49,7 @@ class MemoryAccess(BasePermission):
         if action == "restore" and obj.archived and not end_user_may_restore(obj):
             self.message = "Only support staff restore items that you did not delete yourself."
             return False
-        if action == "partial_update" and not end_user_may_edit(obj):
+        if action in ("partial_update", "revert") and not end_user_may_edit(obj):
             self.message = "Archived and deleted items cannot be edited; only support staff change them."
             return False
         return True

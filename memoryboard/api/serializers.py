@@ -49,13 +49,14 @@ class MemorySerializer(serializers.ModelSerializer):
     type = serializers.CharField(source="memory_type", read_only=True)
     source = serializers.CharField(read_only=True)
     content = serializers.CharField(read_only=True)
+    expires_at = serializers.DateTimeField(read_only=True, allow_null=True)
 
     class Meta:
         model = LongTermMemory
         fields = [
             "id", "namespace", "agent", "user", "type", "source", "content", "relevance_score",
             "access_count", "last_accessed_at", "created_at", "updated_at", "archived", "archived_at",
-            "archived_reason",
+            "archived_reason", "expires_at",
         ]
         read_only_fields = fields
 
@@ -107,6 +108,7 @@ def memory_to_dict(memory: LongTermMemory, tz=None) -> dict:
         "archived": memory.archived,
         "archived_at": _datetime(memory.archived_at, tz),
         "archived_reason": memory.archived_reason,
+        "expires_at": _datetime(memory.expires_at, tz),
     }
     score = getattr(memory, "score", None)
     if score is not None:
@@ -140,11 +142,36 @@ class ScoredMemorySerializer(MemorySerializer):
 class MemoryUpdateSerializer(StrictSerializer):
     content = StrictCharField(required=False, max_length=MAX_CONTENT_CHARS)
     type = StrictCharField(required=False, max_length=32)
+    expires_at = serializers.DateTimeField(
+        required=False, allow_null=True,
+        help_text="When the item stops being used (ISO 8601); null: never. Archived as expired by the cleanup.",
+    )
 
     def validate(self, attrs):
         if not attrs:
-            raise serializers.ValidationError({"content": ["Give content and/or type to change."]})
+            raise serializers.ValidationError({"content": ["Give content, type and/or expires_at to change."]})
         return attrs
+
+
+class MemoryRevertSerializer(StrictSerializer):
+    version = serializers.IntegerField(min_value=1)
+
+
+class VersionSideSerializer(serializers.Serializer):
+    content = serializers.CharField()
+    type = serializers.CharField()
+
+
+class MemoryVersionSerializer(serializers.Serializer):
+    """One version of an item's text and type (``GET /api/v1/memories/{id}/history/``)."""
+
+    version = serializers.IntegerField()
+    event = serializers.CharField(help_text="create, edit, import, extract, merge, revert, reconcile")
+    who = serializers.CharField(help_text="The display name of who changed it, or the agent / system.")
+    when = serializers.DateTimeField()
+    why = serializers.CharField(help_text="The reason given with the change (may be empty).")
+    before = VersionSideSerializer(allow_null=True, help_text="Null for version 1 (the item's creation).")
+    after = VersionSideSerializer()
 
 
 _SEARCH_Q = serializers.CharField(max_length=MAX_QUERY_CHARS, trim_whitespace=True)

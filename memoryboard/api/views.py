@@ -9,7 +9,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -120,7 +120,7 @@ class TokenView(APIView):
     list=extend_schema(summary="List memories the caller may see", responses={200: s.MemorySerializer(many=True), **_errors(400, 401)}),
     retrieve=extend_schema(summary="One memory", responses={200: s.MemorySerializer, **_errors(401, 404)}),
     partial_update=extend_schema(
-        summary="Change content and/or type (re-embedded, audited)",
+        summary="Change content, type and/or expires_at (re-embedded, audited; a new version)",
         request=s.MemoryUpdateSerializer,
         responses={200: s.MemorySerializer, **_errors(400, 401, 403, 404)},
     ),
@@ -148,12 +148,19 @@ class MemoryViewSet(
         memory = self.get_object()
         data = s.MemoryUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        memory = services.memory_update(
-            memory=memory,
-            actor=request.user,
-            content=data.validated_data.get("content"),
-            memory_type=data.validated_data.get("type"),
-        )
+        with transaction.atomic():
+            if "content" in data.validated_data or "type" in data.validated_data:
+                memory = services.memory_update(
+                    memory=memory,
+                    actor=request.user,
+                    content=data.validated_data.get("content"),
+                    memory_type=data.validated_data.get("type"),
+                )
+            if "expires_at" in data.validated_data:
+                from memoryboard.ltm.expiry import memory_set_expiry
+
+                memory = memory_set_expiry(memory=memory, actor=request.user,
+                                           expires_at=data.validated_data["expires_at"])
         return Response(s.MemorySerializer(memory).data)
 
     def destroy(self, request, *args, **kwargs):
@@ -186,6 +193,32 @@ class MemoryViewSet(
             memory = services.memory_restore(memory=memory, actor=request.user)
         elif memory.archived:  # the permission let through only the caller's own deletes
             memory = services.memory_restore_for_user(memory=memory, actor=request.user)
+        return Response(s.MemorySerializer(memory).data)
+
+    @extend_schema(
+        summary="The versions of an item's text and type, oldest first",
+        responses={200: s.MemoryVersionSerializer(many=True), **_errors(401, 404)},
+    )
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
+    def history(self, request, pk=None):
+        from memoryboard.ltm.versions import memory_history
+
+        entries = memory_history(memory=self.get_object())
+        return Response(s.MemoryVersionSerializer([e.as_dict() for e in entries], many=True).data)
+
+    @extend_schema(
+        summary="Go back to an earlier version's text and type (a new version, audited)",
+        request=s.MemoryRevertSerializer,
+        responses={200: s.MemorySerializer, **_errors(400, 401, 403, 404)},
+    )
+    @action(detail=True, methods=["post"], filter_backends=[])
+    def revert(self, request, pk=None):
+        from memoryboard.ltm.versions import memory_revert
+
+        memory = self.get_object()
+        data = s.MemoryRevertSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        memory = memory_revert(memory=memory, actor=request.user, version=data.validated_data["version"])
         return Response(s.MemorySerializer(memory).data)
 
     @extend_schema(

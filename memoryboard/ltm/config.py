@@ -29,7 +29,15 @@ LTM_DEFAULTS: dict[str, Any] = {
     "auto-extract": True,
     "auto-load": True,
     "load-max-items": 10,
+    "ttl-days": None,
+    "refresh-on-read": False,
+    "memory-review": "auto",
 }
+# Item types (models.MemoryType, kept here as text: this module reads YAML only).
+MEMORY_TYPES = ("FACT", "PREFERENCE", "PROCEDURE", "EPISODE")
+# Who approves an agent's new items before they are used: nobody (auto), items the writer was unsure of
+# (low_confidence: a reconcile conflict or a judge's low confidence), every item (all).
+MEMORY_REVIEW_CHOICES = ("auto", "low_confidence", "all")
 CONTEXT_DEFAULTS: dict[str, Any] = {"strategy": "COMPOSITE", "params": {}}
 AGENT_DEFAULTS: dict[str, Any] = {
     "name": "",
@@ -44,6 +52,9 @@ _LTM_TYPES = {
     "auto-extract": bool,
     "auto-load": bool,
     "load-max-items": int,
+    "ttl-days": (int, dict, type(None)),
+    "refresh-on-read": bool,
+    "memory-review": str,
 }
 _CONTEXT_TYPES = {"strategy": str, "params": dict}
 
@@ -63,6 +74,14 @@ class LongTermMemoryConfig:
     auto_extract: bool
     auto_load: bool
     load_max_items: int
+    # Days an item lives after it is saved (or last read, with refresh_on_read), per type; a type not
+    # named lives until removed. ``{}``: no expiry.
+    ttl_days: dict = field(default_factory=dict)
+    refresh_on_read: bool = False
+    memory_review: str = "auto"
+
+    def ttl_for(self, memory_type: str) -> int | None:
+        return self.ttl_days.get(str(memory_type or "").upper())
 
 
 @dataclass(frozen=True)
@@ -102,8 +121,31 @@ class AgentsConfig:
         return iter(self.agents.values())
 
 
-def _type_name(t: type) -> str:
+def _type_name(t) -> str:
+    if isinstance(t, tuple):
+        return " or ".join(_type_name(one) for one in t if one is not type(None))
     return {bool: "a boolean", int: "an integer", str: "a string", dict: "a mapping"}[t]
+
+
+def _check_ttl(value, path: str) -> dict[str, int]:
+    """``ttl-days``: days for every type (an integer) or per type (``{EPISODE: 30, PROCEDURE: 90}``)."""
+    if value is None:
+        return {}
+    if isinstance(value, bool):
+        raise AgentConfigError(path, f"must be an integer or a mapping of type to days, got {value!r}")
+    if isinstance(value, int):
+        if value < 1:
+            raise AgentConfigError(path, f"must be at least 1, got {value}")
+        return {t: value for t in MEMORY_TYPES}
+    out = {}
+    for key, days in value.items():
+        name = str(key).upper()
+        if name not in MEMORY_TYPES:
+            raise AgentConfigError(f"{path}.{key}", f"unknown memory type (allowed: {', '.join(MEMORY_TYPES)})")
+        if not isinstance(days, int) or isinstance(days, bool) or days < 1:
+            raise AgentConfigError(f"{path}.{key}", f"must be a whole number of days, at least 1, got {days!r}")
+        out[name] = days
+    return out
 
 
 def _check_section(data: Any, types: dict[str, type], path: str) -> dict[str, Any]:
@@ -119,6 +161,10 @@ def _check_section(data: Any, types: dict[str, type], path: str) -> dict[str, An
         ok = isinstance(value, expected) and not (expected is int and isinstance(value, bool))
         if not ok:
             raise AgentConfigError(f"{path}.{key}", f"must be {_type_name(expected)}, got {value!r}")
+        if key == "ttl-days" and ok:
+            continue  # checked by _check_ttl once merged
+        if key == "memory-review" and ok and value not in MEMORY_REVIEW_CHOICES:
+            raise AgentConfigError(f"{path}.{key}", f"must be one of {', '.join(MEMORY_REVIEW_CHOICES)}, got {value!r}")
         if expected is int and value < 1:
             raise AgentConfigError(f"{path}.{key}", f"must be at least 1, got {value}")
         if expected is str and not value.strip():
@@ -135,6 +181,8 @@ def _check_agent(data: Any, path: str) -> dict[str, Any]:
     for key, value in data.items():
         if key == "long-term-memory":
             out[key] = _check_section(value, _LTM_TYPES, f"{path}.{key}")
+            if "ttl-days" in out[key]:
+                out[key]["ttl-days"] = _check_ttl(out[key]["ttl-days"], f"{path}.{key}.ttl-days")
         elif key == "context":
             section = _check_section(value, _CONTEXT_TYPES, f"{path}.{key}")
             if "strategy" in section:
@@ -196,6 +244,9 @@ def _build(agent_id: str, data: dict) -> AgentConfig:
             auto_extract=ltm["auto-extract"],
             auto_load=ltm["auto-load"],
             load_max_items=ltm["load-max-items"],
+            ttl_days=dict(ltm["ttl-days"] or {}),
+            refresh_on_read=ltm["refresh-on-read"],
+            memory_review=ltm["memory-review"],
         ),
         context_strategy=str(data["context"]["strategy"]).upper(),
         context_params=dict(data["context"].get("params") or {}),

@@ -21,8 +21,9 @@ from memoryboard.ltm.namespaces import build_namespace
 from memoryboard.ltm.selectors import namespace_q
 from memoryboard.ltm.services import MemoryError, memory_build, memory_snapshot
 from memoryboard.ltm.store import memory_upsert_many
+from memoryboard.ltm.versions import version_record_created_many
 from memoryboard.ltm.tools import memory_saving_enabled, normalize_content
-from memoryboard.models import AuditLog, LongTermMemory, Source
+from memoryboard.models import AuditLog, LongTermMemory, Source, VersionEvent
 
 logger = logging.getLogger(__name__)
 
@@ -212,3 +213,5 @@ def _save_extracted(memories: list[LongTermMemory], conversation_id: str) -> Non
              "after": memory_snapshot(m), "reason": f"auto_extract from {conversation_id}"[:255]}
             for m in memories
         ])
+        version_record_created_many(memories, event=VersionEvent.EXTRACT,
+                                    reason=f"auto_extract from {conversation_id}")

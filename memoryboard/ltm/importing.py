@@ -37,8 +37,9 @@ from memoryboard.ltm.services import (
     memory_update,
 )
 from memoryboard.ltm.store import memory_upsert_many
+from memoryboard.ltm.versions import version_record_created_many
 from memoryboard.ltm.tools import normalize_content
-from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryType, Source
+from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryType, Source, VersionEvent
 
 MAX_IMPORT_ITEMS = 5_000
 Mode = Literal["skip", "overwrite"]
@@ -286,7 +287,7 @@ def _write(new_rows: list[_Row], overwrites, *, mode: Mode, actor, embedder) -> 
     memories = []
     for row in new_rows:
         memory = memory_build(namespace=row.namespace, content=row.content, memory_type=row.memory_type,
-                              source=row.source, agent_id=row.agent_id)
+                              source=row.source, agent_id=row.agent_id, review=False)
         if row.created_at:
             memory.created_at = row.created_at
         memories.append(memory)
@@ -297,8 +298,10 @@ def _write(new_rows: list[_Row], overwrites, *, mode: Mode, actor, embedder) -> 
          "after": memory_snapshot(m), "reason": "import"}
         for m in memories
     ])
+    version_record_created_many(memories, actor=actor, event=VersionEvent.IMPORT, reason="import")
     if mode != "overwrite":
         return len(memories)
     for row, memory in overwrites:
-        memory_update(memory=memory, actor=actor, content=row.content, memory_type=row.memory_type, embedder=embedder)
+        memory_update(memory=memory, actor=actor, content=row.content, memory_type=row.memory_type, embedder=embedder,
+                      event=VersionEvent.IMPORT, reason="import")
     return len(memories) + len(overwrites)

@@ -22,6 +22,7 @@ from memoryboard.ltm.namespaces import Namespace
 from memoryboard.ltm.selectors import namespace_q
 from memoryboard.ltm.services import memory_snapshot
 from memoryboard.models import (
+    OWN_STATE_REASONS,
     ArchivedReason,
     AuditLog,
     LongTermMemory,
@@ -43,7 +44,8 @@ def memory_archive_many(*, ids: Sequence[str], actor=None, reason: str, note: st
         ids: item ids; already archived ones are left alone.
         actor: the user, or None for a job.
         reason: an :class:`ArchivedReason` value.
-        note: the reason a person typed; recorded in the audit entries and state changes instead.
+        note: the reason a person typed; recorded with the reason as ``"<reason>: <note>"`` in the audit
+            entries and state changes, as ``services.memory_archive`` does.
 
     Returns:
         The ids that were archived.
@@ -51,6 +53,7 @@ def memory_archive_many(*, ids: Sequence[str], actor=None, reason: str, note: st
     if not ids:
         return []
     now = timezone.now()
+    recorded = f"{reason}: {note}" if note else reason
     with transaction.atomic():
         memories = list(LongTermMemory.objects.select_for_update().filter(pk__in=list(ids), archived=False))
         if not memories:
@@ -65,11 +68,12 @@ def memory_archive_many(*, ids: Sequence[str], actor=None, reason: str, note: st
             memory.archived, memory.archived_at, memory.archived_reason = True, now, reason
             entries.append({
                 "actor": actor, "action": AuditLog.Action.ARCHIVE, "object_type": "memory",
-                "object_id": memory.pk, "before": before, "after": memory_snapshot(memory), "reason": note or reason,
+                "object_id": memory.pk, "before": before, "after": memory_snapshot(memory), "reason": recorded,
             })
             old = MemoryState.PAUSED if memory.pk in paused else MemoryState.ACTIVE
+            new = MemoryState(reason) if reason in OWN_STATE_REASONS else MemoryState.ARCHIVED
             changes.append(MemoryStateChange(
-                memory_id=memory.pk, old_state=old, new_state=MemoryState.ARCHIVED, actor=user, reason=note or reason
+                memory_id=memory.pk, old_state=old, new_state=new, actor=user, reason=recorded
             ))
         LongTermMemory.objects.filter(pk__in=done).update(archived=True, archived_at=now, archived_reason=reason)
         audit_record_many(entries)

@@ -32,7 +32,7 @@ from django.db.models import BooleanField, CharField, Exists, ExpressionWrapper,
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from memoryboard.ltm import ranking
+from memoryboard.ltm import expiry, ranking
 from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.namespaces import Namespace, namespace_spellings
 from memoryboard.ltm.selectors import namespace_q, user_namespaces_q
@@ -68,6 +68,7 @@ class Outcome:
 
     RETURNED = "returned"
     PAUSED = "paused"
+    EXPIRED = "expired"
     BELOW_THRESHOLD = "below_threshold"
     BEYOND_K = "beyond_k"
     NO_VECTOR = "no_vector"
@@ -400,14 +401,13 @@ def memory_rank(
     paused = np.asarray(paused_flags, dtype=bool)[order]
     below = (scores.match < minimum)[order]
     eligible = ~paused & ~below
-    returned = eligible & (np.cumsum(eligible) <= k)
-    outcomes = np.where(paused, Outcome.PAUSED, np.where(below, Outcome.BELOW_THRESHOLD,
-                        np.where(returned, Outcome.RETURNED, Outcome.BEYOND_K)))
     result._ids = [present[i] for i in order.tolist()]
-    result._outcomes = outcomes.tolist()
     result._scores = scores.reordered(order)
+    returned, expired, memories = _load_unexpired(result._ids, np.flatnonzero(eligible), k, now=now)
+    outcomes = np.where(paused, Outcome.PAUSED, np.where(below, Outcome.BELOW_THRESHOLD,
+                        np.where(returned, Outcome.RETURNED, np.where(expired, Outcome.EXPIRED, Outcome.BEYOND_K))))
+    result._outcomes = outcomes.tolist()
     chosen = [(result._ids[i], result._scores.parts(int(i))) for i in np.flatnonzero(returned)]
-    memories = _memories_by_id([pk for pk, _parts in chosen])
     result.results = [
         ScoredMemory(memory=memories[pk], score=parts.final, parts=parts) for pk, parts in chosen if pk in memories
     ]
@@ -428,6 +428,35 @@ def _time_matches(data: ScopeData, query: str, now, embedder, relevances: np.nda
             relevance_scores=relevances, model_name=embedder.name,
         ).match
     return ranking.time_matches(data.days, window, anchor)
+
+
+def _load_unexpired(ids: list[str], eligible: np.ndarray, k: int, *, now=None) -> tuple[np.ndarray, np.ndarray, dict]:
+    """The best ``k`` eligible candidates that have not expired (``ltm.expiry``), loaded: masks over the
+    ranked candidates (returned, expired) and the loaded items by id.
+
+    Expiry is checked on the items about to be returned only (their rows are read anyway), not in the
+    candidates' SQL: an expired item is rare (the cleanup archives it) and each one found costs one more
+    read for the next candidate."""
+    returned = np.zeros(len(ids), dtype=bool)
+    expired = np.zeros(len(ids), dtype=bool)
+    memories: dict[str, LongTermMemory] = {}
+    now = now or timezone.now()
+    cursor, taken = 0, 0
+    while taken < k and cursor < len(eligible):
+        batch = eligible[cursor : cursor + (k - taken)]
+        cursor += len(batch)
+        loaded = _memories_by_id([ids[i] for i in batch])
+        for i in batch.tolist():
+            memory = loaded.get(ids[i])
+            if memory is None:
+                continue
+            if expiry.is_expired(memory.value_json, now=now):
+                expired[i] = True
+                continue
+            returned[i] = True
+            memories[memory.pk] = memory
+            taken += 1
+    return returned, expired, memories
 
 
 def memory_search(
@@ -542,6 +571,7 @@ def memory_retrieve_ranking(
                         user_id=namespace.user_id, scope_key=("namespace", *namespace_spellings(namespace)), now=now)
     if log_access:
         memory_log_access(found.results, agent_id=agent_id, conversation_id=conversation_id, kind=kind)
+        expiry.memory_refresh_on_read([item.memory for item in found.results], agent_id=agent_id)
     if receipt:
         from memoryboard.ltm.receipts import receipt_record
 

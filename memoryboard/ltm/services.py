@@ -26,6 +26,7 @@ from memoryboard.models import (
     MemoryState,
     MemoryStateChange,
     MemoryType,
+    MemoryVersion,
     Source,
 )
 
@@ -97,8 +98,18 @@ def _record_state(memory_id: str, old: str, new: str, actor, reason: str) -> Non
 def memory_build(
     *, namespace: Namespace, content: str, memory_type: str, source: str, agent_id: str, memory_id: str | None = None,
     conversation_id: str = "",
+    expires_at=None,
+    low_confidence: bool = False,
+    review: bool | None = None,
 ) -> LongTermMemory:
     """An unsaved item in the platform's shape (a random id unless ``memory_id`` is given).
+
+    An item the agent's ``memory-review`` wants reviewed (``ltm.review``; ``low_confidence`` when the
+    writer was unsure, ``review`` to decide it here) is built waiting for review: stored archived with
+    reason ``pending_review``, not used until approved.
+
+    ``expires_at`` (a datetime or ISO text) sets its expiry; without it, the agent's ``ttl-days`` for the
+    type does (``ltm.expiry``), if any.
 
     ``conversation_id``, when known, is the conversation the item came from (``value_json.conversationId``,
     an extra key the platform ignores): "My memories" links to it.
@@ -113,6 +124,17 @@ def memory_build(
     }
     if conversation_id:
         value["conversationId"] = str(conversation_id)
+    from memoryboard.ltm.expiry import default_expiry, parse_expiry
+
+    try:
+        expiry = parse_expiry(expires_at) if expires_at is not None else default_expiry(agent_id, value["type"], now=now)
+    except ValueError as exc:
+        raise MemoryError(str(exc), field="expires_at") from None
+    if expiry:
+        value["expiresAt"] = expiry
+    from memoryboard.ltm.review import review_required
+
+    pending = review_required(agent_id=agent_id, source=source, low_confidence=low_confidence) if review is None else review
     return LongTermMemory(
         id=key,
         namespace=namespace.as_text(),
@@ -120,6 +142,9 @@ def memory_build(
         value_json=value,
         created_at=now,
         updated_at=now,
+        archived=pending,
+        archived_at=now if pending else None,
+        archived_reason=ArchivedReason.PENDING_REVIEW if pending else None,
     )
 
 
@@ -134,10 +159,17 @@ def memory_create(
     embedder=None,
     memory_id: str | None = None,
     conversation_id: str = "",
+    event: str = "create",
+    reason: str = "",
+    expires_at=None,
+    low_confidence: bool = False,
 ) -> LongTermMemory:
+    """Store a new item: its vector, audit entry and version 1 in one transaction."""
+    from memoryboard.ltm.versions import version_record_created_many
+
     memory = memory_build(
         namespace=namespace, content=content, memory_type=memory_type, source=source, agent_id=agent_id,
-        memory_id=memory_id, conversation_id=conversation_id,
+        memory_id=memory_id, conversation_id=conversation_id, expires_at=expires_at, low_confidence=low_confidence,
     )
     with transaction.atomic():
         memory_upsert_many([memory])
@@ -148,14 +180,20 @@ def memory_create(
             object_type="memory",
             object_id=memory.pk,
             after=memory_snapshot(memory),
+            reason=reason,
         )
+        version_record_created_many([memory], actor=actor, event=event, reason=reason)
     return memory
 
 
 def memory_update(
-    *, memory: LongTermMemory, actor, content: str | None = None, memory_type: str | None = None, embedder=None
+    *, memory: LongTermMemory, actor, content: str | None = None, memory_type: str | None = None, embedder=None,
+    event: str = "edit", reason: str = "",
 ) -> LongTermMemory:
-    """Change content and/or type; the content is re-embedded and before/after audited."""
+    """Change content and/or type; the content is re-embedded, before/after audited and kept as a new
+    version (``event`` and ``reason`` say why: an edit, a revert, a merge, …)."""
+    from memoryboard.ltm.versions import version_record_change
+
     with transaction.atomic():
         memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
         before = memory_snapshot(memory)
@@ -166,6 +204,7 @@ def memory_update(
             value["type"] = _validate_type(memory_type)
         if value == memory.value_json:
             return memory
+        before_value = dict(memory.value_json or {})
         memory.value_json = value
         memory.updated_at = timezone.now()
         memory.save(update_fields=["value_json", "updated_at"])
@@ -178,7 +217,9 @@ def memory_update(
             object_id=memory.pk,
             before=before,
             after=memory_snapshot(memory),
+            reason=reason,
         )
+        version_record_change(memory=memory, before_value=before_value, actor=actor, event=event, reason=reason)
     return memory
 
 
@@ -458,6 +499,7 @@ def memory_purge_deleted(*, actor=None, now=None, dry_run: bool = True) -> list[
             _record_state(memory.pk, MemoryState.DELETED, MemoryState.PURGED, actor, "retention period over")
         LongTermMemory.objects.filter(pk__in=ids).delete()
         MemoryFlag.objects.filter(memory_id__in=ids).delete()
+        MemoryVersion.objects.filter(memory_id__in=ids).delete()  # the texts go with the item
     return ids
 
 

@@ -44,6 +44,10 @@ MEMORY_TOOLS: list[dict[str, Any]] = [
                         "description": "FACT (stable), PREFERENCE (may change), PROCEDURE (may expire), "
                         "EPISODE (time-bound).",
                     },
+                    "expires_at": {
+                        "type": "string",
+                        "description": "Optional: when this stops being true or useful (ISO 8601 date or time).",
+                    },
                 },
                 "required": ["content", "type"],
                 "additionalProperties": False,
@@ -112,7 +116,7 @@ def _max_items(agent_id: str) -> int | None:
 
 def memory_tool_save(
     *, namespace: Namespace, agent_id: str, content: Any, memory_type: Any, conversation_id: str = "",
-    source: str = Source.AGENT_TOOL,
+    source: str = Source.AGENT_TOOL, expires_at: Any = None,
 ) -> dict[str, Any]:
     """Synchronous save with substring dedup, under the namespace lock; then the item limit.
 
@@ -129,13 +133,14 @@ def memory_tool_save(
         return {"saved": False, "reason": "the user turned off saving new memories"}
     try:
         return _save_locked(namespace=namespace, agent_id=agent_id, content=content, memory_type=memory_type,
-                            conversation_id=conversation_id, source=source)
+                            conversation_id=conversation_id, source=source, expires_at=expires_at)
     except NamespaceLockTimeout:
         return {"saved": False, "error": "memory is busy, try again"}
 
 
 def _save_locked(
-    *, namespace: Namespace, agent_id: str, content: str, memory_type: str, source: str, conversation_id: str = ""
+    *, namespace: Namespace, agent_id: str, content: str, memory_type: str, source: str, conversation_id: str = "",
+    expires_at: Any = None,
 ) -> dict[str, Any]:
     with namespace_lock(namespace):
         duplicate = find_duplicate(namespace, content)
@@ -148,12 +153,17 @@ def _save_locked(
             memory = memory_create(
                 namespace=namespace, content=content, memory_type=memory_type,
                 source=source, agent_id=agent_id, memory_id=memory_id, conversation_id=conversation_id,
+                expires_at=expires_at if expires_at not in ("", None) else None,
             )
         except MemoryError as exc:
             return {"saved": False, "error": exc.message, "field": exc.field}
         max_items = _max_items(agent_id)
         archived = memory_enforce_limit(namespace=namespace, max_items=max_items) if max_items else []
     result: dict[str, Any] = {"saved": True, "id": memory.pk, "type": memory.memory_type}
+    if memory.archived_reason == "pending_review":
+        result["pending_review"] = True
+    if memory.value_json.get("expiresAt"):
+        result["expires_at"] = memory.value_json["expiresAt"]
     if archived:
         result["archived_over_limit"] = archived
     return result
@@ -217,6 +227,7 @@ def run_memory_tool(
         return memory_tool_save(
             namespace=namespace, agent_id=agent_id,
             content=arguments.get("content"), memory_type=arguments.get("type"), conversation_id=conversation_id,
+            expires_at=arguments.get("expires_at"),
         )
     if name == "memory_search":
         return memory_tool_search(

@@ -65,8 +65,10 @@ def build_server(*, identity_of: Callable[[Context], McpIdentity]) -> MCPServer:
         content: Annotated[str, Field(min_length=1, description="The memory, one sentence.")],
         ctx: Context,
         type: MemoryTypeName = MemoryType.FACT,  # noqa: A002 - the argument's name in the memory_save tool
+        expires_at: Annotated[str | None, Field(
+            description="Optional: when this stops being true or useful (ISO 8601 date or time).")] = None,
     ) -> dict[str, Any]:
-        return _call(identity_of, ctx, mcp_memory_save, content=content, memory_type=type)
+        return _call(identity_of, ctx, mcp_memory_save, content=content, memory_type=type, expires_at=expires_at)
 
     @server.tool(description="List the user's active memories, newest first.")
     def memory_list(

@@ -105,7 +105,8 @@ def _require_write(identity: McpIdentity, user=None):
     return user
 
 
-def mcp_memory_save(*, identity: McpIdentity, content: str, memory_type: str = MemoryType.FACT) -> dict[str, Any]:
+def mcp_memory_save(*, identity: McpIdentity, content: str, memory_type: str = MemoryType.FACT,
+                    expires_at: str | None = None) -> dict[str, Any]:
     _require_write(identity)
     if str(memory_type or "").upper() not in MemoryType.values:
         raise McpError(f"type: use one of {', '.join(MemoryType.values)}")
@@ -114,7 +115,8 @@ def mcp_memory_save(*, identity: McpIdentity, content: str, memory_type: str = M
     try:  # over stdio no request marks when the work began: the call does (``ltm.erase_gate``)
         with work_begun(work_begun_at()):
             result = memory_tool_save(namespace=identity.namespace, agent_id=identity.agent_id, content=content,
-                                      memory_type=memory_type, source=Source.MCP)
+                                      memory_type=memory_type, source=Source.MCP,
+                                      expires_at=expires_at)
     except UserDataErased as exc:
         raise McpError("your data was erased while this call ran; nothing was saved") from exc
     if "error" in result:

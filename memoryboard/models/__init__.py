@@ -17,6 +17,7 @@ from .memory import OWN_STATE_REASONS, ArchivedReason, LongTermMemory, MemoryTyp
 from .playground import PlaygroundTrace
 from .summary import SummaryCacheEntry
 from .retrieval import RetrievalReceipt
+from .version import MemoryVersion, VersionEvent
 
 __all__ = [
     "OWN_STATE_REASONS",
@@ -33,12 +34,14 @@ __all__ = [
     "MemoryState",
     "MemoryStateChange",
     "MemoryType",
+    "MemoryVersion",
     "PauseRule",
     "RetrievalReceipt",
     "PlaygroundTrace",
     "Source",
     "SummaryCacheEntry",
     "UserMemorySettings",
+    "VersionEvent",
     "vector_checksum",
     "WorkerHeartbeat",
 ]

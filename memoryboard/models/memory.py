@@ -49,6 +49,8 @@ class ArchivedReason(models.TextChoices):
     EXPIRED = "expired", _("Expired")
     PENDING_REVIEW = "pending_review", _("Waiting for review")
     REJECTED = "rejected", _("Rejected in review")
+    # Kept by a merge into another item (``value_json.mergedInto``): shown as "merged into …".
+    MERGED = "merged", _("Merged into another item")
 
 
 # Reasons stored as archived = 1 for the platform that memoryboard shows as states of their own.
@@ -131,6 +133,10 @@ class LongTermMemory(models.Model):
     def conflict_with(self) -> list[str]:
         value = (self.value_json or {}).get("conflictWith") or []
         return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+    @property
+    def merged_into(self) -> str | None:
+        return (self.value_json or {}).get("mergedInto") or None
 
     @property
     def user_id(self) -> str | None:

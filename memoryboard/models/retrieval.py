@@ -12,7 +12,7 @@ class RetrievalReceipt(models.Model):
 
     ``candidates`` holds the best ``RECEIPT_CANDIDATES`` candidates, best first, each
     ``{"id", "outcome", "cosine", "semantic", "keyword", "match", "type_weight", "decay", "final"}``
-    (outcome: returned, paused, below_threshold, beyond_k, no_vector); ``counts`` counts every
+    (outcome: returned, paused, expired, below_threshold, beyond_k, no_vector); ``counts`` counts every
     candidate by outcome.
     """
 
@@ -61,5 +61,6 @@ OUTCOME_LABELS = {
     "below_threshold": _("below the minimum relevance"),
     "beyond_k": _("beyond the top K"),
     "no_vector": _("no vector yet"),
+    "expired": _("expired"),
 }
 INDEX_LABELS = {"exact": _("exact search"), "hnsw": _("HNSW index")}

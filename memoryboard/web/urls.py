@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import memory_import, my_memories, people, person_items, playground, replay, views
+from . import memory_import, memory_review, my_memories, people, person_items, playground, replay, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -25,6 +25,8 @@ urlpatterns = [
          name="person-item-restore"),
     path("support/users/<path:user_id>/items/<str:memory_id>/history/", person_items.person_item_history,
          name="person-item-history"),
+    path("support/users/<path:user_id>/review/", memory_review.person_review, name="person-review"),
+    path("support/memories/<str:memory_id>/revert/", memory_review.support_revert, name="support-memory-revert"),
     path("support/users/<path:user_id>/", people.person_detail, name="person"),
     path("me/memories/", my_memories.memory_list, name="my-memories"),
     path("me/memories/export/", my_memories.memory_export, name="my-memories-export"),
@@ -35,6 +37,7 @@ urlpatterns = [
     path("me/memories/pause-rules/", my_memories.memory_pause_rules, name="my-memories-pause-rules"),
     path("me/memories/add/", my_memories.memory_add, name="my-memories-add"),
     path("me/memories/bulk/", my_memories.memory_bulk, name="my-memories-bulk"),
+    path("me/memories/review/", memory_review.my_review, name="my-memories-review"),
     path("me/memories/undo/<str:batch_id>/", my_memories.memory_undo_batch, name="my-memories-undo-batch"),
     # <path:>: ids stored before ids were checked (or by the platform) may hold "/"; they still open.
     path("me/conversations/<path:conversation_id>/", my_memories.conversation_detail, name="my-conversation"),
@@ -44,4 +47,5 @@ urlpatterns = [
     path("me/memories/<str:memory_id>/restore/", my_memories.memory_restore, name="my-memories-restore"),
     path("me/memories/<str:memory_id>/pause/", my_memories.memory_pause, name="my-memories-pause"),
     path("me/memories/<str:memory_id>/resume/", my_memories.memory_resume, name="my-memories-resume"),
+    path("me/memories/<str:memory_id>/revert/", memory_review.my_revert, name="my-memories-revert"),
 ]

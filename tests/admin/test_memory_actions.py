@@ -178,10 +178,11 @@ def test_merge_keeps_one_and_archives_the_others(login, support_user, alice, bob
     assert response.status_code == 302
     for m in (keep, dup, foreign):
         m.refresh_from_db()
-    assert dup.archived and dup.archived_reason == "staff"
+    assert dup.archived and dup.archived_reason == "merged" and dup.merged_into == keep.pk
     assert not keep.archived and not foreign.archived
     entry = AuditLog.objects.get(action="merge")
     assert entry.object_id == keep.pk and [m["id"] for m in entry.before["merged"]] == [dup.pk]
+    assert [s["id"] for s in keep.value_json["mergedFrom"]] == [dup.pk]
 
 
 def test_developer_cannot_merge(login, developer, alice, make_memory):
@@ -241,16 +242,23 @@ def test_change_page_survives_a_failing_embedding_model(login, support_user, ali
     assert "Related items are not available" in response.content.decode()
 
 
-def test_merge_selected_keeps_the_newest(login, support_user, alice, bob, make_memory):
-    old = make_memory(alice, "prefers tea")
+def test_merge_selected_keeps_the_item_used_most_and_carries_its_uses(login, support_user, alice, make_memory):
+    used = make_memory(alice, "prefers tea")
     new = make_memory(alice, "prefers green tea")
+    LongTermMemory.objects.filter(pk=used.pk).update(access_count=7)
+    LongTermMemory.objects.filter(pk=new.pk).update(access_count=2)
     client = login(support_user)
-    page = run_action(client, "merge_selected", [old.pk, new.pk], confirm=False).content.decode()
-    assert "keep the most recently updated one" in page and "2 items" in page
-    run_action(client, "merge_selected", [old.pk, new.pk])
-    old.refresh_from_db(), new.refresh_from_db()
-    assert old.archived and not new.archived
-    assert AuditLog.objects.get(action="merge").object_id == new.pk
+    page = run_action(client, "merge_selected", [used.pk, new.pk], confirm=False).content.decode()
+    assert "keep the one used most" in page and "2 items" in page
+    run_action(client, "merge_selected", [used.pk, new.pk])
+    used.refresh_from_db(), new.refresh_from_db()
+    assert new.archived and not used.archived
+    assert new.archived_reason == "merged" and new.merged_into == used.pk
+    assert used.access_count == 9
+    assert used.value_json["mergedFrom"][0]["id"] == new.pk
+    assert AuditLog.objects.get(action="merge").object_id == used.pk
+    page = client.get(change_url(new)).content.decode()
+    assert "Archived by staff" not in page and "Merged into" in page
 
 
 def test_merge_selected_refuses_two_users(login, support_user, alice, bob, make_memory):
@@ -313,3 +321,28 @@ def test_usage_figures_agree(login, support_user, alice, make_memory):
     assert "The access log has no reads of this item" in html
     listing = client.get(changelist_url()).content.decode()
     assert "2 times" in listing
+
+
+def test_support_approves_and_rejects_waiting_items_from_the_list(login, support_user, developer, alice, make_memory):
+    waiting = [make_memory(alice, f"waiting {i}") for i in range(3)]
+    active = make_memory(alice, "already active")
+    LongTermMemory.objects.filter(pk__in=[m.pk for m in waiting]).update(archived=True, archived_reason="pending_review")
+    client = login(support_user)
+    page = client.get(changelist_url() + "?state=pending_review").content.decode()
+    assert all(f"waiting {i}" in page for i in range(3)) and "already active" not in page
+    run_action(client, "approve_selected", [waiting[0].pk, waiting[1].pk, active.pk])
+    run_action(client, "reject_selected", [waiting[2].pk])
+    states = dict(LongTermMemory.objects.values_list("pk", "archived_reason"))
+    assert states[waiting[0].pk] is None and states[waiting[1].pk] is None and states[active.pk] is None
+    assert states[waiting[2].pk] == "rejected"
+    assert AuditLog.objects.filter(reason="approved in review", actor=support_user).count() == 2
+
+
+def test_a_waiting_items_page_offers_approve_and_reject(login, support_user, alice, make_memory):
+    item = make_memory(alice, "waiting for a decision")
+    LongTermMemory.objects.filter(pk=item.pk).update(archived=True, archived_reason="pending_review")
+    client = login(support_user)
+    page = client.get(change_url(item)).content.decode()
+    assert 'data-action="approve_selected"' in page and 'data-action="reject_selected"' in page
+    run_action(client, "approve_selected", [item.pk])
+    assert not LongTermMemory.objects.get(pk=item.pk).archived

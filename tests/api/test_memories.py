@@ -11,7 +11,7 @@ pytestmark = pytest.mark.django_db
 
 FIELDS = {
     "id", "namespace", "agent", "user", "type", "source", "content", "relevance_score", "access_count",
-    "last_accessed_at", "created_at", "updated_at", "archived", "archived_at", "archived_reason",
+    "last_accessed_at", "created_at", "updated_at", "archived", "archived_at", "archived_reason", "expires_at",
 }
 
 

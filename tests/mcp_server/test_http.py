@@ -150,3 +150,16 @@ def test_a_default_agent_without_memory_is_a_check_warning_and_refused(settings,
     status, _headers, body = post(mcp_url, {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
                                   {"Authorization": f"Bearer {token_of(alice)}"})
     assert status == 503 and b"keeps no long-term memory" in body
+
+
+def test_save_with_an_expiry(mcp_url, token_of, alice):
+    async def calls(client):
+        good = tool_json(await client.call_tool("memory_save", {"content": "My exam is on 1 June",
+                                                               "type": "EPISODE", "expires_at": "2031-06-02"}))
+        bad = tool_json(await client.call_tool("memory_save", {"content": "My trip is soon", "expires_at": "soon"}))
+        return good, bad
+
+    good, bad = run_session(mcp_url, token_of(alice), calls)
+    assert good["saved"] and LongTermMemory.objects.get(pk=good["id"]).value_json["expiresAt"] == "2031-06-02T00:00:00Z"
+    assert "expires_at" in bad["error"]
+

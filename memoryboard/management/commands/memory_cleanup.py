@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from memoryboard.ltm.expiry import memory_archive_expired
 from memoryboard.ltm.lifecycle import memory_cleanup
 from memoryboard.management.database import require_migrated
 from memoryboard.management.listing import write_listing
@@ -13,7 +14,8 @@ from memoryboard.management.listing import write_listing
 class Command(BaseCommand):
     help = (
         "Archive active long-term memory items whose relevance score is below the threshold and whose "
-        "access count is below the minimum (reason 'decay'; restorable). Dry run unless --apply."
+        "access count is below the minimum (reason 'decay'), and items past their expiry (reason 'expired'); "
+        "restorable. Dry run unless --apply."
     )
 
     def add_arguments(self, parser):
@@ -27,6 +29,11 @@ class Command(BaseCommand):
         require_migrated()
         threshold = settings.MEMORYBOARD_CLEANUP_SCORE_THRESHOLD if threshold is None else threshold
         min_access = settings.MEMORYBOARD_CLEANUP_MIN_ACCESS if min_access is None else min_access
+        verb = "Archived" if apply else "Would archive"
+        # Expired items first: an item past its expiry is "expired", whatever its score.
+        expired = memory_archive_expired(dry_run=not apply, actor="memory_cleanup")
+        self.stdout.write(f"{verb} {len(expired)} expired item(s) (reason 'expired').")
+        write_listing(self.stdout, expired, applied=apply, hint="")
         ids = memory_cleanup(threshold=threshold, min_access=min_access, dry_run=not apply, actor="memory_cleanup")
         verb = "Archived" if apply else "Would archive"
         self.stdout.write(f"{verb} {len(ids)} item(s) with score < {threshold} and access count < {min_access}.")
