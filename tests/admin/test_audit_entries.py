@@ -26,8 +26,9 @@ def test_archive_from_the_item_page_asks_for_a_reason_and_the_log_shows_it(login
                                                     reason="  Asked by the user in ticket 4411  "))
     assert done.status_code == 302
     entry = AuditLog.objects.exclude(action="create").get()
-    assert (entry.action, entry.object_id, entry.reason) == ("archive", memory.pk, "Asked by the user in ticket 4411")
-    assert MemoryStateChange.objects.get(memory_id=memory.pk).reason == "Asked by the user in ticket 4411"
+    assert (entry.action, entry.object_id, entry.reason) == ("archive", memory.pk, "staff: Asked by the user in ticket 4411")
+    assert MemoryStateChange.objects.get(memory_id=memory.pk).reason == "staff: Asked by the user in ticket 4411"
+    assert entry.reason_label == "Archived by staff: Asked by the user in ticket 4411"
     log = client.get(reverse("admin:memoryboard_auditlog_changelist"))
     assert "Asked by the user in ticket 4411" in log.content.decode()
     assert [e.action for e in log.context["cl"].result_list if e.action != "create"] == ["archive"]
@@ -38,7 +39,7 @@ def test_archive_from_the_item_page_asks_for_a_reason_and_the_log_shows_it(login
     assert list(AuditLog.objects.exclude(action="create").order_by("id").values_list("action", flat=True)) == ["archive", "restore"]
     log = client.get(reverse("admin:memoryboard_auditlog_changelist"))
     shown = [(e.action, e.reason_label) for e in log.context["cl"].result_list if e.action != "create"]
-    assert shown == [("restore", ""), ("archive", "Asked by the user in ticket 4411")]
+    assert shown == [("restore", ""), ("archive", "Archived by staff: Asked by the user in ticket 4411")]
 
 
 def test_restore_and_pause_do_not_ask_for_a_reason(login, support_user, alice, make_memory):
@@ -92,6 +93,7 @@ def test_merge_labels_the_merged_items(support_user, alice, make_memory):
     memory_merge(keep=keep, others=[other], actor=support_user)
     archived = AuditLog.objects.get(action="archive")
     with translation.override("en"):
-        assert archived.reason_label == f"Archived by staff: merged into {keep.pk}"
-    assert AuditLog.objects.get(action="merge").reason == ""
-    assert services.memory_state(LongTermMemory.objects.get(pk=other.pk)) == "archived"
+        assert archived.reason_label == "Merged into another item"
+    merged = LongTermMemory.objects.get(pk=other.pk)
+    assert merged.archived_reason == "merged" and merged.value_json["mergedInto"] == keep.pk
+    assert services.memory_state(merged) == "archived"
