@@ -401,7 +401,8 @@ def memory_save_many_reconciled(
 def memory_reconcile_edit(*, memory: LongTermMemory, namespace: Namespace, actor=None, embedder=None) -> Decision:
     """Reconcile an item whose text was just edited against the owner's other current items (inside the
     edit's lock and transaction): what it replaces or repeats is superseded by it (an older duplicate only
-    when the edited text says at least as much), a conflict is flagged on both, nothing is created."""
+    when the edited text says at least as much), a conflict is flagged on both, nothing is created.
+    The decision is returned for the edit's own audit entry (the items it touched have theirs)."""
     from memoryboard.ltm.statements import normalize_statement
 
     now = timezone.now()
@@ -419,8 +420,6 @@ def memory_reconcile_edit(*, memory: LongTermMemory, namespace: Namespace, actor
         else:
             decision.verdict = UPDATE
             decision.reason += " (an edit repeating an older item supersedes it)"
-    audit_record(actor=actor, action=AuditLog.Action.UPDATE, object_type="memory", object_id=memory.pk,
-                 after={"reconcile": decision.as_dict()}, reason=_reason(decision))
     for target in decision.targets:
         if target not in by_id:
             continue

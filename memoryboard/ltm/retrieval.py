@@ -24,6 +24,7 @@ import logging
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import numpy as np
 from django.core.exceptions import EmptyResultSet
@@ -38,7 +39,7 @@ from memoryboard.ltm.namespaces import Namespace, namespace_spellings
 from memoryboard.ltm.selectors import namespace_q, user_namespaces_q
 from memoryboard.ltm.time_expressions import item_day, query_window
 from memoryboard.ltm.vector_cache import ScopeData, fingerprint, scope_cache
-from memoryboard.models import LongTermMemory, MemoryAccess, MemoryFlag, PauseRule, UserMemorySettings
+from memoryboard.models import ArchivedReason, LongTermMemory, MemoryAccess, MemoryFlag, PauseRule, UserMemorySettings
 from memoryboard.rows import instances, select_columns
 
 logger = logging.getLogger(__name__)
@@ -320,6 +321,32 @@ def _memories_by_id(ids: list[str]) -> dict[str, LongTermMemory]:
     return {memory.pk: memory for memory, _extra in instances(LongTermMemory, rows)}
 
 
+def _validity_scope(queryset: QuerySet[LongTermMemory], *, include_superseded: bool,
+                    as_of: datetime | None) -> QuerySet[LongTermMemory]:
+    """The items a search considers: current ones (not archived); with ``include_superseded`` also
+    superseded ones; ``as_of`` every state but deleted and rejected (then filtered by :func:`_valid_at`)."""
+    if as_of is not None:
+        return queryset.exclude(archived=True, archived_reason__in=[ArchivedReason.USER_DELETED,
+                                                                    ArchivedReason.REJECTED])
+    if include_superseded:
+        return queryset.filter(Q(archived=False) | Q(archived_reason=ArchivedReason.SUPERSEDED))
+    return queryset.filter(archived=False)
+
+
+def _valid_at(rows: list[tuple], as_of: datetime) -> list[tuple]:
+    """The candidate rows whose item was valid at ``as_of``: ``validFrom`` (else ``created_at``) <= as_of
+    < ``validTo`` (open when absent)."""
+    keep: set[str] = set()
+    ids = [row[0] for row in rows]
+    for start in range(0, len(ids), READ_BATCH):
+        for memory in LongTermMemory.objects.filter(pk__in=ids[start : start + READ_BATCH]).only(
+                "id", "value_json", "created_at"):
+            valid_to = memory.valid_to
+            if memory.valid_from <= as_of and (valid_to is None or as_of < valid_to):
+                keep.add(memory.pk)
+    return [row for row in rows if row[0] in keep]
+
+
 def memory_rank(
     *,
     queryset: QuerySet[LongTermMemory],
@@ -330,6 +357,8 @@ def memory_rank(
     min_relevance: float | None = None,
     scope_key: tuple | None = None,
     now=None,
+    include_superseded: bool = False,
+    as_of: datetime | None = None,
 ) -> Ranking:
     """Rank the active items of a scope for a query: the one search of long-term memory.
 
@@ -343,6 +372,9 @@ def memory_rank(
         scope_key: a hashable name of ``queryset`` (equal keys, the same SQL), when the caller has one:
             the candidates' SQL is then compiled once per scope while the user has no pause rule.
         now: when the query is asked (default now): "last month", 去年 are relative to it.
+        include_superseded: superseded items are candidates too (by default only current ones are).
+        as_of: "what did we believe then": the items valid at that time (``validFrom <= as_of <
+            validTo``) whatever their state now, except deleted and rejected ones.
 
     Returns:
         The results best first (each with its score parts) and every candidate with its outcome.
@@ -353,7 +385,9 @@ def memory_rank(
     result = Ranking(query=query, k=k, model=embedder.name, min_relevance=minimum)
     if k == 0:
         return result
-    base = queryset.filter(archived=False)
+    base = _validity_scope(queryset, include_superseded=include_superseded, as_of=as_of)
+    if as_of is not None or include_superseded:
+        scope_key = None
     rules = _pause_rules_q(user_id)
     # One user's scope is searched exactly whatever its size (bounded by max-items); a scope across
     # users larger than EXACT_MAX takes its candidates from the HNSW index.
@@ -373,6 +407,8 @@ def memory_rank(
     else:
         sql_key = None if scope_key is None or rules is not None else (scope_key, user_id, connection.vendor)
         rows = _candidate_rows(base, rules, sql_key=sql_key)
+    if as_of is not None:
+        rows = _valid_at(rows, as_of)
     if not rows:
         return result  # nothing to compare with: the query is not even embedded
     if qvec is None:
@@ -437,10 +473,13 @@ def memory_search(
     k: int = DEFAULT_K,
     embedder=None,
     user_id: str | None = None,
+    include_superseded: bool = False,
+    as_of: datetime | None = None,
 ) -> list[ScoredMemory]:
     """The results of :func:`memory_rank` (API search, "My memories", the admin). Access statistics
     are not touched: only an agent's retrieval counts as a use."""
-    return memory_rank(queryset=queryset, query=query, k=k, embedder=embedder, user_id=user_id).results
+    return memory_rank(queryset=queryset, query=query, k=k, embedder=embedder, user_id=user_id,
+                       include_superseded=include_superseded, as_of=as_of).results
 
 
 def memory_retrieval_enabled(user_id: str) -> bool:

@@ -187,18 +187,20 @@ def memory_update(
             embedder = shared_embedder(embedder)
         if content is not None:
             memory_embed_many([memory], embedder=embedder)
+        after = memory_snapshot(memory)
+        if text_changed and namespace is not None and not memory.archived:
+            from memoryboard.ltm.reconcile import memory_reconcile_edit
+
+            decision = memory_reconcile_edit(memory=memory, namespace=namespace, actor=actor, embedder=embedder)
+            after = {**memory_snapshot(memory), "reconcile": decision.as_dict()}
         audit_record(
             actor=actor,
             action=AuditLog.Action.UPDATE,
             object_type="memory",
             object_id=memory.pk,
             before=before,
-            after=memory_snapshot(memory),
+            after=after,
         )
-        if text_changed and namespace is not None and not memory.archived:
-            from memoryboard.ltm.reconcile import memory_reconcile_edit
-
-            memory_reconcile_edit(memory=memory, namespace=namespace, actor=actor, embedder=embedder)
     return memory
 
 
