@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from datetime import timezone as dt_timezone
 
-import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
@@ -85,34 +84,17 @@ class ReconcileResult:
     conflicts: list[str] = field(default_factory=list)
 
 
-class SharedEmbedder:
-    """The configured embedder, remembering the vectors of one save: the candidate search embeds the
-    statement, the write stores the same vector without a second model call."""
+def shared_embedder(embedder=None):
+    """The embedder (default the configured one) remembering its vectors (``retrieval.MemoEmbedder``)."""
+    from memoryboard.ltm.retrieval import MemoEmbedder
 
-    def __init__(self, inner) -> None:
-        self._inner = inner
-        self._memo: dict[str, np.ndarray] = {}
-
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
-
-    def embed(self, texts):
-        texts = list(texts)
-        missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
-        if missing:
-            vectors = np.asarray(self._inner.embed(missing), dtype=np.float32)
-            self._memo.update(zip(missing, vectors))
-        return np.vstack([self._memo[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
-
-
-def shared_embedder(embedder=None) -> SharedEmbedder:
-    if isinstance(embedder, SharedEmbedder):
+    if isinstance(embedder, MemoEmbedder):
         return embedder
     if embedder is None:
         from memoryboard.llm.factory import get_embedder
 
         embedder = get_embedder()
-    return SharedEmbedder(embedder)
+    return MemoEmbedder(embedder)
 
 
 # --- candidates and the decision -----------------------------------------------------------------
@@ -129,6 +111,7 @@ def reconcile_candidates(
     ranking = memory_rank(
         queryset=namespace_scope(namespace), query=content, k=CANDIDATES, embedder=embedder,
         user_id=namespace.user_id, min_relevance=0.0, scope_key=("namespace", *namespace_spellings(namespace)),
+        follow_superseded=False,
     )
     top = [c for c in ranking.top_candidates(CANDIDATES + len(exclude_ids))
            if c.outcome != Outcome.NO_VECTOR and c.memory_id not in exclude_ids]
@@ -280,7 +263,7 @@ def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed:
         if old is None:
             continue
         if decision.verdict == UPDATE:
-            if old.valid_from > memory.valid_from:  # an older statement (an import, an old conversation)
+            if old.created_at > observed:  # said before the stored one was (an import, an old conversation)
                 newer.append(old)
             elif _supersede(old_id=target, new=memory, actor=actor, decision=decision, now=now):
                 result.superseded.append(target)

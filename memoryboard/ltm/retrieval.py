@@ -321,6 +321,26 @@ def _memories_by_id(ids: list[str]) -> dict[str, LongTermMemory]:
     return {memory.pk: memory for memory, _extra in instances(LongTermMemory, rows)}
 
 
+class MemoEmbedder:
+    """An embedder remembering the vectors it made, for one search or one save: the query and its view
+    are embedded once for the current and the superseded items, and a saved statement's vector is the
+    one its candidate search made."""
+
+    def __init__(self, inner) -> None:
+        self._inner = inner
+        self._memo: dict[str, np.ndarray] = {}
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def embed(self, texts):
+        texts = list(texts)
+        missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
+        if missing:
+            self._memo.update(zip(missing, np.asarray(self._inner.embed(missing), dtype=np.float32)))
+        return np.vstack([self._memo[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
+
+
 def _validity_scope(queryset: QuerySet[LongTermMemory], *, include_superseded: bool,
                     as_of: datetime | None) -> QuerySet[LongTermMemory]:
     """The items a search considers: current ones (not archived); with ``include_superseded`` also
@@ -359,6 +379,7 @@ def memory_rank(
     now=None,
     include_superseded: bool = False,
     as_of: datetime | None = None,
+    follow_superseded: bool = True,
 ) -> Ranking:
     """Rank the active items of a scope for a query: the one search of long-term memory.
 
@@ -375,11 +396,15 @@ def memory_rank(
         include_superseded: superseded items are candidates too (by default only current ones are).
         as_of: "what did we believe then": the items valid at that time (``validFrom <= as_of <
             validTo``) whatever their state now, except deleted and rejected ones.
+        follow_superseded: a superseded item matching the query brings in the current item that
+            replaced it (:func:`_with_successors`; not with ``include_superseded`` or ``as_of``).
 
     Returns:
         The results best first (each with its score parts) and every candidate with its outcome.
     """
     embedder = _embedder(embedder)
+    if follow_superseded and not isinstance(embedder, MemoEmbedder):
+        embedder = MemoEmbedder(embedder)  # the superseded items' ranking reuses the query's vector
     minimum = ranking.MIN_RELEVANCE if min_relevance is None else float(min_relevance)
     k = _bounded_k(query, k)
     result = Ranking(query=query, k=k, model=embedder.name, min_relevance=minimum)
@@ -447,6 +472,9 @@ def memory_rank(
     result.results = [
         ScoredMemory(memory=memories[pk], score=parts.final, parts=parts) for pk, parts in chosen if pk in memories
     ]
+    if follow_superseded and not include_superseded and as_of is None:
+        result.results = _with_successors(result.results, queryset=queryset, query=query, k=k, embedder=embedder,
+                                          user_id=user_id, minimum=minimum)
     return result
 
 
@@ -464,6 +492,61 @@ def _time_matches(data: ScopeData, query: str, now, embedder, relevances: np.nda
             relevance_scores=relevances, model_name=embedder.name,
         ).match
     return ranking.time_matches(data.days, window, anchor)
+
+
+# Hops followed from a superseded item to the current one (a chain of updates).
+MAX_SUCCESSOR_HOPS = 10
+
+
+def _with_successors(results: list[ScoredMemory], *, queryset: QuerySet[LongTermMemory], query: str, k: int,
+                     embedder, user_id: str | None, minimum: float) -> list[ScoredMemory]:
+    """A superseded item that matches the query stands in for the current item that replaced it.
+
+    "What is the user's job?" matched "I work as a Java backend developer"; "I am a Rust developer now"
+    superseded it and may be worded so that the query alone does not reach it. The superseded items of
+    the scope are ranked for the query (usually few: no model call, the query's vector is reused), and
+    the current successor of each one returned takes its place with its score, unless the successor is
+    already among the results with a better one. Paused and out-of-scope successors are not added.
+    """
+    ranked = memory_rank(queryset=queryset.filter(archived=True, archived_reason=ArchivedReason.SUPERSEDED),
+                         query=query, k=k, embedder=embedder, user_id=user_id, min_relevance=minimum,
+                         include_superseded=True, follow_superseded=False).results
+    if not ranked:
+        return results
+    best: dict[str, ScoredMemory] = {item.memory.pk: item for item in results}
+    stand_ins: dict[str, float] = {}
+    for stale in ranked:
+        successor, hops, seen = stale.memory.superseded_by, 0, {stale.memory.pk}
+        while successor and hops < MAX_SUCCESSOR_HOPS and successor not in seen:
+            seen.add(successor)
+            row = LongTermMemory.objects.filter(pk=successor).values_list("archived", "archived_reason", "value_json").first()
+            if row is None:
+                successor = None
+                break
+            archived, reason, value = row
+            if not archived:
+                break
+            successor = (value or {}).get("supersededBy") if reason == ArchivedReason.SUPERSEDED else None
+            hops += 1
+        if successor and not archived and stale.score > stand_ins.get(successor, -1.0):
+            stand_ins[successor] = float(stale.score)
+    eligible = set(
+        queryset.filter(pk__in=list(stand_ins), archived=False)
+        .exclude(Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True)))
+        .values_list("pk", flat=True)
+    )
+    rules = _pause_rules_q(user_id)
+    if rules is not None and eligible:
+        eligible -= set(LongTermMemory.objects.filter(rules, pk__in=list(eligible)).values_list("pk", flat=True))
+    added = {pk: score for pk, score in stand_ins.items() if pk in eligible
+             and (pk not in best or best[pk].score < score)}
+    if not added:
+        return results
+    memories = _memories_by_id(list(added))
+    for pk, score in added.items():
+        if pk in memories:
+            best[pk] = ScoredMemory(memory=memories[pk], score=score, parts=None)
+    return sorted(best.values(), key=lambda item: -item.score)[:k]
 
 
 def memory_search(
