@@ -104,7 +104,7 @@ def _english(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
     for pattern, replacement in _CONTRACTIONS:
         text = re.sub(pattern, replacement, text)
-    return text
+    return " ".join(_EN_FILLERS.sub(" ", text).split())
 
 
 # --- patterns ------------------------------------------------------------------------------------
@@ -138,10 +138,10 @@ _EN_RULES: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
         (RESIDENCE, True, r"\bmy (?:home|house|apartment|flat) is in " + _V),
         (RESIDENCE, True, r"\bi am (?:a|an) (?P<v>[a-z ]+?) resident\b"),
         (WORKPLACE, False, r"\bi (?:do not|no longer) work (?:at|for) " + _V),
-        (WORKPLACE, True, r"\bi (?:work|am working|am employed|have been working) (?:at|for) " + _V),
+        (WORKPLACE, True, r"\b(?:i|and|but) (?:work|am working|am employed|have been working) (?:at|for) " + _V),
         (WORKPLACE, True, r"\bi (?:have )?(?:joined|started (?:a new job )?at) " + _V),
         (WORKPLACE, True, r"\bi am employed by " + _V),
-        (JOB, True, r"\bi (?:work|am working) as (?:a |an )?" + _V),
+        (JOB, True, r"\b(?:i|and|but) (?:work|am working) as (?:a |an )?" + _V),
         (JOB, True, r"\bi (?:have )?(?:became|become|am becoming|retrained as|changed careers? to) (?:a |an )?" + _V),
         (JOB, True, rf"\bi am (?:a |an )(?P<v>[\w+# .-]{{0,40}}?\b(?:{_ROLE_NOUNS})s?)\b"),
         (JOB, True, r"\bmy (?:job|profession|occupation|role) is (?:a |an )?" + _V),
@@ -467,7 +467,7 @@ def rules_decide(statement: str, candidates: list[tuple[str, str, float]], *,
     - the same statement again (equal or contained, as the memory tools' dedup compared), or the same
       slot and value in other words → ``same``;
     - a changed slot in a candidate that also says more (lives in X and works at Y) → ``conflict``;
-    - no slot recognised, a change marker ("no longer", "不再") and a candidate very near in meaning
+    - no slot in common, a change marker ("no longer", "不再") and a candidate very near in meaning
       (cosine ≥ ``conflict_cosine``) → ``conflict``;
     - otherwise ``new``.
     """
@@ -496,9 +496,9 @@ def rules_decide(statement: str, candidates: list[tuple[str, str, float]], *,
     if partial or (updates and same):
         targets = list(dict.fromkeys(partial + updates + [pk for pk, _ in same]))
         return RuleDecision("conflict", targets, "rules: unsure: " + " | ".join(reasons or ["repeats and changes"]))
-    if not new_slots and has_change_marker(statement):
+    if has_change_marker(statement):
         near = [pk for pk, _content, cosine in candidates if cosine >= conflict_cosine]
         if near:
             return RuleDecision("conflict", near[:1], f"rules: unsure: a change is stated and {near[0]} is near "
-                                                      "in meaning, but no slot was recognised")
+                                                      "in meaning, but no slot in common was recognised")
     return RuleDecision("new", [], "rules: no stored statement about the same slot")
