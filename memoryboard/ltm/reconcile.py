@@ -354,7 +354,7 @@ def memory_save_reconciled(
 
     Args:
         observed_at: when the statement was made (the message time; default now): its ``validFrom``
-            unless it names another time.
+            unless it names another time, and its ``created_at`` when earlier than now.
         expires_at: stored as ``expiresAt``.
 
     Raises:
@@ -367,6 +367,7 @@ def memory_save_reconciled(
                           agent_id=agent_id, memory_id=memory_id, conversation_id=conversation_id)
     if observed_at is not None:
         memory.value_json["validFrom"] = iso(observed_at)
+        memory.created_at = min(memory.created_at, observed_at)  # said then (an import's row, the evaluation)
     if expires_at is not None:
         memory.value_json["expiresAt"] = iso(expires_at)
     with _locked_transaction(namespace):

@@ -190,6 +190,10 @@ _ZH_LIKE = re.compile(r"我(?:很|非常|比较|特别|最|也|还是|一直)?(?
 _ZH_PREFER = re.compile(r"我(?:现在|更|比较)?(?:偏好|更喜欢|更爱|改喝|改用|换成|换用|改成|改吃|转用|爱用|常用|平时用|平时喝)了?"
                         + _ZH_V + _ZH_END)
 _ZH_QUIT = re.compile(r"我(?:已经)?(?:辞职离开|离开|离职离开)了?" + _ZH_V + _ZH_END)
+# Times and adverbs between the subject and the verb ("我去年转行", "我上个月入职了"): the stated time is read
+# by :func:`stated_time`, the slot without them.
+_ZH_TIME = re.compile(r"(?<=我)(?:(?:去年|今年|前年|上个月|上月|这个月|本月|上周|上个星期|上星期|这周|昨天|前天|今天|"
+                      r"最近|刚刚|刚|已经|现在|目前|终于|也|还|(?:\d+|[一两二三四五六七八九十半])个?(?:天|周|星期|月|年)(?:以)?前))+")
 _ZH_VERB_PREFIX = re.compile(r"^(?:喝|吃|用|玩|看|听|写|做)")
 _EN_VERB_PREFIX = re.compile(r"^(?:drinking|eating|using|playing|watching|reading|writing|coding in|doing|to drink|"
                              r"to eat|to use|to play|drink|eat|use|play)\s+")
@@ -281,7 +285,7 @@ def statement_slots(text: str) -> list[Slot]:
         for slot in _like_slots(match.group("v"), True):
             add(slot)
 
-    zh = unicodedata.normalize("NFKC", text or "")
+    zh = _ZH_TIME.sub("", unicodedata.normalize("NFKC", text or ""))
     zh_taken: list[tuple[int, int]] = []
     for key, positive, pattern in _ZH_RULES:
         for match in pattern.finditer(zh):
