@@ -111,7 +111,7 @@ def reconcile_candidates(
     ranking = memory_rank(
         queryset=namespace_scope(namespace), query=content, k=CANDIDATES, embedder=embedder,
         user_id=namespace.user_id, min_relevance=0.0, scope_key=("namespace", *namespace_spellings(namespace)),
-        follow_superseded=False,
+        follow_superseded=False, patch_scope=True,
     )
     top = [c for c in ranking.top_candidates(CANDIDATES + len(exclude_ids))
            if c.outcome != Outcome.NO_VECTOR and c.memory_id not in exclude_ids]

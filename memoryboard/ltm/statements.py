@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime, timedelta
 
 # Single-valued slots: a different value replaces the old one.
@@ -230,6 +231,11 @@ def statement_slots(text: str) -> list[Slot]:
         >>> statement_slots("Actually I moved to Berlin last month, I live in Berlin now.")
         [Slot(key='residence', value='berlin', positive=True)]
     """
+    return list(_slots(text or ""))
+
+
+@lru_cache(maxsize=8192)  # a user's items are compared again at each save
+def _slots(text: str) -> tuple[Slot, ...]:
     found: dict[tuple[str, str, bool], Slot] = {}
 
     def add(slot: Slot) -> None:
@@ -315,7 +321,7 @@ def statement_slots(text: str) -> list[Slot]:
             continue
         for slot in _like_slots(match.group("v"), True):
             add(slot)
-    return list(found.values())
+    return tuple(found.values())
 
 
 # Phrases that say the new statement changes something, used when no slot is recognised.
