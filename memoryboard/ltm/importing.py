@@ -265,7 +265,8 @@ def _write(new_rows: list[_Row], overwrites, *, mode: Mode, actor, embedder) -> 
         by_namespace.setdefault(row.namespace, []).append(memory)
     stored = 0
     for namespace, memories in by_namespace.items():
-        results = memory_reconcile_many(namespace=namespace, memories=memories, actor=actor, embedder=embedder)
+        results = memory_reconcile_many(namespace=namespace, memories=memories, actor=actor, embedder=embedder,
+                                        audit_reason="import")
         stored += sum(1 for result in results if result.created)
     if mode != "overwrite":
         return stored

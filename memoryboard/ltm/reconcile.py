@@ -236,7 +236,7 @@ def _decide(*, namespace: Namespace, memory: LongTermMemory, embedder, now: date
 
 
 def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed: datetime, actor, embedder,
-           now: datetime) -> ReconcileResult:
+           now: datetime, audit_reason: str | None = None) -> ReconcileResult:
     from memoryboard.ltm.services import memory_snapshot
 
     source = memory.source
@@ -255,7 +255,8 @@ def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed:
     memory_upsert_many([memory])
     memory_embed_many([memory], embedder=embedder)
     audit_record(actor=actor, action=AuditLog.Action.CREATE, object_type="memory", object_id=memory.pk,
-                 after={**memory_snapshot(memory), "reconcile": decision.as_dict()}, reason=_reason(decision))
+                 after={**memory_snapshot(memory), "reconcile": decision.as_dict()},
+                 reason=audit_reason or _reason(decision))
     result = ReconcileResult(decision=decision, memory=memory, created=True)
     newer = []
     for target in decision.targets:
@@ -291,12 +292,14 @@ def memory_reconcile_write(
 
 def memory_reconcile_many(
     *, namespace: Namespace, memories: list[LongTermMemory], actor=None, embedder=None, now: datetime | None = None,
+    audit_reason: str | None = None,
 ) -> list[ReconcileResult]:
     """Reconcile several unsaved items of one namespace (the caller holds the lock and a transaction).
 
     Every item is decided against the namespace as it was before the batch (one scope, searched warm),
     then the decisions are written in order; a repeat of an earlier item of the batch (same text) is
-    dropped and reported as ``same``.
+    dropped and reported as ``same``. ``audit_reason``: the reason of the created items' audit entries
+    (e.g. ``import``; the decision is in their ``after.reconcile`` either way).
     """
     from memoryboard.ltm.ranking import query_view
     from memoryboard.ltm.statements import normalize_statement
@@ -308,24 +311,40 @@ def memory_reconcile_many(
         for start in range(0, len(texts), 256):
             chunk = texts[start : start + 256]
             embedder.embed(list(dict.fromkeys(chunk + [query_view(t) for t in chunk])))
-    planned, first_of = [], {}
+    from memoryboard.ltm.statements import rules_decide
+
+    planned, first_of, stored_before = [], {}, []
     for memory in memories:
         key = normalize_statement(memory.content)
         if key in first_of:
-            planned.append((memory, None, {}, now, first_of[key]))
+            planned.append((memory, None, {}, now, first_of[key], []))
+            continue
+        decision, by_id, observed = _decide(namespace=namespace, memory=memory, embedder=embedder, now=now)
+        # Against the batch's earlier statements too (the rules: they are not searchable yet).
+        within = rules_decide(memory.content, [(m.pk, m.content, 0.0) for m in stored_before]) if stored_before \
+            else None
+        if within is not None and within.verdict == SAME and decision.verdict != SAME:
+            planned.append((memory, None, {}, now, next(m for m in stored_before if m.pk == within.targets[0]), []))
             continue
         first_of[key] = memory
-        planned.append((memory, *_decide(namespace=namespace, memory=memory, embedder=embedder, now=now), None))
+        replaces = within.targets if within is not None and within.verdict == UPDATE else []
+        if decision.verdict != SAME:
+            stored_before.append(memory)
+        planned.append((memory, decision, by_id, observed, None, replaces))
     results = []
-    for memory, decision, by_id, observed, repeat_of in planned:
+    for memory, decision, by_id, observed, repeat_of, replaces in planned:
         if repeat_of is not None:
             earlier = next(r for r in results if r.memory is repeat_of or r.memory.content == repeat_of.content)
             results.append(ReconcileResult(
                 decision=Decision(SAME, [earlier.memory.pk], "repeats an earlier statement of the same batch", "rules"),
                 memory=earlier.memory, created=False))
             continue
-        results.append(_apply(memory=memory, decision=decision, by_id=by_id, observed=observed, actor=actor,
-                              embedder=embedder, now=now))
+        result = _apply(memory=memory, decision=decision, by_id=by_id, observed=observed, actor=actor,
+                        embedder=embedder, now=now, audit_reason=audit_reason)
+        for pk in replaces:  # an earlier statement of the batch that this one updates
+            if result.created and _supersede(old_id=pk, new=result.memory, actor=actor, decision=decision, now=now):
+                result.superseded.append(pk)
+        results.append(result)
     return results
 
 

@@ -581,7 +581,7 @@ def memory_rank(
     ]
     if follow_superseded and not include_superseded and as_of is None:
         result.results = _with_successors(result.results, queryset=queryset, query=query, k=k, embedder=embedder,
-                                          user_id=user_id, minimum=minimum)
+                                          user_id=user_id, minimum=minimum, rules=rules)
     return result
 
 
@@ -606,7 +606,7 @@ MAX_SUCCESSOR_HOPS = 10
 
 
 def _with_successors(results: list[ScoredMemory], *, queryset: QuerySet[LongTermMemory], query: str, k: int,
-                     embedder, user_id: str | None, minimum: float) -> list[ScoredMemory]:
+                     embedder, user_id: str | None, minimum: float, rules: Q | None) -> list[ScoredMemory]:
     """A superseded item that matches the query stands in for the current item that replaced it.
 
     "What is the user's job?" matched "I work as a Java backend developer"; "I am a Rust developer now"
@@ -615,9 +615,11 @@ def _with_successors(results: list[ScoredMemory], *, queryset: QuerySet[LongTerm
     the current successor of each one returned takes its place with its score, unless the successor is
     already among the results with a better one. Paused and out-of-scope successors are not added.
     """
-    ranked = memory_rank(queryset=queryset.filter(archived=True, archived_reason=ArchivedReason.SUPERSEDED),
-                         query=query, k=k, embedder=embedder, user_id=user_id, min_relevance=minimum,
-                         include_superseded=True, follow_superseded=False).results
+    stale_scope = queryset.filter(archived=True, archived_reason=ArchivedReason.SUPERSEDED)
+    if not _candidate_rows(stale_scope, rules):  # one query: most scopes have none
+        return results
+    ranked = memory_rank(queryset=stale_scope, query=query, k=k, embedder=embedder, user_id=user_id,
+                         min_relevance=minimum, include_superseded=True, follow_superseded=False).results
     if not ranked:
         return results
     best: dict[str, ScoredMemory] = {item.memory.pk: item for item in results}
