@@ -178,3 +178,37 @@ def test_a_judge_naming_an_id_that_was_no_candidate_is_not_obeyed(openai_setting
     assert result.decision.judge == "rules (judge failed: malformed response)"
     theirs.refresh_from_db()
     assert not theirs.archived
+
+
+def test_the_patched_scope_holds_what_a_rebuild_holds(alice):
+    """The reconcile step's search patches the scope's last data after each save instead of rebuilding it:
+    the same items, vectors and type weights as a fresh build, in the same order."""
+    import numpy as np
+
+    from memoryboard.ltm import retrieval
+    from memoryboard.ltm.namespaces import namespace_spellings
+    from memoryboard.ltm.vector_cache import scope_cache
+
+    for i, text in enumerate(["I live in Shanghai", "I like jazz", "I work at Siemens", "I moved to Berlin",
+                              "My favourite drink is tea", "我喜欢跑步", "I no longer like jazz"]):
+        save(alice, text, memory_type="PREFERENCE" if i % 2 else "FACT")
+    key = (("namespace", *namespace_spellings(ns(alice))), str(alice.pk))
+    patched = next(data for k, (_m, _p, data, count) in retrieval._latest_scopes.items() if k[:2] == key and count)
+    scope_cache.clear()
+    retrieval._latest_scopes.clear()
+    fresh = retrieval.memory_rank(queryset=retrieval.namespace_scope(ns(alice)), query="x", k=5,
+                                  user_id=str(alice.pk), scope_key=key[0], patch_scope=True)
+    rebuilt = next(data for (_m, _p, data, _c) in retrieval._latest_scopes.values())
+    assert fresh.results is not None
+    current = set(LongTermMemory.objects.filter(archived=False).values_list("pk", flat=True))
+    assert set(rebuilt.ids) == current
+    assert patched.ids == sorted(patched.ids) and all(patched.position[pk] == i for i, pk in enumerate(patched.ids))
+    # The last patched data was built before the last save: compare the items both hold.
+    for pk in set(patched.ids) & set(rebuilt.ids):
+        assert np.array_equal(patched.matrix[patched.position[pk]], rebuilt.matrix[rebuilt.position[pk]])
+        assert patched.type_weights[patched.position[pk]] == rebuilt.type_weights[rebuilt.position[pk]]
+    query = "jazz"
+    kp, kr = patched.keywords.scores(query), rebuilt.keywords.scores(query)
+    assert kp.shape == (len(patched.ids),) and kr.shape == (len(rebuilt.ids),)
+    texts = dict(LongTermMemory.objects.values_list("pk", "value_json__content"))
+    assert [bool(kp[patched.position[pk]]) for pk in patched.ids] == ["jazz" in texts[pk] for pk in patched.ids]
