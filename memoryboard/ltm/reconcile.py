@@ -106,7 +106,7 @@ def reconcile_candidates(
     """The owner's current items of the agent nearest in meaning to ``content`` (at most ``CANDIDATES``),
     with their cosine: the candidates of :func:`memory_rank` (paused items included: they are current),
     without expired items and ``exclude_ids``."""
-    from memoryboard.ltm.retrieval import Outcome, memory_rank, namespace_scope
+    from memoryboard.ltm.retrieval import Outcome, _memories_by_id, memory_rank, namespace_scope
 
     ranking = memory_rank(
         queryset=namespace_scope(namespace), query=content, k=CANDIDATES, embedder=embedder,
@@ -115,7 +115,10 @@ def reconcile_candidates(
     )
     top = [c for c in ranking.top_candidates(CANDIDATES + len(exclude_ids))
            if c.outcome != Outcome.NO_VECTOR and c.memory_id not in exclude_ids]
-    memories = LongTermMemory.objects.in_bulk([c.memory_id for c in top])
+    memories = {item.memory.pk: item.memory for item in ranking.results}  # loaded by the search already
+    missing = [c.memory_id for c in top if c.memory_id not in memories]  # paused ones
+    if missing:
+        memories.update(_memories_by_id(missing))
     found = []
     for candidate in top:
         memory = memories.get(candidate.memory_id)

@@ -329,10 +329,10 @@ _LATEST_MAX = 1024
 
 
 def _remember_scope(patch_key: tuple, model: str, ids: list[str], versions: list[str], data: ScopeData,
-                    *, patched: int) -> None:
+                    *, patched: int, pairs: set | None = None) -> None:
     if len(_latest_scopes) >= _LATEST_MAX:
         _latest_scopes.clear()
-    _latest_scopes[patch_key] = (model, set(zip(ids, versions)), data, patched)
+    _latest_scopes[patch_key] = (model, pairs if pairs is not None else set(zip(ids, versions)), data, patched)
 
 
 class PatchedKeywords:
@@ -360,7 +360,7 @@ def _patched_scope_data(base: QuerySet[LongTermMemory], ids: list[str], versions
         return None
     _model, old_pairs, old, patched = latest
     pairs = set(zip(ids, versions))
-    added = [pk for pk, version in zip(ids, versions) if (pk, version) not in old_pairs]
+    added = [pk for pk, _version in pairs - old_pairs]
     removed = [pk for pk, _version in old_pairs - pairs]
     if patched + len(added) + len(removed) > PATCH_MAX:
         return None
@@ -404,7 +404,8 @@ def _patched_scope_data(base: QuerySet[LongTermMemory], ids: list[str], versions
         ids=new_ids, position=position, matrix=matrix, type_weights=weights, keywords=keywords,
         language_axis=axis, axis_components=None if axis is None else matrix @ axis,
     )
-    _remember_scope(patch_key, embedder.name, ids, versions, data, patched=patched + len(added) + len(removed))
+    _remember_scope(patch_key, embedder.name, ids, versions, data, patched=patched + len(added) + len(removed),
+                    pairs=pairs)
     return data
 
 
