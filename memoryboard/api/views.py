@@ -169,11 +169,18 @@ class MemoryViewSet(
         agent = get_agents_config().get(agent_id)
         if agent is None or not agent.long_term_memory.enabled:
             raise ValidationError({"agent": ["Unknown agent, or one that keeps no long-term memory."]})
-        result = memory_save_reconciled(
-            namespace=build_namespace(agent_namespace=agent.long_term_memory.namespace, user_id=user_id),
-            content=values["content"], memory_type=values["type"], agent_id=agent.agent_id, source=Source.MANUAL,
-            actor=request.user, expires_at=values.get("expires_at"),
-        )
+        from memoryboard.api.exceptions import ApplicationError
+        from memoryboard.ltm.locks import NamespaceLockTimeout
+
+        try:
+            result = memory_save_reconciled(
+                namespace=build_namespace(agent_namespace=agent.long_term_memory.namespace, user_id=user_id),
+                content=values["content"], memory_type=values["type"], agent_id=agent.agent_id,
+                source=Source.MANUAL, actor=request.user, expires_at=values.get("expires_at"),
+            )
+        except NamespaceLockTimeout as exc:
+            raise ApplicationError("These memories are being changed by another request; try again.",
+                                   status_code=503, code="busy") from exc
         body = s.memory_to_dict(result.memory)
         body.update(decision=result.decision.verdict, reason=result.decision.reason,
                     superseded=result.superseded)

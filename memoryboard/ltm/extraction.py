@@ -19,6 +19,7 @@ from django.utils.dateparse import parse_datetime
 
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.ltm.lifecycle import memory_enforce_limit
+from memoryboard.ltm.locks import NamespaceLockTimeout
 from memoryboard.ltm.namespaces import build_namespace
 from memoryboard.ltm.reconcile import iso, memory_save_many_reconciled
 from memoryboard.ltm.selectors import namespace_q
@@ -194,6 +195,9 @@ def memory_extract_and_save(
         results = memory_save_many_reconciled(namespace=namespace, memories=memories)
     except LLMError as exc:
         logger.warning("extracted memories not saved (embeddings): %s", exc.reason)
+        return []
+    except NamespaceLockTimeout:
+        logger.warning("extracted memories not saved: the namespace stayed locked (conversation %s)", conversation_id)
         return []
     memory_enforce_limit(namespace=namespace, max_items=config.long_term_memory.max_items)
     return [result.memory for result in results if result.created]

@@ -117,3 +117,35 @@ def test_search_as_of_answers_what_was_believed_then(as_user, alice, use_embedde
 def test_search_validity_options_bad_input(as_user, alice, query, field):
     response = as_user(alice).get(f"{URL}search/?q=x{query}")
     assert response.status_code == 400 and field in error_of(response)["fields"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_namespace_held_by_another_writer_is_503_and_nothing_written(as_user, alice, monkeypatch):
+    import threading
+
+    from memoryboard.ltm import locks
+    from memoryboard.ltm.namespaces import build_namespace
+
+    monkeypatch.setattr(locks, "LOCK_TIMEOUT_SECONDS", 1)
+    held, release = threading.Event(), threading.Event()
+
+    def writer():
+        from django.db import connections
+
+        try:
+            with locks.namespace_lock(build_namespace(agent_namespace="chat", user_id=str(alice.pk))):
+                held.set()
+                release.wait(5)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    held.wait(5)
+    try:
+        response = create(as_user(alice), content="I live in Shanghai")
+    finally:
+        release.set()
+        thread.join(5)
+    assert response.status_code == 503 and error_of(response)["code"] == "busy"
+    assert not LongTermMemory.objects.exists()
