@@ -56,10 +56,14 @@ def test_an_end_user_cannot_write_for_someone_else(as_user, alice, bob):
     assert not LongTermMemory.objects.exists()
 
 
-def test_developers_may_not_create(as_user, developer):
-    assert create(as_user(developer), content="I live in Shanghai").status_code == 403
+def test_developers_create_only_their_own_and_anonymous_nothing(as_user, developer, alice):
+    """The one role rule (roles.may_write_memories_of): developers read anyone's items, change only theirs."""
+    refused = create(as_user(developer), content="I live in Shanghai", user=str(alice.pk))
+    assert refused.status_code == 403 and "user" in error_of(refused)["fields"]
     assert create(as_user(None), content="I live in Shanghai").status_code in (401, 403)
     assert not LongTermMemory.objects.exists()
+    own = create(as_user(developer), content="I live in Shanghai")
+    assert own.status_code == 201 and own.json()["user"] == str(developer.pk)
 
 
 @pytest.mark.parametrize("body,field", [
