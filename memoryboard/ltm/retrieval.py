@@ -318,10 +318,10 @@ def _scope_data(
 # A save changes its scope, so the next search of it would rebuild the vectors and the keyword index of
 # every item (a 5,000-item scope: ~200 ms of CPU). The reconcile step searches the scope before each
 # save; it asks for ``patch_key`` (its scope's name) and gets the last data built for that scope with the
-# few items written since patched in: their vectors read, the removed ones dropped, the new ones' keyword
-# scores from an index of their own (BM25 statistics of a small corpus: an approximation, which is why
-# only the reconcile step's candidate search asks for it; every other search builds exactly). After
-# ``PATCH_MAX`` patched items the scope is built afresh.
+# few items written since patched in: their vectors, types and days read, the removed ones dropped, the new
+# ones' keyword scores from an index of their own (BM25 statistics of a small corpus: an approximation,
+# which is why only the reconcile step's candidate search asks for it; every other search builds exactly).
+# After ``PATCH_MAX`` patched items the scope is built afresh.
 
 PATCH_MAX = 64
 _latest_scopes: dict[tuple, tuple[str, set[tuple[str, str]], ScopeData, int]] = {}
@@ -344,13 +344,19 @@ class PatchedKeywords:
         self.base, self.keep, self.kept_target = base, keep, kept_target
         self.extra, self.extra_target, self.size = extra, extra_target, size
 
-    def scores(self, query: str) -> np.ndarray:
+    def _compose(self, method: str, query: str) -> np.ndarray:
         out = np.zeros(self.size, dtype=np.float32)
         if len(self.keep):
-            out[self.kept_target] = self.base.scores(query)[self.keep]
+            out[self.kept_target] = getattr(self.base, method)(query)[self.keep]
         if len(self.extra_target):
-            out[self.extra_target] = self.extra.scores(query)
+            out[self.extra_target] = getattr(self.extra, method)(query)
         return out
+
+    def scores(self, query: str) -> np.ndarray:
+        return self._compose("scores", query)
+
+    def raw_scores(self, query: str) -> np.ndarray:
+        return self._compose("raw_scores", query)
 
 
 def _patched_scope_data(base: QuerySet[LongTermMemory], ids: list[str], versions: list[str], embedder,
@@ -370,9 +376,10 @@ def _patched_scope_data(base: QuerySet[LongTermMemory], ids: list[str], versions
     if added:
         rows = (base.filter(pk__in=added).order_by()
                 .annotate(vec=FilteredRelation("embeddings", condition=Q(embeddings__model_name=embedder.name)))
-                .values_list("pk", "value_json", "vec__vector"))
+                .values_list("pk", "value_json", "vec__vector", "created_at"))
         size = int(embedder.dim) * 4
-        found = {pk: (value or {}, vector) for pk, value, vector in rows if vector is not None and len(vector) == size}
+        found = {pk: (value or {}, vector, created) for pk, value, vector, created in rows
+                 if vector is not None and len(vector) == size}
         if len(found) < len(added):
             return None  # a vector missing: build afresh (which embeds it)
     mask = np.ones(len(old.ids), dtype=bool)
@@ -387,23 +394,25 @@ def _patched_scope_data(base: QuerySet[LongTermMemory], ids: list[str], versions
     dim = old.matrix.shape[1] if old.matrix.size else int(embedder.dim)
     matrix = np.empty((len(new_ids), dim), dtype=np.float32)
     weights = np.empty(len(new_ids), dtype=np.float32)
+    days = None if old.days is None else np.empty(len(new_ids), dtype=np.float64)
     if len(keep):
         matrix[kept_target] = old.matrix[keep]
         weights[kept_target] = old.type_weights[keep]
+        if days is not None:
+            days[kept_target] = old.days[keep]
     texts = []
     for target, pk in zip(extra_target, added):
-        value, blob = found[pk]
+        value, blob, created = found[pk]
         matrix[target] = np.frombuffer(blob, dtype=np.float32)
         weights[target] = ranking.type_weights([str(value.get("type", ""))])[0]
+        if days is not None:
+            days[target] = item_day(value, created)
         texts.append(str(value.get("content", "")))
     matrix.flags.writeable = False
     keywords = PatchedKeywords(old.keywords, keep, kept_target, ranking.KeywordIndex(texts), extra_target,
                                len(new_ids)) if (added or removed) else old.keywords
-    axis = old.language_axis
-    data = ScopeData(
-        ids=new_ids, position=position, matrix=matrix, type_weights=weights, keywords=keywords,
-        language_axis=axis, axis_components=None if axis is None else matrix @ axis,
-    )
+    data = ScopeData(ids=new_ids, position=position, matrix=matrix, type_weights=weights, keywords=keywords,
+                     days=days)
     _remember_scope(patch_key, embedder.name, ids, versions, data, patched=patched + len(added) + len(removed),
                     pairs=pairs)
     return data
