@@ -42,7 +42,7 @@ from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryS
 logger = logging.getLogger(__name__)
 
 # Candidates compared by the rules (nearest by meaning), and the fewer shown to the judge.
-CANDIDATES = 8
+CANDIDATES = 16
 JUDGE_CANDIDATES = 5
 # ``sources`` entries kept on a reinforced item (the newest).
 SOURCES_KEPT = 20
