@@ -59,7 +59,8 @@ from memoryboard.ltm.selectors import (
     memory_queryset_for,
     own_memories,
 )
-from memoryboard.ltm.services import MAX_CONTENT_CHARS, MemoryError, memory_create, memory_update
+from memoryboard.ltm.reconcile import memory_save_reconciled
+from memoryboard.ltm.services import MAX_CONTENT_CHARS, MemoryError, memory_update
 from memoryboard.models import (
     ArchivedReason,
     AuditLog,
@@ -372,11 +373,11 @@ class LongTermMemoryAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmi
                 (aid for aid, cfg in get_agents_config().agents.items() if cfg.long_term_memory.namespace == agent),
                 agent,
             )
-            saved = memory_create(
+            saved = memory_save_reconciled(  # a repeat reinforces the existing item, an update supersedes
                 namespace=build_namespace(agent_namespace=agent, user_id=data["user_id"].strip()),
                 content=data["content"], memory_type=data["memory_type"], source=Source.MANUAL,
                 agent_id=agent_id, actor=request.user,
-            )
+            ).memory
         for field in LongTermMemory._meta.concrete_fields:
             setattr(obj, field.attname, getattr(saved, field.attname))
 

@@ -10,8 +10,8 @@ from rest_framework.fields import empty
 
 from memoryboard.ltm.namespaces import parse_namespace
 from memoryboard.ltm.retrieval import MAX_K, MAX_QUERY_CHARS
-from memoryboard.ltm.services import MAX_CONTENT_CHARS
-from memoryboard.models import ChatMessage, LongTermMemory
+from memoryboard.ltm.services import MAX_CONTENT_CHARS, memory_state
+from memoryboard.models import ChatMessage, LongTermMemory, MemoryState, MemoryType
 from memoryboard.strategies.replay import MAX_STRATEGIES as MAX_REPLAY_STRATEGIES
 
 
@@ -56,9 +56,19 @@ class MemorySerializer(serializers.ModelSerializer):
         fields = [
             "id", "namespace", "agent", "user", "type", "source", "content", "relevance_score",
             "access_count", "last_accessed_at", "created_at", "updated_at", "archived", "archived_at",
-            "archived_reason", "expires_at",
+            "archived_reason", "state", "valid_from", "valid_to", "superseded_by", "expires_at", "conflict_with",
         ]
         read_only_fields = fields
+
+    # Validity (DESIGN 1.6): documented here, built by memory_to_dict.
+    state = serializers.SerializerMethodField(help_text="active, paused, archived, deleted, superseded, expired, …")
+    valid_from = serializers.DateTimeField(read_only=True, help_text="Since when the statement holds.")
+    valid_to = serializers.DateTimeField(read_only=True, allow_null=True,
+                                         help_text="Until when it held (set when superseded).")
+    superseded_by = serializers.CharField(read_only=True, allow_null=True, help_text="The item that replaced it.")
+    expires_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    conflict_with = serializers.ListField(child=serializers.CharField(), read_only=True,
+                                          help_text="Items it conflicts with, waiting for review.")
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_agent(self, obj: LongTermMemory) -> str | None:
@@ -67,6 +77,10 @@ class MemorySerializer(serializers.ModelSerializer):
     @extend_schema_field(OpenApiTypes.STR)
     def get_user(self, obj: LongTermMemory) -> str | None:
         return obj.user_id
+
+    @extend_schema_field(serializers.ChoiceField(choices=MemoryState.choices))
+    def get_state(self, obj: LongTermMemory) -> str:
+        return memory_state(obj, paused=getattr(obj, "is_paused", None))
 
     def to_representation(self, instance: LongTermMemory) -> dict:
         # The same output as the declared fields, built directly: DRF's per-field machinery cost
@@ -108,7 +122,12 @@ def memory_to_dict(memory: LongTermMemory, tz=None) -> dict:
         "archived": memory.archived,
         "archived_at": _datetime(memory.archived_at, tz),
         "archived_reason": memory.archived_reason,
+        "state": memory_state(memory, paused=getattr(memory, "is_paused", None)),
+        "valid_from": _datetime(memory.valid_from, tz),
+        "valid_to": _datetime(memory.valid_to, tz),
+        "superseded_by": memory.superseded_by,
         "expires_at": _datetime(memory.expires_at, tz),
+        "conflict_with": memory.conflict_with,
     }
     score = getattr(memory, "score", None)
     if score is not None:
@@ -132,7 +151,7 @@ class ScoreExplanationSerializer(serializers.Serializer):
 
 class ScoredMemorySerializer(MemorySerializer):
     score = serializers.FloatField(read_only=True)
-    explain = ScoreExplanationSerializer(read_only=True, required=False)
+    explain = ScoreExplanationSerializer(required=False)  # only with explain=true: not required in the schema
 
     class Meta(MemorySerializer.Meta):
         fields = [*MemorySerializer.Meta.fields, "score", "explain"]
@@ -174,15 +193,63 @@ class MemoryVersionSerializer(serializers.Serializer):
     after = VersionSideSerializer()
 
 
+class MemoryCreateSerializer(StrictSerializer):
+    """``POST /api/v1/memories/``: one statement, through the reconcile step."""
+
+    content = StrictCharField(max_length=MAX_CONTENT_CHARS)
+    type = serializers.ChoiceField(choices=[(t, t) for t in MemoryType.values], default=MemoryType.FACT)
+    agent = StrictCharField(required=False, max_length=100, help_text="The agent (default: the default agent).")
+    expires_at = serializers.DateTimeField(required=False, allow_null=True,
+                                           help_text="When the item stops being used (ISO 8601).")
+    user = StrictCharField(required=False, max_length=100,
+                           help_text="Support staff only: the platform user id to create for (default: yourself).")
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict) and isinstance(data.get("type"), str):
+            data = {**data, "type": data["type"].upper()}
+        return super().to_internal_value(data)
+
+    def validate_expires_at(self, value):
+        if value is not None and value <= timezone.now():
+            raise serializers.ValidationError("Lies in the past.")
+        return value
+
+
+class MemoryCreateResultSerializer(MemorySerializer):
+    """The item stored (201) or the existing item a repeat reinforced (200), and what was decided."""
+
+    decision = serializers.ChoiceField(choices=[(v, v) for v in ("same", "update", "new", "conflict")], read_only=True)
+    reason = serializers.CharField(read_only=True)
+    superseded = serializers.ListField(child=serializers.CharField(), read_only=True)
+
+    class Meta(MemorySerializer.Meta):
+        fields = [*MemorySerializer.Meta.fields, "decision", "reason", "superseded"]
+        read_only_fields = fields
+
+
 _SEARCH_Q = serializers.CharField(max_length=MAX_QUERY_CHARS, trim_whitespace=True)
 _SEARCH_K = serializers.IntegerField(min_value=1, max_value=MAX_K)
 _SEARCH_EXPLAIN = serializers.BooleanField()
+_SEARCH_INCLUDE_SUPERSEDED = serializers.BooleanField()
+_SEARCH_AS_OF = serializers.DateTimeField()
+_SEARCH_AS_OF_DATE = serializers.DateField()
+
+
+def _as_of(raw):
+    """A date (its start, UTC) or an ISO 8601 date and time."""
+    from datetime import datetime, time
+    from datetime import timezone as dt_timezone
+
+    if isinstance(raw, str) and len(raw.strip()) == 10:
+        day = _SEARCH_AS_OF_DATE.run_validation(raw.strip())
+        return datetime.combine(day, time.min, tzinfo=dt_timezone.utc)
+    return _SEARCH_AS_OF.run_validation(raw)
 
 
 def search_params(data) -> tuple[str, int, bool]:
     """``q`` (required, at most 2000 characters), ``k`` (1..100, default 10) and ``explain`` (a boolean,
     default false) of a search, checked by DRF's own fields (same messages as a serializer, without
-    building one per request).
+    building one per request). :func:`search_validity_params` reads the validity options.
 
     Raises:
         ValidationError: naming each field at fault.
@@ -201,6 +268,30 @@ def search_params(data) -> tuple[str, int, bool]:
     if errors:
         raise serializers.ValidationError(errors)
     return values["q"], values["k"], values["explain"]
+
+
+def search_validity_params(data) -> tuple[bool, object]:
+    """``include_superseded`` (a boolean, default false) and ``as_of`` (a date or date and time, default
+    none) of a search.
+
+    Raises:
+        ValidationError: naming each field at fault.
+    """
+    errors: dict[str, list] = {}
+    include, as_of = False, None
+    if "include_superseded" in data:
+        try:
+            include = _SEARCH_INCLUDE_SUPERSEDED.run_validation(data.get("include_superseded"))
+        except serializers.ValidationError as exc:
+            errors["include_superseded"] = exc.detail
+    if data.get("as_of") not in (None, ""):
+        try:
+            as_of = _as_of(data.get("as_of"))
+        except serializers.ValidationError as exc:
+            errors["as_of"] = exc.detail
+    if errors:
+        raise serializers.ValidationError(errors)
+    return include, as_of
 
 
 # --- conversations -------------------------------------------------------------------------------

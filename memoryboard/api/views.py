@@ -10,6 +10,7 @@ from contextlib import contextmanager
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
 from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -33,6 +34,7 @@ from memoryboard.api.throttling import SharedScopedRateThrottle, StrategyBusy, l
 from memoryboard.ltm import services
 from memoryboard.ltm.retrieval import memory_search
 from memoryboard.ltm.selectors import memory_queryset_for, own_scope_for
+from memoryboard.models import MemoryFlag
 from memoryboard.roles import can_change_any_memory
 from memoryboard.strategies import CONTEXT_STRATEGIES, MEMORY_STRATEGIES, context_strategy_info, memory_strategy_info
 from memoryboard.strategies import StrategyConfigError
@@ -130,6 +132,7 @@ class TokenView(APIView):
     ),
 )
 class MemoryViewSet(
+    mixins.CreateModelMixin,
     mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin, mixins.DestroyModelMixin,
     viewsets.GenericViewSet,
 ):
@@ -142,7 +145,46 @@ class MemoryViewSet(
     lookup_value_regex = "[^/]+"
 
     def get_queryset(self):
-        return memory_queryset_for(self.request.user).order_by("-updated_at", "id")
+        paused = MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True)
+        return memory_queryset_for(self.request.user).annotate(is_paused=Exists(paused)).order_by("-updated_at", "id")
+
+    @extend_schema(
+        summary="Create a memory (through the reconcile step: a repeat reinforces, an update supersedes)",
+        request=s.MemoryCreateSerializer,
+        responses={201: s.MemoryCreateResultSerializer, 200: s.MemoryCreateResultSerializer,
+                   **_errors(400, 401, 403, 503)},
+    )
+    def create(self, request, *args, **kwargs):
+        from memoryboard.api.import_views import import_target_user
+        from memoryboard.ltm.config import get_agents_config
+        from memoryboard.ltm.namespaces import build_namespace
+        from memoryboard.ltm.reconcile import memory_save_reconciled
+        from memoryboard.models import Source
+
+        data = s.MemoryCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        user_id = import_target_user(caller=request.user, requested=values.get("user"))
+        agent_id = values.get("agent") or settings.MEMORYBOARD_DEFAULT_AGENT
+        agent = get_agents_config().get(agent_id)
+        if agent is None or not agent.long_term_memory.enabled:
+            raise ValidationError({"agent": ["Unknown agent, or one that keeps no long-term memory."]})
+        from memoryboard.api.exceptions import ApplicationError
+        from memoryboard.ltm.locks import NamespaceLockTimeout
+
+        try:
+            result = memory_save_reconciled(
+                namespace=build_namespace(agent_namespace=agent.long_term_memory.namespace, user_id=user_id),
+                content=values["content"], memory_type=values["type"], agent_id=agent.agent_id,
+                source=Source.MANUAL, actor=request.user, expires_at=values.get("expires_at"),
+            )
+        except NamespaceLockTimeout as exc:
+            raise ApplicationError("These memories are being changed by another request; try again.",
+                                   status_code=503, code="busy") from exc
+        body = s.memory_to_dict(result.memory)
+        body.update(decision=result.decision.verdict, reason=result.decision.reason,
+                    superseded=result.superseded)
+        return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
     def partial_update(self, request, *args, **kwargs):
         memory = self.get_object()
@@ -229,20 +271,28 @@ class MemoryViewSet(
                              description="How many items, 1..100 (default 10)."),
             OpenApiParameter("explain", OpenApiTypes.BOOL,
                              description="Add each result's score parts (semantic, keyword, type weight, decay, final)."),
+            OpenApiParameter("include_superseded", OpenApiTypes.BOOL,
+                             description="Also return items that a newer statement superseded (default false)."),
+            OpenApiParameter("as_of", OpenApiTypes.DATETIME,
+                             description="What was believed then: items valid at this date (start of day, UTC) or "
+                                         "date and time, whatever their state now (deleted and rejected excepted)."),
         ],
         responses={200: s.ScoredMemorySerializer(many=True), **_errors(400, 401)},
     )
     @action(detail=False, methods=["get"], pagination_class=None)
     def search(self, request):
         query, k, explain = s.search_params(request.query_params)
+        include_superseded, as_of = s.search_validity_params(request.query_params)
         own = own_scope_for(request.user)
         # An end user's scope is their own items: only their pause rules apply.
-        queryset = self.filter_queryset(self.get_queryset())
-        items = memory_search(queryset=queryset, query=query, k=k, user_id=own)
+        queryset = self.filter_queryset(memory_queryset_for(request.user).order_by("-updated_at", "id"))
+        items = memory_search(queryset=queryset, query=query, k=k, user_id=own,
+                              include_superseded=include_superseded, as_of=as_of)
         tz = timezone.get_current_timezone()
         results = []
         for item in items:
             item.memory.score = round(float(item.score), 4)
+            item.memory.is_paused = False  # a search returns no paused item
             # ScoredMemorySerializer's shape (it documents the response), without building a serializer.
             data = s.memory_to_dict(item.memory, tz)
             if explain and item.parts is not None:

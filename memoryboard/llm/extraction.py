@@ -188,7 +188,10 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "PREFERENCE",
         re.compile(
             r"我(?:很|比较|更|最)?喜欢|我(?:更)?偏好|我更喜欢|我不喜欢|我讨厌|请(?:用|使用|总是|始终)"
+            r"|我(?:已经|现在)?不再(?:喜欢|爱|喝|吃|用)|我(?:现在)?(?:改喝|改用|换成|爱喝|爱吃)"
             r"|\bI (?:really |much )?(?:prefer|like|love|hate|enjoy)\b|\bI (?:don't|do not) like\b"
+            r"|\bmy (?:favou?rite|preferred) \w+|\bI no longer (?:like|love|enjoy|drink|eat|use)\b"
+            r"|\bI(?:'ve| have)? switched (?:from \S+ )?to\b"
             r"|\bplease (?:always|use|answer|reply)\b",
             re.IGNORECASE,
         ),
@@ -197,6 +200,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "FACT",
         re.compile(
             r"我是(?!不是|说|在问)|我叫|我在.{1,30}?(?:工作|上班|上学|读书)|我住在|我的名字是|我来自|我从事"
+            r"|我(?:已经|刚|刚刚|最近)?(?:搬到|搬去|搬家到|搬回)|我(?:已经)?转行|我(?:已经)?不再(?:住在|在)"
+            r"|\bI(?:'ve| have)? (?:just )?(?:moved|relocated) to\b|\bI no longer (?:live|work)\b|\bcall me\b"
             r"|\bI am (?:a|an|from|based)\b|\bI'm (?:a|an|from|based)\b|\bI work\b|\bmy name is\b"
             r"|\bI live in\b|\bI (?:am|'m) (?:working|studying) (?:at|as|in)\b",
             re.IGNORECASE,

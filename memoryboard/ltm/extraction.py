@@ -1,7 +1,8 @@
 """Write channel A: automatic extraction after a turn, behind ``should_skip_extraction()``.
 
 The filter is cheap and runs on the request thread; the extraction (one LLM call) runs in a task.
-Extracted items are saved with ``source="auto_extract"`` and no dedup, as the design asks.
+Extracted items are saved with ``source="auto_extract"`` through the reconcile step (``ltm.reconcile``):
+a repeat reinforces the item already stored, an update supersedes it.
 """
 
 from __future__ import annotations
@@ -10,20 +11,22 @@ import logging
 import re
 from typing import Any
 
-from django.db import transaction
+from datetime import datetime
+from datetime import timezone as dt_timezone
 
-from memoryboard.audit import audit_record_many
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
 from memoryboard.ltm.config import get_agents_config
-from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.erase_gate import UserDataErased
 from memoryboard.ltm.lifecycle import memory_enforce_limit
+from memoryboard.ltm.locks import NamespaceLockTimeout
 from memoryboard.ltm.namespaces import build_namespace
+from memoryboard.ltm.reconcile import iso, memory_save_many_reconciled
 from memoryboard.ltm.selectors import namespace_q
-from memoryboard.ltm.services import MemoryError, memory_build, memory_snapshot
-from memoryboard.ltm.store import memory_upsert_many
-from memoryboard.ltm.versions import version_record_created_many
+from memoryboard.ltm.services import MemoryError, memory_build
 from memoryboard.ltm.tools import memory_saving_enabled, normalize_content
-from memoryboard.models import AuditLog, LongTermMemory, Source, VersionEvent
+from memoryboard.models import LongTermMemory, Source, VersionEvent
 
 logger = logging.getLogger(__name__)
 
@@ -145,7 +148,8 @@ def memory_extract_and_save(
     *, agent_id: str, user_id: str, conversation_id: str, conversation: list[dict], extractor=None,
     turn_key: str | None = None,
 ) -> list[LongTermMemory]:
-    """Extract items from a turn with one LLM call and save them (``auto_extract``, no dedup).
+    """Extract items from a turn with one LLM call and save them (``auto_extract``) through the reconcile
+    step, valid from the newest user message's time when the conversation carries it.
 
     The user's switch is checked again (it may have changed since the turn); the agent's item limit
     is enforced afterwards. A failing model call saves nothing and is logged.
@@ -160,7 +164,7 @@ def memory_extract_and_save(
             if an earlier run of the same turn saved its items (a task retried after its worker died).
 
     Returns:
-        The saved items.
+        The items stored (a repeat, which reinforces an item already stored, is not among them).
     """
     from memoryboard.llm.errors import LLMError
     from memoryboard.llm.factory import get_extractor
@@ -179,19 +183,24 @@ def memory_extract_and_save(
     if not extracted:
         return []
     namespace = build_namespace(agent_namespace=config.long_term_memory.namespace, user_id=str(user_id))
+    observed = _message_time(conversation)
     memories = []
     for position, item in enumerate(extracted):
         try:
-            memories.append(memory_build(namespace=namespace, content=item.content, memory_type=item.type,
-                                         source=Source.AUTO_EXTRACT, agent_id=agent_id,
-                                         conversation_id=conversation_id,
-                                         memory_id=f"{turn_key}{position:04d}" if turn_key else None))
+            memory = memory_build(namespace=namespace, content=item.content, memory_type=item.type,
+                                  source=Source.AUTO_EXTRACT, agent_id=agent_id, conversation_id=conversation_id,
+                                  memory_id=f"{turn_key}{position:04d}" if turn_key else None)
         except MemoryError as exc:
             logger.warning("extracted item dropped: %s", exc.message)
+            continue
+        if observed is not None:
+            memory.value_json["validFrom"] = iso(observed)
+        memories.append(memory)
     if not memories:
         return []
     try:
-        _save_extracted(memories, conversation_id)
+        results = memory_save_many_reconciled(namespace=namespace, memories=memories, event=VersionEvent.EXTRACT,
+                                              audit_reason=f"auto_extract from {conversation_id}"[:255])
     except LLMError as exc:
         logger.warning("extracted memories not saved (embeddings): %s", exc.reason)
         return []
@@ -199,19 +208,22 @@ def memory_extract_and_save(
         logger.info("extracted memories not saved: the user's data was erased after the turn (conversation %s)",
                     conversation_id)
         return []
+    except NamespaceLockTimeout:
+        logger.warning("extracted memories not saved: the namespace stayed locked (conversation %s)", conversation_id)
+        return []
     memory_enforce_limit(namespace=namespace, max_items=config.long_term_memory.max_items)
-    return memories
+    return [result.memory for result in results if result.created]
 
 
-def _save_extracted(memories: list[LongTermMemory], conversation_id: str) -> None:
-    """Items, vectors and audit entries in one transaction: all or nothing."""
-    with transaction.atomic():
-        memory_upsert_many(memories)
-        memory_embed_many(memories)
-        audit_record_many([
-            {"actor": None, "action": AuditLog.Action.CREATE, "object_type": "memory", "object_id": m.pk,
-             "after": memory_snapshot(m), "reason": f"auto_extract from {conversation_id}"[:255]}
-            for m in memories
-        ])
-        version_record_created_many(memories, event=VersionEvent.EXTRACT,
-                                    reason=f"auto_extract from {conversation_id}")
+def _message_time(conversation: list) -> datetime | None:
+    """When the newest user message of ``conversation`` was written (rows, or dicts with ``created_at``)."""
+    for message in reversed(conversation or []):
+        if _role(message) != "user":
+            continue
+        value = message.get("created_at") if isinstance(message, dict) else getattr(message, "created_at", None)
+        if isinstance(value, str):
+            value = parse_datetime(value)
+        if isinstance(value, datetime):
+            return value if timezone.is_aware(value) else timezone.make_aware(value, dt_timezone.utc)
+        return None
+    return None

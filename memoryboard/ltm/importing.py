@@ -23,9 +23,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 
-from memoryboard.audit import audit_record, audit_record_many
+from memoryboard.audit import audit_record
 from memoryboard.ltm.config import get_agents_config
-from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.locks import namespace_lock
 from memoryboard.ltm.namespaces import Namespace, build_namespace, parse_namespace
 from memoryboard.ltm.selectors import namespace_q
@@ -33,11 +32,8 @@ from memoryboard.ltm.services import (
     MAX_CONTENT_CHARS,
     memory_build,
     memory_restore_for_user,
-    memory_snapshot,
     memory_update,
 )
-from memoryboard.ltm.store import memory_upsert_many
-from memoryboard.ltm.versions import version_record_created_many
 from memoryboard.ltm.tools import normalize_content
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryType, Source, VersionEvent
 
@@ -284,24 +280,27 @@ def _check_limits(new_rows: list[_Row], summary: ImportSummary) -> None:
 
 
 def _write(new_rows: list[_Row], overwrites, *, mode: Mode, actor, embedder) -> int:
-    memories = []
+    """New rows through the reconcile step, per namespace (a row repeating an item in other words
+    reinforces it, an update supersedes it; a row is valid from its ``created_at`` when given)."""
+    from memoryboard.ltm.reconcile import iso, memory_reconcile_many, shared_embedder
+
+    embedder = shared_embedder(embedder)
+    by_namespace: dict[Namespace, list[LongTermMemory]] = {}
     for row in new_rows:
         memory = memory_build(namespace=row.namespace, content=row.content, memory_type=row.memory_type,
                               source=row.source, agent_id=row.agent_id, review=False)
         if row.created_at:
             memory.created_at = row.created_at
-        memories.append(memory)
-    memory_upsert_many(memories)
-    memory_embed_many(memories, embedder=embedder)
-    audit_record_many([
-        {"actor": actor, "action": AuditLog.Action.CREATE, "object_type": "memory", "object_id": m.pk,
-         "after": memory_snapshot(m), "reason": "import"}
-        for m in memories
-    ])
-    version_record_created_many(memories, actor=actor, event=VersionEvent.IMPORT, reason="import")
+            memory.value_json["validFrom"] = iso(row.created_at)
+        by_namespace.setdefault(row.namespace, []).append(memory)
+    stored = 0
+    for namespace, memories in by_namespace.items():
+        results = memory_reconcile_many(namespace=namespace, memories=memories, actor=actor, embedder=embedder,
+                                        audit_reason="import", event=VersionEvent.IMPORT)
+        stored += sum(1 for result in results if result.created)
     if mode != "overwrite":
-        return len(memories)
+        return stored
     for row, memory in overwrites:
         memory_update(memory=memory, actor=actor, content=row.content, memory_type=row.memory_type, embedder=embedder,
                       event=VersionEvent.IMPORT, reason="import")
-    return len(memories) + len(overwrites)
+    return stored + len(overwrites)

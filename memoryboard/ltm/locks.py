@@ -18,7 +18,7 @@ from memoryboard.ltm.namespaces import Namespace
 
 LOCK_TIMEOUT_SECONDS = 10
 
-_local_locks: dict[str, threading.Lock] = {}
+_local_locks: dict[str, threading.RLock] = {}
 _local_guard = threading.Lock()
 
 
@@ -34,6 +34,9 @@ def _lock_name(namespace: Namespace) -> str:
 @contextmanager
 def namespace_lock(namespace: Namespace) -> Iterator[None]:
     """Hold the namespace's lock for the duration of the block (enter it outside any transaction).
+
+    Re-entrant in one thread (MariaDB's ``GET_LOCK`` counts a session's nested holds; SQLite's lock is an
+    ``RLock``): an edit inside an import, which holds the lock already, takes it again.
 
     Raises:
         NamespaceLockTimeout: when the lock is not obtained within 10 seconds.
@@ -52,7 +55,7 @@ def namespace_lock(namespace: Namespace) -> Iterator[None]:
                 cursor.execute("SELECT RELEASE_LOCK(%s)", [name])
         return
     with _local_guard:
-        lock = _local_locks.setdefault(name, threading.Lock())
+        lock = _local_locks.setdefault(name, threading.RLock())
     if not lock.acquire(timeout=LOCK_TIMEOUT_SECONDS):
         raise NamespaceLockTimeout(name)
     try:

@@ -24,6 +24,7 @@ import logging
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import numpy as np
 from django.core.exceptions import EmptyResultSet
@@ -38,7 +39,7 @@ from memoryboard.ltm.namespaces import Namespace, namespace_spellings
 from memoryboard.ltm.selectors import namespace_q, user_namespaces_q
 from memoryboard.ltm.time_expressions import item_day, query_window
 from memoryboard.ltm.vector_cache import ScopeData, fingerprint, scope_cache
-from memoryboard.models import LongTermMemory, MemoryAccess, MemoryFlag, PauseRule, UserMemorySettings
+from memoryboard.models import ArchivedReason, LongTermMemory, MemoryAccess, MemoryFlag, PauseRule, UserMemorySettings
 from memoryboard.rows import instances, select_columns
 
 logger = logging.getLogger(__name__)
@@ -241,7 +242,7 @@ def _index_candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, keys:
 
 def _scope_data(
     base: QuerySet[LongTermMemory], ids: list[str], versions: list[str], embedder, *, cacheable: bool,
-    found: dict[str, tuple] | None = None,
+    found: dict[str, tuple] | None = None, patch_key: tuple | None = None,
 ) -> ScopeData:
     """The vectors, types, keyword index and days (``time_expressions.item_day``) of the candidates
     ``ids`` (sorted): from the cache, or read (one query per ``READ_BATCH`` ids; ``found`` when the
@@ -253,7 +254,13 @@ def _scope_data(
     key = fingerprint(embedder.name, ids, versions) if cacheable else None
     data = scope_cache.get(key) if cacheable else None
     if data is not None:
+        if patch_key is not None:
+            _remember_scope(patch_key, embedder.name, ids, versions, data, patched=0)
         return data
+    if patch_key is not None and cacheable and found is None:
+        patched = _patched_scope_data(base, ids, versions, embedder, patch_key)
+        if patched is not None:
+            return patched
     if found is None:
         found = {}
         for start in range(0, len(ids), READ_BATCH):
@@ -302,6 +309,113 @@ def _scope_data(
     )
     if cacheable:
         scope_cache.put(key, data)
+        if patch_key is not None:
+            _remember_scope(patch_key, embedder.name, ids, versions, data, patched=0)
+    return data
+
+
+# --- the scope's data patched after a few writes (the reconcile step's searches) ----------------------
+#
+# A save changes its scope, so the next search of it would rebuild the vectors and the keyword index of
+# every item (a 5,000-item scope: ~200 ms of CPU). The reconcile step searches the scope before each
+# save; it asks for ``patch_key`` (its scope's name) and gets the last data built for that scope with the
+# few items written since patched in: their vectors, types and days read, the removed ones dropped, the new
+# ones' keyword scores from an index of their own (BM25 statistics of a small corpus: an approximation,
+# which is why only the reconcile step's candidate search asks for it; every other search builds exactly).
+# After ``PATCH_MAX`` patched items the scope is built afresh.
+
+PATCH_MAX = 64
+_latest_scopes: dict[tuple, tuple[str, set[tuple[str, str]], ScopeData, int]] = {}
+_LATEST_MAX = 1024
+
+
+def _remember_scope(patch_key: tuple, model: str, ids: list[str], versions: list[str], data: ScopeData,
+                    *, patched: int, pairs: set | None = None) -> None:
+    if len(_latest_scopes) >= _LATEST_MAX:
+        _latest_scopes.clear()
+    _latest_scopes[patch_key] = (model, pairs if pairs is not None else set(zip(ids, versions)), data, patched)
+
+
+class PatchedKeywords:
+    """The keyword scores of a patched scope: the base index's for the items kept, a small index's for
+    the items added (see above)."""
+
+    def __init__(self, base, keep: np.ndarray, kept_target: np.ndarray, extra, extra_target: np.ndarray,
+                 size: int) -> None:
+        self.base, self.keep, self.kept_target = base, keep, kept_target
+        self.extra, self.extra_target, self.size = extra, extra_target, size
+
+    def _compose(self, method: str, query: str) -> np.ndarray:
+        out = np.zeros(self.size, dtype=np.float32)
+        if len(self.keep):
+            out[self.kept_target] = getattr(self.base, method)(query)[self.keep]
+        if len(self.extra_target):
+            out[self.extra_target] = getattr(self.extra, method)(query)
+        return out
+
+    def scores(self, query: str) -> np.ndarray:
+        return self._compose("scores", query)
+
+    def raw_scores(self, query: str) -> np.ndarray:
+        return self._compose("raw_scores", query)
+
+
+def _patched_scope_data(base: QuerySet[LongTermMemory], ids: list[str], versions: list[str], embedder,
+                        patch_key: tuple) -> ScopeData | None:
+    latest = _latest_scopes.get(patch_key)
+    if latest is None or latest[0] != embedder.name:
+        return None
+    _model, old_pairs, old, patched = latest
+    pairs = set(zip(ids, versions))
+    added = [pk for pk, _version in pairs - old_pairs]
+    removed = [pk for pk, _version in old_pairs - pairs]
+    if patched + len(added) + len(removed) > PATCH_MAX:
+        return None
+    if not added and not removed:
+        return old
+    found: dict[str, tuple] = {}
+    if added:
+        rows = (base.filter(pk__in=added).order_by()
+                .annotate(vec=FilteredRelation("embeddings", condition=Q(embeddings__model_name=embedder.name)))
+                .values_list("pk", "value_json", "vec__vector", "created_at"))
+        size = int(embedder.dim) * 4
+        found = {pk: (value or {}, vector, created) for pk, value, vector, created in rows
+                 if vector is not None and len(vector) == size}
+        if len(found) < len(added):
+            return None  # a vector missing: build afresh (which embeds it)
+    mask = np.ones(len(old.ids), dtype=bool)
+    mask[[old.position[pk] for pk in set(removed) | set(added) if pk in old.position]] = False
+    keep = np.flatnonzero(mask)
+    new_ids = ids  # sorted: the kept items and the added ones
+    position = {pk: i for i, pk in enumerate(new_ids)}
+    is_added = np.zeros(len(new_ids), dtype=bool)
+    extra_target = np.asarray([position[pk] for pk in added], dtype=np.int64)
+    is_added[extra_target] = True
+    kept_target = np.flatnonzero(~is_added)  # the kept items keep their relative (sorted) order
+    dim = old.matrix.shape[1] if old.matrix.size else int(embedder.dim)
+    matrix = np.empty((len(new_ids), dim), dtype=np.float32)
+    weights = np.empty(len(new_ids), dtype=np.float32)
+    days = None if old.days is None else np.empty(len(new_ids), dtype=np.float64)
+    if len(keep):
+        matrix[kept_target] = old.matrix[keep]
+        weights[kept_target] = old.type_weights[keep]
+        if days is not None:
+            days[kept_target] = old.days[keep]
+    texts = []
+    for target, pk in zip(extra_target, added):
+        value, blob, created = found[pk]
+        matrix[target] = np.frombuffer(blob, dtype=np.float32)
+        weights[target] = ranking.type_weights([str(value.get("type", ""))])[0]
+        if days is not None:
+            days[target] = item_day(value, created)
+        texts.append(str(value.get("content", "")))
+    matrix.flags.writeable = False
+    keywords = PatchedKeywords(old.keywords, keep, kept_target, ranking.KeywordIndex(texts), extra_target,
+                               len(new_ids)) if (added or removed) else old.keywords
+    data = ScopeData(ids=new_ids, position=position, matrix=matrix, type_weights=weights, keywords=keywords,
+                     days=days)
+    _remember_scope(patch_key, embedder.name, ids, versions, data, patched=patched + len(added) + len(removed),
+                    pairs=pairs)
     return data
 
 
@@ -321,6 +435,52 @@ def _memories_by_id(ids: list[str]) -> dict[str, LongTermMemory]:
     return {memory.pk: memory for memory, _extra in instances(LongTermMemory, rows)}
 
 
+class MemoEmbedder:
+    """An embedder remembering the vectors it made, for one search or one save: the query and its view
+    are embedded once for the current and the superseded items, and a saved statement's vector is the
+    one its candidate search made."""
+
+    def __init__(self, inner) -> None:
+        self._inner = inner
+        self._memo: dict[str, np.ndarray] = {}
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def embed(self, texts):
+        texts = list(texts)
+        missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
+        if missing:
+            self._memo.update(zip(missing, np.asarray(self._inner.embed(missing), dtype=np.float32)))
+        return np.vstack([self._memo[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
+
+
+def _validity_scope(queryset: QuerySet[LongTermMemory], *, include_superseded: bool,
+                    as_of: datetime | None) -> QuerySet[LongTermMemory]:
+    """The items a search considers: current ones (not archived); with ``include_superseded`` also
+    superseded ones; ``as_of`` every state but deleted and rejected (then filtered by :func:`_valid_at`)."""
+    if as_of is not None:
+        return queryset.exclude(archived=True, archived_reason__in=[ArchivedReason.USER_DELETED,
+                                                                    ArchivedReason.REJECTED])
+    if include_superseded:
+        return queryset.filter(Q(archived=False) | Q(archived_reason=ArchivedReason.SUPERSEDED))
+    return queryset.filter(archived=False)
+
+
+def _valid_at(rows: list[tuple], as_of: datetime) -> list[tuple]:
+    """The candidate rows whose item was valid at ``as_of``: ``validFrom`` (else ``created_at``) <= as_of
+    < ``validTo`` (open when absent)."""
+    keep: set[str] = set()
+    ids = [row[0] for row in rows]
+    for start in range(0, len(ids), READ_BATCH):
+        for memory in LongTermMemory.objects.filter(pk__in=ids[start : start + READ_BATCH]).only(
+                "id", "value_json", "created_at"):
+            valid_to = memory.valid_to
+            if memory.valid_from <= as_of and (valid_to is None or as_of < valid_to):
+                keep.add(memory.pk)
+    return [row for row in rows if row[0] in keep]
+
+
 def memory_rank(
     *,
     queryset: QuerySet[LongTermMemory],
@@ -331,6 +491,10 @@ def memory_rank(
     min_relevance: float | None = None,
     scope_key: tuple | None = None,
     now=None,
+    include_superseded: bool = False,
+    as_of: datetime | None = None,
+    follow_superseded: bool = True,
+    patch_scope: bool = False,
 ) -> Ranking:
     """Rank the active items of a scope for a query: the one search of long-term memory.
 
@@ -344,17 +508,28 @@ def memory_rank(
         scope_key: a hashable name of ``queryset`` (equal keys, the same SQL), when the caller has one:
             the candidates' SQL is then compiled once per scope while the user has no pause rule.
         now: when the query is asked (default now): "last month", 去年 are relative to it.
+        include_superseded: superseded items are candidates too (by default only current ones are).
+        as_of: "what did we believe then": the items valid at that time (``validFrom <= as_of <
+            validTo``) whatever their state now, except deleted and rejected ones.
+        follow_superseded: a superseded item matching the query brings in the current item that
+            replaced it (:func:`_with_successors`; not with ``include_superseded`` or ``as_of``).
+        patch_scope: with ``scope_key``, the scope's last data with the items written since patched in
+            (:func:`_patched_scope_data`; the reconcile step's candidate search), instead of a rebuild.
 
     Returns:
         The results best first (each with its score parts) and every candidate with its outcome.
     """
     embedder = _embedder(embedder)
+    if follow_superseded and not isinstance(embedder, MemoEmbedder):
+        embedder = MemoEmbedder(embedder)  # the superseded items' ranking reuses the query's vector
     minimum = ranking.MIN_RELEVANCE if min_relevance is None else float(min_relevance)
     k = _bounded_k(query, k)
     result = Ranking(query=query, k=k, model=embedder.name, min_relevance=minimum)
     if k == 0:
         return result
-    base = queryset.filter(archived=False)
+    base = _validity_scope(queryset, include_superseded=include_superseded, as_of=as_of)
+    if as_of is not None or include_superseded:
+        scope_key = None
     rules = _pause_rules_q(user_id)
     # One user's scope is searched exactly whatever its size (bounded by max-items); a scope across
     # users larger than EXACT_MAX takes its candidates from the HNSW index.
@@ -374,13 +549,16 @@ def memory_rank(
     else:
         sql_key = None if scope_key is None or rules is not None else (scope_key, user_id, connection.vendor)
         rows = _candidate_rows(base, rules, sql_key=sql_key)
+    if as_of is not None:
+        rows = _valid_at(rows, as_of)
     if not rows:
         return result  # nothing to compare with: the query is not even embedded
     if qvec is None:
         qvec = ranking.query_vector(embedder, query)
     rows.sort()
     ids, versions, relevances, paused_flags = (list(column) for column in zip(*rows))
-    data = _scope_data(base, ids, versions, embedder, cacheable=result.index == "exact", found=found)
+    data = _scope_data(base, ids, versions, embedder, cacheable=result.index == "exact", found=found,
+                       patch_key=(scope_key, user_id, embedder.name) if patch_scope and scope_key else None)
     present = data.ids
     if len(present) < len(ids):  # some candidates have no vector: align the columns with ``present``
         result._unscored = [pk for pk in ids if pk not in data.position]
@@ -411,6 +589,9 @@ def memory_rank(
     result.results = [
         ScoredMemory(memory=memories[pk], score=parts.final, parts=parts) for pk, parts in chosen if pk in memories
     ]
+    if follow_superseded and not include_superseded and as_of is None:
+        result.results = _with_successors(result.results, queryset=queryset, query=query, k=k, embedder=embedder,
+                                          user_id=user_id, minimum=minimum, rules=rules)
     return result
 
 
@@ -459,6 +640,63 @@ def _load_unexpired(ids: list[str], eligible: np.ndarray, k: int, *, now=None) -
     return returned, expired, memories
 
 
+# Hops followed from a superseded item to the current one (a chain of updates).
+MAX_SUCCESSOR_HOPS = 10
+
+
+def _with_successors(results: list[ScoredMemory], *, queryset: QuerySet[LongTermMemory], query: str, k: int,
+                     embedder, user_id: str | None, minimum: float, rules: Q | None) -> list[ScoredMemory]:
+    """A superseded item that matches the query stands in for the current item that replaced it.
+
+    "What is the user's job?" matched "I work as a Java backend developer"; "I am a Rust developer now"
+    superseded it and may be worded so that the query alone does not reach it. The superseded items of
+    the scope are ranked for the query (usually few: no model call, the query's vector is reused), and
+    the current successor of each one returned takes its place with its score, unless the successor is
+    already among the results with a better one. Paused and out-of-scope successors are not added.
+    """
+    stale_scope = queryset.filter(archived=True, archived_reason=ArchivedReason.SUPERSEDED)
+    if not _candidate_rows(stale_scope, rules):  # one query: most scopes have none
+        return results
+    ranked = memory_rank(queryset=stale_scope, query=query, k=k, embedder=embedder, user_id=user_id,
+                         min_relevance=minimum, include_superseded=True, follow_superseded=False).results
+    if not ranked:
+        return results
+    best: dict[str, ScoredMemory] = {item.memory.pk: item for item in results}
+    stand_ins: dict[str, float] = {}
+    for stale in ranked:
+        successor, hops, seen = stale.memory.superseded_by, 0, {stale.memory.pk}
+        while successor and hops < MAX_SUCCESSOR_HOPS and successor not in seen:
+            seen.add(successor)
+            row = LongTermMemory.objects.filter(pk=successor).values_list("archived", "archived_reason", "value_json").first()
+            if row is None:
+                successor = None
+                break
+            archived, reason, value = row
+            if not archived:
+                break
+            successor = (value or {}).get("supersededBy") if reason == ArchivedReason.SUPERSEDED else None
+            hops += 1
+        if successor and not archived and stale.score > stand_ins.get(successor, -1.0):
+            stand_ins[successor] = float(stale.score)
+    eligible = set(
+        queryset.filter(pk__in=list(stand_ins), archived=False)
+        .exclude(Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True)))
+        .values_list("pk", flat=True)
+    )
+    rules = _pause_rules_q(user_id)
+    if rules is not None and eligible:
+        eligible -= set(LongTermMemory.objects.filter(rules, pk__in=list(eligible)).values_list("pk", flat=True))
+    added = {pk: score for pk, score in stand_ins.items() if pk in eligible
+             and (pk not in best or best[pk].score < score)}
+    if not added:
+        return results
+    memories = _memories_by_id(list(added))
+    for pk, score in added.items():
+        if pk in memories:
+            best[pk] = ScoredMemory(memory=memories[pk], score=score, parts=None)
+    return sorted(best.values(), key=lambda item: -item.score)[:k]
+
+
 def memory_search(
     *,
     queryset: QuerySet[LongTermMemory],
@@ -466,10 +704,13 @@ def memory_search(
     k: int = DEFAULT_K,
     embedder=None,
     user_id: str | None = None,
+    include_superseded: bool = False,
+    as_of: datetime | None = None,
 ) -> list[ScoredMemory]:
     """The results of :func:`memory_rank` (API search, "My memories", the admin). Access statistics
     are not touched: only an agent's retrieval counts as a use."""
-    return memory_rank(queryset=queryset, query=query, k=k, embedder=embedder, user_id=user_id).results
+    return memory_rank(queryset=queryset, query=query, k=k, embedder=embedder, user_id=user_id,
+                       include_superseded=include_superseded, as_of=as_of).results
 
 
 def memory_retrieval_enabled(user_id: str) -> bool:

@@ -188,13 +188,22 @@ def memory_create(
 
 def memory_update(
     *, memory: LongTermMemory, actor, content: str | None = None, memory_type: str | None = None, embedder=None,
-    event: str = "edit", reason: str = "",
+    event: str = "edit", reason: str = "", reconcile: bool = True,
 ) -> LongTermMemory:
     """Change content and/or type; the content is re-embedded, before/after audited and kept as a new
-    version (``event`` and ``reason`` say why: an edit, a revert, a merge, …)."""
+    version (``event`` and ``reason`` say why: an edit, a revert, a merge, …).
+
+    A changed text of a current item is reconciled against the owner's other current items
+    (``ltm.reconcile.memory_reconcile_edit``) in the same lock and transaction.
+    """
+    from contextlib import nullcontext
+
+    from memoryboard.ltm.locks import namespace_lock
+    from memoryboard.ltm.namespaces import parse_namespace
     from memoryboard.ltm.versions import version_record_change
 
-    with transaction.atomic():
+    namespace = parse_namespace(memory.namespace) if reconcile and content is not None else None
+    with namespace_lock(namespace) if namespace is not None else nullcontext(), transaction.atomic():
         memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
         before = memory_snapshot(memory)
         value = dict(memory.value_json or {})
@@ -208,15 +217,26 @@ def memory_update(
         memory.value_json = value
         memory.updated_at = timezone.now()
         memory.save(update_fields=["value_json", "updated_at"])
+        text_changed = content is not None and value.get("content") != (before["value_json"] or {}).get("content")
+        if text_changed and namespace is not None:
+            from memoryboard.ltm.reconcile import shared_embedder
+
+            embedder = shared_embedder(embedder)
         if content is not None:
             memory_embed_many([memory], embedder=embedder)
+        after = memory_snapshot(memory)
+        if text_changed and namespace is not None and not memory.archived:
+            from memoryboard.ltm.reconcile import memory_reconcile_edit
+
+            decision = memory_reconcile_edit(memory=memory, namespace=namespace, actor=actor, embedder=embedder)
+            after = {**memory_snapshot(memory), "reconcile": decision.as_dict()}
         audit_record(
             actor=actor,
             action=AuditLog.Action.UPDATE,
             object_type="memory",
             object_id=memory.pk,
             before=before,
-            after=memory_snapshot(memory),
+            after=after,
             reason=reason,
         )
         version_record_change(memory=memory, before_value=before_value, actor=actor, event=event, reason=reason)
@@ -461,10 +481,15 @@ def memory_restore(*, memory: LongTermMemory, actor) -> LongTermMemory:
             return _supersede_by_twin(memory, twin, actor)
         before = memory_snapshot(memory)
         old_state = memory_state(memory)
+        fields = ["archived", "archived_at", "archived_reason"]
+        if memory.archived_reason == ArchivedReason.SUPERSEDED:  # current again: no end, no successor
+            memory.value_json = {k: v for k, v in (memory.value_json or {}).items()
+                                 if k not in ("validTo", "supersededBy")}
+            fields.append("value_json")
         memory.archived = False
         memory.archived_at = None
         memory.archived_reason = None
-        memory.save(update_fields=["archived", "archived_at", "archived_reason"])
+        memory.save(update_fields=fields)
         MemoryFlag.objects.filter(memory_id=memory.pk).exclude(deleted_from="").update(
             deleted_from="", deleted_from_at=None
         )

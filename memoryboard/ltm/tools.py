@@ -12,6 +12,8 @@ import hashlib
 import re
 from typing import Any
 
+from django.db import transaction
+
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.ltm.lifecycle import memory_enforce_limit
 from memoryboard.jsonguard import JSONGuardError, check_json_value
@@ -19,7 +21,7 @@ from memoryboard.ltm.locks import NamespaceLockTimeout, namespace_lock
 from memoryboard.ltm.namespaces import Namespace
 from memoryboard.ltm.selectors import namespace_q
 from memoryboard.ltm.retrieval import memory_retrieve
-from memoryboard.ltm.services import MemoryError, memory_create
+from memoryboard.ltm.services import MemoryError
 from memoryboard.models import LongTermMemory, MemoryAccess, MemoryType, Source, UserMemorySettings
 
 TOOL_SEARCH_DEFAULT_K = 5
@@ -118,13 +120,16 @@ def memory_tool_save(
     *, namespace: Namespace, agent_id: str, content: Any, memory_type: Any, conversation_id: str = "",
     source: str = Source.AGENT_TOOL, expires_at: Any = None,
 ) -> dict[str, Any]:
-    """Synchronous save with substring dedup, under the namespace lock; then the item limit.
+    """Synchronous save through the reconcile step (``ltm.reconcile``: a repeat is not saved again, an
+    update supersedes the old item), under the namespace lock; then the item limit.
 
     ``source`` is ``agent_tool`` for the agent's own tool, ``mcp`` for the MCP server's ``memory_save``.
 
     Returns:
-        ``{"saved": true, "id": ...}``, ``{"saved": false, "duplicate_of": id}``,
-        ``{"saved": false, "reason": ...}`` or ``{"saved": false, "error": ..., "field": ...}``.
+        ``{"saved": true, "id": ...}`` (with ``superseded`` or ``conflict_with`` ids when the reconcile
+        step decided so, ``pending_review`` and ``expires_at`` when they apply),
+        ``{"saved": false, "duplicate_of": id}``, ``{"saved": false, "reason": ...}`` or
+        ``{"saved": false, "error": ..., "field": ...}``.
     """
     if not isinstance(content, str) or not content.strip():
         return {"saved": False, "error": "content must be a non-empty string", "field": "content"}
@@ -142,28 +147,35 @@ def _save_locked(
     *, namespace: Namespace, agent_id: str, content: str, memory_type: str, source: str, conversation_id: str = "",
     expires_at: Any = None,
 ) -> dict[str, Any]:
+    from memoryboard.ltm.reconcile import SAME, memory_reconcile_write
+    from memoryboard.ltm.services import memory_build
+
+    try:
+        memory = memory_build(namespace=namespace, content=content, memory_type=memory_type, source=source,
+                              agent_id=agent_id, conversation_id=conversation_id,
+                              expires_at=expires_at if expires_at not in ("", None) else None)
+    except MemoryError as exc:
+        return {"saved": False, "error": exc.message, "field": exc.field}
     with namespace_lock(namespace):
-        duplicate = find_duplicate(namespace, content)
-        if duplicate:
-            return {"saved": False, "duplicate_of": duplicate}
         memory_id = deterministic_id(namespace, content)
-        if LongTermMemory.objects.filter(pk=memory_id).exists():
-            memory_id = None  # an archived item with the same content: keep it, save a new one
-        try:
-            memory = memory_create(
-                namespace=namespace, content=content, memory_type=memory_type,
-                source=source, agent_id=agent_id, memory_id=memory_id, conversation_id=conversation_id,
-                expires_at=expires_at if expires_at not in ("", None) else None,
-            )
-        except MemoryError as exc:
-            return {"saved": False, "error": exc.message, "field": exc.field}
+        if not LongTermMemory.objects.filter(pk=memory_id).exists():
+            memory.pk = memory.key_name = memory_id  # else an archived item with the same content: a new id
+        with transaction.atomic():
+            outcome = memory_reconcile_write(namespace=namespace, memory=memory)
+        if outcome.decision.verdict == SAME:
+            return {"saved": False, "duplicate_of": outcome.memory.pk}
         max_items = _max_items(agent_id)
         archived = memory_enforce_limit(namespace=namespace, max_items=max_items) if max_items else []
-    result: dict[str, Any] = {"saved": True, "id": memory.pk, "type": memory.memory_type}
-    if memory.archived_reason == "pending_review":
+    saved = outcome.memory
+    result: dict[str, Any] = {"saved": True, "id": saved.pk, "type": saved.memory_type}
+    if outcome.superseded:
+        result["superseded"] = outcome.superseded
+    if outcome.conflicts:
+        result["conflict_with"] = outcome.conflicts
+    if saved.archived_reason == "pending_review":
         result["pending_review"] = True
-    if memory.value_json.get("expiresAt"):
-        result["expires_at"] = memory.value_json["expiresAt"]
+    if saved.value_json.get("expiresAt"):
+        result["expires_at"] = saved.value_json["expiresAt"]
     if archived:
         result["archived_over_limit"] = archived
     return result

@@ -353,8 +353,10 @@ def memory_add(request):
 
         agent_id = form.cleaned_data["agent"]
         config = get_agents_config().get(agent_id)
+        from memoryboard.ltm.reconcile import memory_save_reconciled
+
         try:
-            services.memory_create(
+            memory_save_reconciled(
                 namespace=build_namespace(agent_namespace=config.long_term_memory.namespace,
                                           user_id=platform_user_id(request.user)),
                 content=form.cleaned_data["content"],

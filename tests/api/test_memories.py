@@ -11,7 +11,8 @@ pytestmark = pytest.mark.django_db
 
 FIELDS = {
     "id", "namespace", "agent", "user", "type", "source", "content", "relevance_score", "access_count",
-    "last_accessed_at", "created_at", "updated_at", "archived", "archived_at", "archived_reason", "expires_at",
+    "last_accessed_at", "created_at", "updated_at", "archived", "archived_at", "archived_reason",
+    "state", "valid_from", "valid_to", "superseded_by", "expires_at", "conflict_with",
 }
 
 
@@ -124,11 +125,10 @@ def test_bad_patch_is_400_naming_the_field(as_user, alice, make_memory, body, fi
     assert memory.content == "unchanged" and memory.namespace.endswith(f'"user:{alice.pk}","memories"]')
 
 
-def test_put_and_post_are_405_json(as_user, support_user, alice, make_memory):
+def test_put_is_405_json(as_user, support_user, alice, make_memory):
     memory = make_memory(alice, "x")
     client = as_user(support_user)
-    assert client.put(f"/api/v1/memories/{memory.pk}/", {"content": "y"}, format="json").status_code == 405
-    response = client.post("/api/v1/memories/", {"content": "y"}, format="json")
+    response = client.put(f"/api/v1/memories/{memory.pk}/", {"content": "y"}, format="json")
     assert response.status_code == 405
     assert error_of(response)["code"] == "method_not_allowed"
 

@@ -170,3 +170,20 @@ def test_long_conversations_keep_the_newest_turns(extractor, openai_server):
     assert extractor.extract(conversation) == []
     sent = openai_server.chat_requests()[0]["messages"][1]["content"]
     assert "newest turn" in sent and len(sent) < 50_100
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("My favourite drink is green tea.", "PREFERENCE"),
+    ("My favorite editor is vim.", "PREFERENCE"),
+    ("I no longer like coffee.", "PREFERENCE"),
+    ("I switched to tea.", "PREFERENCE"),
+    ("I moved to Berlin.", "FACT"),
+    ("Please call me Robert.", "FACT"),
+    ("我最喜欢的饮料是绿茶。", "PREFERENCE"),
+    ("我不再喜欢喝咖啡了。", "PREFERENCE"),
+    ("我改喝绿茶了。", "PREFERENCE"),
+    ("我搬到北京了。", "FACT"),
+    ("我转行做产品经理了。", "FACT"),
+])
+def test_rules_keep_slot_statements_that_change(text, kind):
+    assert rules(text) == [(kind, text.rstrip("。."))]

@@ -96,16 +96,21 @@ def test_extraction_through_the_openai_client(openai_settings, alice):
     assert LongTermMemory.objects.filter(embeddings__isnull=False).count() == 2
 
 
-def test_no_dedup_and_limit_enforced(openai_settings, alice, make_memory):
+def test_a_repeat_is_reinforced_not_stored_again_and_limit_enforced(openai_settings, alice, make_memory):
     make_memory(alice, "User is a data engineer")
+    make_memory(alice, "User plays chess on Sundays")
     LongTermMemory.objects.update(relevance_score=0.5)
     reply = json.dumps([{"type": "FACT", "content": "User is a data engineer"},
                         {"type": "FACT", "content": "User lives in Berlin"},
                         {"type": "EPISODE", "content": "User moved last week"}])
     openai_settings.push_reply(content=reply)
-    memory_extract_and_save(agent_id="chat", user_id=str(alice.pk), conversation_id="c1", conversation=TURN)
-    assert LongTermMemory.objects.filter(value_json__content="User is a data engineer").count() == 2
-    assert LongTermMemory.objects.filter(archived=False).count() == 3  # max-items 3: the low-scored one went
+    saved = memory_extract_and_save(agent_id="chat", user_id=str(alice.pk), conversation_id="c1", conversation=TURN)
+    assert sorted(m.content for m in saved) == ["User lives in Berlin", "User moved last week"]
+    known = LongTermMemory.objects.get(value_json__content="User is a data engineer")
+    assert known.value_json["seenCount"] == 2
+    assert known.value_json["sources"][-1] == {"source": "auto_extract", "at": known.value_json["lastSeenAt"],
+                                                "conversationId": "c1"}
+    assert LongTermMemory.objects.filter(archived=False).count() == 3  # max-items 3: a low-scored one went
     assert LongTermMemory.objects.get(archived=True).archived_reason == "over_limit"
 
 

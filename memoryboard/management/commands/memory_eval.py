@@ -27,11 +27,12 @@ from memoryboard.management.database import require_migrated
 
 SHIPPED = [Path(__file__).resolve().parents[3] / "tests" / "ltm" / "data" / name
            for name in ("bilingual_eval.json", "conversation_eval.json")]
+UPDATES_FILE = Path(__file__).resolve().parents[3] / "tests" / "ltm" / "data" / "updates_eval.json"
 
 
 class Command(BaseCommand):
-    help = ("Evaluate the memory search on the shipped sets (bilingual, conversations) or on FILE.json; "
-            "writes nothing.")
+    help = ("Evaluate the memory search on the shipped sets (bilingual, conversations) or on FILE.json, or with "
+            "--suite updates the reconcile step on memories that change over time; writes nothing.")
 
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="*", metavar="file",
@@ -40,9 +41,17 @@ class Command(BaseCommand):
         parser.add_argument("--embedder", choices=["use", "hashing", "openai"], default=None,
                             help="Embedder to evaluate (default: MEMORYBOARD_EMBEDDER).")
         parser.add_argument("--no-progress", action="store_true", help="Do not show the progress bar.")
+        parser.add_argument("--suite", choices=["retrieval", "updates"], default="retrieval",
+                            help="retrieval (default): recall of the search; updates: memories over time "
+                                 "(default set tests/ltm/data/updates_eval.json).")
+        parser.add_argument("--split", choices=["dev", "test", "all"], default="all",
+                            help="updates suite: the scenarios of one split (default both).")
 
     def handle(self, *args, files: list[str], format: str = "table", embedder: str | None = None,
-               no_progress: bool = False, **options):
+               no_progress: bool = False, suite: str = "retrieval", split: str = "all", **options):
+        if suite == "updates":
+            return self._updates(files[0] if files else str(UPDATES_FILE), format=format, embedder=embedder,
+                                 split=None if split == "all" else split)
         sets = []
         for file in files or [str(path) for path in SHIPPED]:
             try:
@@ -88,6 +97,44 @@ class Command(BaseCommand):
         self._table("overall", {"all": report["overall"]})
         for group in ("by_split", "by_language", "by_kind", "by_type"):
             self._table(group.replace("by_", "by "), report[group])
+
+    def _updates(self, file: str, *, format: str, embedder: str | None, split: str | None) -> None:
+        from memoryboard.ltm.evaluation_updates import UpdatesEvalError, updates_evaluate, validate_updates_set
+
+        try:
+            with open(file, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except OSError as exc:
+            raise CommandError(f"cannot read {file}: {exc.strerror or exc}") from exc
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise CommandError(f"{file} is not JSON: {exc}") from exc
+        try:
+            validate_updates_set(data)
+        except UpdatesEvalError as exc:
+            raise CommandError(f"{file}: {exc}") from exc
+        require_migrated()
+        model = None
+        if embedder is not None:
+            from django.test.utils import override_settings
+
+            from memoryboard.llm.factory import get_embedder
+
+            with override_settings(MEMORYBOARD_EMBEDDER=embedder):
+                model = get_embedder()
+        report = updates_evaluate(data=data, split=split, embedder=model)
+        if format == "json":
+            self.stdout.write(json.dumps(report, ensure_ascii=False, indent=2))
+            return
+        self.stdout.write(f"updates suite, model {report['model']}, judge {report['judge']}: "
+                          f"{report['scenarios']} scenarios (deterministic)\n")
+        columns = ["current_first", "current_first_slot", "stale_as_current", "collateral_supersede", "duplicates",
+                   "when", "as_of", "expiry"]
+        self.stdout.write(f"{'split':<6}{'n':>5}" + "".join(f"{c:>22}" for c in columns))
+        for part, figures in report["splits"].items():
+            cells = "".join(f"{'-' if figures[c] is None else figures[c]:>22}" for c in columns)
+            self.stdout.write(f"{part:<6}{figures['scenarios']:>5}" + cells)
+        for metric, ids in report["failures"].items():
+            self.stdout.write(f"failed {metric}: {', '.join(ids)}")
 
     def _conversation_tables(self, file: str, report: dict) -> None:
         k = report["k"]

@@ -1,0 +1,145 @@
+"""Benchmark: what the reconcile step adds to a save, for a user holding many items.
+
+Run::
+
+    .venv/bin/python benchmarks/reconcile_save.py                       # 5,000 items, 200 saves each way
+    .venv/bin/python benchmarks/reconcile_save.py --items 1000 --saves 20   # a small run
+
+One fresh SQLite file in a temporary directory (never the development database), the default offline
+embedder (USE) warmed up, one user with ``--items`` current items of one agent (texts of the kind users
+say, English and Chinese; vectors are random unit vectors stored under the model's name: embedding them
+would measure the model, not the save). Then, alternating, ``--saves`` saves of a new statement each way,
+end to end through the service, each in its own transaction as a request makes it:
+
+- without: ``services.memory_create`` (the item, its vector, the audit entry);
+- with: ``reconcile.memory_save_reconciled`` (the namespace lock, the candidates by ``memory_rank``, the
+  offline rules' decision, the same writes).
+
+Each save adds an item, so the next search of the scope finds it changed: what the vector cache keeps of
+the scope is extended by the new item, as in a user's session of saves. Both ways embed the statement once.
+Prints p50, p90 and the mean wall time of each way and their difference (the target: < 10 ms at p50),
+and the median CPU time of this process (less sensitive to other processes on the machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import random
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+SUBJECTS_EN = ["I like {x}.", "I often visit {x}.", "My friend works at {x}.", "I read a book about {x}.",
+               "I am learning {x}.", "I went to {x} last summer.", "My sister likes {x}.", "I bought a {x}."]
+SUBJECTS_ZH = ["我喜欢{x}。", "我经常去{x}。", "我朋友在{x}工作。", "我在学{x}。", "我去年去了{x}。", "我妹妹喜欢{x}。"]
+THINGS = ["jazz", "hiking", "Kubernetes", "Postgres", "Paris", "Lisbon", "chess", "the guitar", "sourdough",
+          "Japanese", "photography", "red wine", "a bicycle", "Rust", "gardening", "sushi", "yoga", "Kyoto",
+          "咖啡", "跑步", "日语", "爬山", "火锅", "围棋", "摄影", "杭州", "京剧", "书法"]
+
+
+def _setup(db: pathlib.Path) -> None:
+    os.environ["DATABASE_URL"] = f"sqlite:///{db}"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "memoryboard.settings"
+    os.environ["MEMORYBOARD_EMBEDDER"] = "use"
+    os.environ["MEMORYBOARD_ANN_DIR"] = str(db.parent / "ann")
+    os.environ["MEMORYBOARD_TASKS_INLINE"] = "1"
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def _statement(rng: random.Random, n: int) -> str:
+    if rng.random() < 0.5:
+        return rng.choice(SUBJECTS_EN).format(x=rng.choice(THINGS)) + f" ({n})"
+    return rng.choice(SUBJECTS_ZH).format(x=rng.choice(THINGS)) + f"（{n}）"
+
+
+def _fill(namespace, count: int, rng: random.Random, model: str, dim: int) -> None:
+    from django.db import connection, transaction
+
+    from memoryboard.ltm.embeddings import _upsert_sql
+    from memoryboard.ltm.services import memory_build
+    from memoryboard.ltm.store import memory_upsert_many
+    from memoryboard.models import vector_checksum
+
+    memories = [memory_build(namespace=namespace, content=_statement(rng, i), memory_type="FACT", source="manual",
+                             agent_id="chat") for i in range(count)]
+    vectors = np.random.default_rng(7).standard_normal((count, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    with transaction.atomic():
+        memory_upsert_many(memories)
+        now = connection.ops.adapt_datetimefield_value(memories[0].created_at)
+        rows = [(m.pk, model, dim, v.tobytes(), vector_checksum(v.tobytes()), now) for m, v in zip(memories, vectors)]
+        with connection.cursor() as cursor:
+            cursor.executemany(_upsert_sql(connection.vendor), rows)
+
+
+def _stats(times: list[float]) -> dict[str, float]:
+    ordered = sorted(times)
+    return {"p50": statistics.median(ordered), "p90": ordered[max(0, int(len(ordered) * 0.9) - 1)],
+            "mean": statistics.fmean(ordered)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--items", type=int, default=5_000)
+    parser.add_argument("--saves", type=int, default=200)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        _setup(pathlib.Path(tmp) / "bench.sqlite3")
+        from memoryboard.llm.factory import get_embedder, warm_up
+        from memoryboard.ltm.namespaces import build_namespace
+        from memoryboard.ltm.reconcile import memory_save_reconciled
+        from memoryboard.ltm.retrieval import memory_rank, namespace_scope
+        from memoryboard.ltm.services import memory_create
+
+        warm_up()
+        embedder = get_embedder()
+        rng = random.Random(13)
+        namespace = build_namespace(agent_namespace="chat", user_id="bench")
+        _fill(namespace, args.items, rng, embedder.name, int(embedder.dim))
+        memory_rank(queryset=namespace_scope(namespace), query="warm up", k=10)  # the scope's first build
+        memory_save_reconciled(namespace=namespace, content="I live in Lisbon.", memory_type="FACT", agent_id="chat")
+        without, with_, cpu_without, cpu_with = [], [], [], []
+        verdicts: dict[str, int] = {}
+        for i in range(args.saves):
+            for way in ((0, 1) if i % 2 == 0 else (1, 0)):
+                text = _statement(rng, args.items + 2 * i + way)
+                start, start_cpu = time.perf_counter(), time.process_time()
+                if way == 0:
+                    memory_create(namespace=namespace, content=text, memory_type="FACT", agent_id="chat")
+                    without.append((time.perf_counter() - start) * 1000)
+                    cpu_without.append((time.process_time() - start_cpu) * 1000)
+                else:
+                    result = memory_save_reconciled(namespace=namespace, content=text, memory_type="FACT",
+                                                    agent_id="chat")
+                    with_.append((time.perf_counter() - start) * 1000)
+                    cpu_with.append((time.process_time() - start_cpu) * 1000)
+                    verdicts[result.decision.verdict] = verdicts.get(result.decision.verdict, 0) + 1
+        a, b = _stats(without), _stats(with_)
+        load = os.getloadavg()[0]
+        print(f"save of a user with {args.items:,} items ({args.saves} saves each way, alternating; "
+              f"load average {load:.1f}; model {embedder.name})")
+        print(f"{'':<20}{'p50 ms':>10}{'p90 ms':>10}{'mean ms':>10}")
+        print(f"{'without reconcile':<20}{a['p50']:>10.1f}{a['p90']:>10.1f}{a['mean']:>10.1f}")
+        print(f"{'with reconcile':<20}{b['p50']:>10.1f}{b['p90']:>10.1f}{b['mean']:>10.1f}")
+        print(f"{'added':<20}{b['p50'] - a['p50']:>10.1f}{b['p90'] - a['p90']:>10.1f}{b['mean'] - a['mean']:>10.1f}")
+        cpu_a, cpu_b = statistics.median(cpu_without), statistics.median(cpu_with)
+        print(f"CPU of this process, p50: without {cpu_a:.1f} ms, with {cpu_b:.1f} ms, added {cpu_b - cpu_a:.1f} ms")
+        print(f"decisions: {verdicts}")
+
+
+if __name__ == "__main__":
+    main()
