@@ -134,14 +134,22 @@ def memory_create(
     embedder=None,
     memory_id: str | None = None,
     conversation_id: str = "",
+    memory: LongTermMemory | None = None,
+    vector=None,
 ) -> LongTermMemory:
-    memory = memory_build(
-        namespace=namespace, content=content, memory_type=memory_type, source=source, agent_id=agent_id,
-        memory_id=memory_id, conversation_id=conversation_id,
-    )
+    """Store a new item with its vector and an audit entry, in one transaction.
+
+    ``memory``: the item already built by :func:`memory_build` (the other item arguments are then not
+    read); ``vector``: its vector, already computed by ``embedder``.
+    """
+    if memory is None:
+        memory = memory_build(
+            namespace=namespace, content=content, memory_type=memory_type, source=source, agent_id=agent_id,
+            memory_id=memory_id, conversation_id=conversation_id,
+        )
     with transaction.atomic():
         memory_upsert_many([memory])
-        memory_embed_many([memory], embedder=embedder)
+        memory_embed_many([memory], embedder=embedder, vectors=None if vector is None else [vector])
         audit_record(
             actor=actor,
             action=AuditLog.Action.CREATE,
