@@ -290,7 +290,7 @@ def turn_commit(draft: TurnDraft, *, before=None, savepoint: bool = True) -> Tur
     """Store a drafted turn in one short transaction: ``before()`` first (the caller's own writes of the
     turn), the items its tools planned (re-checked for duplicates and the user's switch, under the
     namespace lock, taken before the transaction and held until after the commit), its retrievals' access
-    log and receipts, the assistant row, and the extraction.
+    log and receipts, and the assistant row; then the extraction is queued.
 
     Raises:
         django.db.OperationalError: the database failed or stayed locked; nothing of the turn is stored.
@@ -317,11 +317,6 @@ def turn_commit(draft: TurnDraft, *, before=None, savepoint: bool = True) -> Tur
                 memory_log_access(ranking.results, agent_id=agent_id, conversation_id=conversation_id, kind=kind)
                 receipt_record(ranking=ranking, agent_id=agent_id, user_id=draft.user_id,
                                conversation_id=conversation_id, kind=kind)
-            if draft.extraction_turn is not None:
-                extraction = _enqueue_extraction(agent, draft.user_id, draft.conversation_id, draft.extraction_turn,
-                                                 draft.history, draft.saving)
-            else:
-                extraction = "skipped: no new user message"
             tool_calls, client_calls, memories = draft.tool_calls, draft.client_calls, draft.memories
             row = ChatMessage.objects.create(
                 conversation_id=draft.conversation_id,
@@ -336,6 +331,12 @@ def turn_commit(draft: TurnDraft, *, before=None, savepoint: bool = True) -> Tur
                     "memories_used": [item.memory.pk for item in memories],
                 } if (tool_calls or memories or client_calls) else None,
             )
+    # After the commit: the extraction reads the stored turn, and may call a model itself (inline tasks).
+    if draft.extraction_turn is not None:
+        extraction = _enqueue_extraction(agent, draft.user_id, draft.conversation_id, draft.extraction_turn,
+                                         draft.history, draft.saving)
+    else:
+        extraction = "skipped: no new user message"
     return TurnResult(
         reply=draft.reply, reply_message_id=row.pk, memories_used=memories, tool_calls=tool_calls,
         extraction=extraction, notes=draft.notes, client_tool_calls=client_calls,
