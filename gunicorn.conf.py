@@ -13,6 +13,7 @@ Every setting can be overridden by an environment variable (below) or on gunicor
 | ``MEMORYBOARD_BIND`` | ``127.0.0.1:8000`` |
 | ``MEMORYBOARD_WEB_WORKERS`` | the number of CPUs |
 | ``MEMORYBOARD_WEB_THREADS`` | 8 per worker |
+| ``MEMORYBOARD_WEB_PRELOAD`` | 1 (0: each worker loads its own model, e.g. to compare) |
 | ``MEMORYBOARD_WEB_TIMEOUT`` | 120 s (a silent worker is restarted; a model call may take ``OPENAI_TIMEOUT_SECONDS`` × retries) |
 
 Per-worker memory besides the shared model: the scope cache (``MEMORYBOARD_VECTOR_CACHE_MB``) and
@@ -34,7 +35,7 @@ bind = os.environ.get("MEMORYBOARD_BIND", "127.0.0.1:8000")
 workers = _int("MEMORYBOARD_WEB_WORKERS", os.cpu_count() or 1)
 worker_class = "gthread"
 threads = _int("MEMORYBOARD_WEB_THREADS", 8)
-preload_app = True
+preload_app = os.environ.get("MEMORYBOARD_WEB_PRELOAD", "1") != "0"
 timeout = _int("MEMORYBOARD_WEB_TIMEOUT", 120)
 graceful_timeout = 30
 keepalive = 5
