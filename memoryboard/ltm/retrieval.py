@@ -37,7 +37,7 @@ from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.namespaces import Namespace, namespace_spellings
 from memoryboard.ltm.selectors import namespace_q, user_namespaces_q
 from memoryboard.ltm.time_expressions import item_day, query_window
-from memoryboard.ltm.vector_cache import ScopeData, fingerprint, scope_cache
+from memoryboard.ltm.vector_cache import VECTOR_DTYPE, ScopeData, fingerprint, scope_cache
 from memoryboard.models import LongTermMemory, MemoryAccess, MemoryFlag, PauseRule, UserMemorySettings
 from memoryboard.rows import instances, select_columns
 
@@ -289,12 +289,12 @@ def _scope_data(
         types.append(str(value.get("type", "")))
         days.append(item_day(value, created[0] if created else None))
     matrix = np.vstack(vectors).astype(np.float32, copy=False) if vectors else np.zeros((0, int(embedder.dim)), np.float32)
-    matrix.flags.writeable = False
     cacheable = cacheable and len(kept_ids) == len(ids)
+    compact = matrix.astype(VECTOR_DTYPE)
+    compact.flags.writeable = False
     data = ScopeData(
         ids=kept_ids,
-        position={pk: i for i, pk in enumerate(kept_ids)},
-        matrix=matrix,
+        matrix=compact,
         type_weights=ranking.type_weights(types),
         keywords=ranking.KeywordIndex(texts),
         days=np.asarray(days, dtype=np.float64),
@@ -389,7 +389,7 @@ def memory_rank(
         return result
     relevances = np.asarray(relevances, dtype=np.float32)
     scores = ranking.score(
-        cosine=data.matrix @ qvec,
+        cosine=data.cosines(qvec),
         keyword=data.keywords.scores(query),
         types=data.type_weights,
         relevance_scores=relevances,
@@ -424,7 +424,7 @@ def _time_matches(data: ScopeData, query: str, now, embedder, relevances: np.nda
     if window.anchor:
         avec = ranking.query_vector(embedder, window.anchor)
         anchor = ranking.score(
-            cosine=data.matrix @ avec, keyword=data.keywords.scores(window.anchor), types=data.type_weights,
+            cosine=data.cosines(avec), keyword=data.keywords.scores(window.anchor), types=data.type_weights,
             relevance_scores=relevances, model_name=embedder.name,
         ).match
     return ranking.time_matches(data.days, window, anchor)

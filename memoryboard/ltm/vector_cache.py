@@ -10,7 +10,12 @@ its vector, so an item embedded later (``reembed``) is not missed.
 It pays for itself (``benchmarks/retrieval.py``, benchmarks/README.md § Retrieval): a 5,000-item scope
 searched cold (BM25 index built, vectors read) takes 194 ms of CPU, warm 17 ms (1,000 items: 33 vs 6 ms).
 
-Bounded by ``MEMORYBOARD_VECTOR_CACHE_MB`` (least recently used out first), thread-safe.
+Bounded by ``MEMORYBOARD_VECTOR_CACHE_MB`` (least recently used out first), thread-safe. A scope
+larger than the whole budget is not kept, and each of its searches builds it again: the vectors are
+kept as float16 (1,024 bytes for 512 dimensions, plus ~200 bytes of ids and keyword index per item), so
+the default 128 MB holds a scope of ~105,000 items (float32 and 600 bytes counted per item, the former
+64 MB held ~25,000: above that every search took seconds). Cosines are computed in float32 from
+float16 rows, a block at a time: within 1e-3 of the float32 product.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -27,16 +33,20 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-# Bytes counted per item besides its vector (ids, keyword index).
-ITEM_OVERHEAD = 600
+# Bytes counted per item besides its vector: its id (~90), the keyword index (~90), type weight and
+# language-axis component (measured on 20,000 items of 8 words).
+ITEM_OVERHEAD = 200
+# The stored vectors' type, and the rows turned back into float32 at a time for the cosines.
+VECTOR_DTYPE = np.float16
+COSINE_BLOCK = 4096
 
 
 @dataclass(frozen=True)
 class ScopeData:
-    """A scope's candidates (sorted by id) with their vectors (read-only), type weights and BM25."""
+    """A scope's candidates (sorted by id) with their vectors (read-only, ``VECTOR_DTYPE``), type weights
+    and BM25."""
 
     ids: list[str]
-    position: dict[str, int]
     matrix: np.ndarray
     type_weights: np.ndarray
     keywords: Any  # ranking.KeywordIndex
@@ -47,6 +57,22 @@ class ScopeData:
     @property
     def nbytes(self) -> int:
         return int(self.matrix.nbytes) + ITEM_OVERHEAD * len(self.ids)
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """Each id's row (built when asked: only a scope with items lacking a vector needs it)."""
+        return {pk: i for i, pk in enumerate(self.ids)}
+
+    def cosines(self, query: np.ndarray) -> np.ndarray:
+        """``matrix @ query`` in float32, ``COSINE_BLOCK`` rows at a time."""
+        query = np.asarray(query, dtype=np.float32)
+        if self.matrix.dtype == np.float32:
+            return self.matrix @ query
+        out = np.empty(len(self.matrix), dtype=np.float32)
+        for start in range(0, len(self.matrix), COSINE_BLOCK):
+            block = self.matrix[start : start + COSINE_BLOCK]
+            np.matmul(block.astype(np.float32), query, out=out[start : start + len(block)])
+        return out
 
 
 def fingerprint(model_name: str, ids: Sequence[str], versions: Sequence[str]) -> bytes:
