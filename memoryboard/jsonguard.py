@@ -24,6 +24,8 @@ from typing import Any
 MAX_DEPTH = 64  # deeper than any message format needs (Anthropic blocks in tool results: about 8)
 
 _CONSTANT = object()  # what Infinity / -Infinity / NaN parse to, so the walk can name their field
+# Integers of 19 digits or more: orjson reads those beyond 64 bits as floats (Python's json keeps them).
+_LONG_NUMBER = re.compile(rb"\d{19}")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF][0-9a-fA-F]{2}")
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:,]')
 
@@ -60,6 +62,9 @@ def parse_json(text_or_bytes: str | bytes | bytearray, *, field_prefix: str = ""
         JSONGuardError: not JSON, nested deeper than :data:`MAX_DEPTH`, a number that is not finite, or a
             lone surrogate; ``field`` names the place.
     """
+    fast = _parse_fast(text_or_bytes, field_prefix)
+    if fast is not _CONSTANT:
+        return fast
     if isinstance(text_or_bytes, (bytes, bytearray)):
         try:
             text = bytes(text_or_bytes).decode("utf-8")
@@ -79,6 +84,31 @@ def parse_json(text_or_bytes: str | bytes | bytearray, *, field_prefix: str = ""
     except ValueError as exc:  # e.g. an integer with more than 4300 digits
         raise JSONGuardError(f"invalid JSON: {exc}", field=field_prefix) from None
     _walk(value, field=field_prefix, strings=strings)
+    return value
+
+
+def _parse_fast(text_or_bytes: str | bytes | bytearray, field_prefix: str) -> Any:
+    """``orjson``, when it reads the text as Python's ``json`` would: it refuses ``NaN``, ``Infinity``,
+    ``1e400``, lone surrogates and text that is not UTF-8, so a value it returns holds no such thing and
+    only its depth is left to check. Anything it refuses, and integers of 19 digits or more (which it
+    would read as floats), go the slow way, which names the field. ``_CONSTANT`` when it cannot answer."""
+    try:
+        import orjson
+    except ImportError:  # an optional speed-up
+        return _CONSTANT
+    raw = text_or_bytes if isinstance(text_or_bytes, (bytes, bytearray)) else None
+    if raw is None:
+        try:
+            raw = text_or_bytes.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate in the text itself
+            return _CONSTANT
+    if _LONG_NUMBER.search(raw):
+        return _CONSTANT
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _CONSTANT
+    _walk(value, field=field_prefix, strings=False)  # the depth (orjson allows 1024 levels)
     return value
 
 

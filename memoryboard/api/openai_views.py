@@ -21,6 +21,7 @@ from memoryboard.agent.runtime import MEMORY_TOOL_NAMES
 from memoryboard.agent.service import AgentLLMUnavailable, AgentNotFound, AgentStoreUnavailable, ConversationNotYours
 from memoryboard.api.authentication import BearerTokenAuthentication, TokenAuthentication
 from memoryboard.api.exceptions import ApplicationError, error_body, turn_llm_failure, with_retry_after
+from memoryboard.api.renderers import FAST_JSON_RENDERERS
 from memoryboard.api.openai_format import (
     CONVERSATION_HEADER,
     completion_body,
@@ -46,6 +47,7 @@ class OpenAICompatibleView(APIView):
 
     authentication_classes = [BearerTokenAuthentication, TokenAuthentication]
     permission_classes = [IsAuthenticated]
+    renderer_classes = FAST_JSON_RENDERERS
 
     def handle_exception(self, exc):
         response = super().handle_exception(exc)
