@@ -108,8 +108,42 @@ def _parse_fast(text_or_bytes: str | bytes | bytearray, field_prefix: str) -> An
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return _CONSTANT
-    _walk(value, field=field_prefix, strings=False)  # the depth (orjson allows 1024 levels)
+    # Only the depth is left (orjson allows 1024 levels): counted on the text when it is large.
+    if len(raw) < _SCAN_FROM_BYTES:
+        _walk(value, field=field_prefix, strings=False)
+    elif _nesting_depth(raw) > MAX_DEPTH:
+        return _CONSTANT  # the slow way names the field
     return value
+
+
+_SCAN_FROM_BYTES = 16_384  # below, walking the value is cheaper than scanning the text
+
+
+def _nesting_depth(raw: bytes | bytearray) -> int:
+    """The deepest nesting of ``[``/``{`` outside strings in valid JSON text, with numpy over the positions
+    of quotes and brackets (walking the parsed value cost 5× the parse on a 4 MB body). A quote preceded
+    by an odd run of backslashes is inside a string."""
+    import numpy as np
+
+    text = np.frombuffer(raw, dtype=np.uint8)
+    quotes = np.flatnonzero(text == 0x22)
+    escaped = quotes[(quotes > 0) & (text[np.maximum(quotes - 1, 0)] == 0x5C)]
+    if len(escaped):
+        drop = []
+        for position in escaped.tolist():  # rare: a quote written \" inside a string
+            start = position - 1
+            while start >= 0 and raw[start] == 0x5C:
+                start -= 1
+            if (position - 1 - start) % 2:
+                drop.append(position)
+        quotes = np.setdiff1d(quotes, np.asarray(drop, dtype=quotes.dtype), assume_unique=True)
+    brackets = np.flatnonzero((text == 0x5B) | (text == 0x7B) | (text == 0x5D) | (text == 0x7D))
+    outside = brackets[np.searchsorted(quotes, brackets) % 2 == 0]
+    if not len(outside):
+        return 0
+    kinds = text[outside]
+    steps = np.where((kinds == 0x5B) | (kinds == 0x7B), 1, -1).astype(np.int32)
+    return int(np.cumsum(steps).max(initial=0))
 
 
 def check_json_value(value: Any, *, field: str) -> None:
