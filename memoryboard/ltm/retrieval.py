@@ -37,7 +37,7 @@ from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.namespaces import Namespace, namespace_spellings
 from memoryboard.ltm.selectors import namespace_q, user_namespaces_q
 from memoryboard.ltm.time_expressions import item_day, query_window
-from memoryboard.ltm.vector_cache import VECTOR_DTYPE, ScopeData, fingerprint, scope_cache
+from memoryboard.ltm.vector_cache import ScopeData, compact_vectors, fingerprint, scope_cache
 from memoryboard.models import LongTermMemory, MemoryAccess, MemoryFlag, PauseRule, UserMemorySettings
 from memoryboard.rows import instances, select_columns
 
@@ -290,11 +290,11 @@ def _scope_data(
         days.append(item_day(value, created[0] if created else None))
     matrix = np.vstack(vectors).astype(np.float32, copy=False) if vectors else np.zeros((0, int(embedder.dim)), np.float32)
     cacheable = cacheable and len(kept_ids) == len(ids)
-    compact = matrix.astype(VECTOR_DTYPE)
-    compact.flags.writeable = False
+    ints, scales = compact_vectors(matrix)
     data = ScopeData(
         ids=kept_ids,
-        matrix=compact,
+        matrix=ints,
+        scales=scales,
         type_weights=ranking.type_weights(types),
         keywords=ranking.KeywordIndex(texts),
         days=np.asarray(days, dtype=np.float64),
