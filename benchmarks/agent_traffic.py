@@ -6,13 +6,18 @@ Run: ``.venv/bin/python benchmarks/agent_traffic.py`` (``--quick``, ``--no-write
 Compared in the same run, on the same JSON body (10k and 100k OpenAI Chat Completions messages, a third of
 them assistant messages with one or two parallel tool calls and their ``tool`` results):
 
-* ``memoryboard API``: ``POST /api/v1/strategies/context/sliding_window/apply`` through Django and DRF
-  (request factory, authenticated user, DRF's JSON parser, the view, the renderer): bytes in, bytes out.
+* ``memoryboard API``: ``POST /api/v1/strategies/context/sliding_window/apply`` through Django's test client
+  (the whole middleware stack, token authentication against the database, the JSON parser and guard, the
+  view, the renderer): bytes in, bytes out.
 * ``LangChain``: ``json.loads`` → ``convert_to_messages`` → ``trim_messages(strategy="last",
   start_on="human", include_system=True)`` (its own way to never start on an orphan tool result) with the
   same token estimate as a ``token_counter`` → ``convert_to_openai_messages`` → ``json.dumps``.
 * in process: our SLIDING_WINDOW on already-read messages, against the floor (a bare loop summing the
   characters the estimate needs: content plus tool-call names and arguments).
+
+Every contender is timed with the garbage collector on (timeit turns it off), round-robin in each run;
+``--runs`` (default 5) repeats the whole comparison and the table gives the median and the range of the runs,
+with the load average at the start of each.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from benchmarks.sections import write_readme_section  # noqa: E402
 
 README = ROOT / "benchmarks" / "README.md"
 HEADING = "## Strategies on agent traffic"
-SIZES = (10_000, 100_000)
+SIZES = (1_000, 10_000, 100_000)
 WORDS = ("memory", "context", "token", "agent", "用户", "偏好", "summary", "window", "数据库", "migration")
 
 
@@ -81,34 +86,40 @@ def measure(contenders: dict, target_seconds: float) -> dict[str, tuple[float, f
     from benchmarks.strategies import samples
 
     out = {}
-    for name, values in samples(contenders, target_seconds).items():
+    for name, values in samples(contenders, target_seconds, gc_on=True).items():
         median = statistics.median(values)
         out[name] = (median * 1000, (max(values) - min(values)) / median)
     return out
 
 
-def setup_django() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryboard.settings")
-    os.environ.setdefault("DATABASE_URL", "sqlite:///:memory:")
+def setup_django(directory: str) -> str:
+    """Django on a fresh SQLite file with one user and API token; returns the token."""
+    os.environ["DJANGO_SETTINGS_MODULE"] = "memoryboard.settings"
+    os.environ["DATABASE_URL"] = f"sqlite:///{directory}/agent_traffic.sqlite3"
+    os.environ.setdefault("MEMORYBOARD_ALLOWED_HOSTS", "testserver")
+    os.environ["MEMORYBOARD_DEBUG"] = "0"
     import django
 
     django.setup()
-
-
-def run(quick: bool) -> list[dict]:
-    setup_django()
     from django.contrib.auth.models import User
-    from langchain_core.messages import convert_to_messages, convert_to_openai_messages, trim_messages
-    from rest_framework.test import APIRequestFactory, force_authenticate
+    from django.core.management import call_command
+    from rest_framework.authtoken.models import Token
 
-    from memoryboard.api.views import ContextApplyView
+    call_command("migrate", verbosity=0)
+    user, _ = User.objects.get_or_create(username="bench")
+    return Token.objects.get_or_create(user=user)[0].key
+
+
+def run(quick: bool, token: str, sizes) -> list[dict]:
+    from django.test import Client
+    from langchain_core.messages import convert_to_messages, convert_to_openai_messages, trim_messages
+
     from memoryboard.strategies import read_conversation, sliding_window
 
-    factory = APIRequestFactory()
-    view = ContextApplyView.as_view()
-    user = User(username="bench", is_active=True)
+    client = Client(HTTP_AUTHORIZATION=f"Token {token}")
+    path = "/api/v1/strategies/context/sliding_window/apply"
     rows = []
-    for n in SIZES:
+    for n in sizes:
         trace = make_trace(n)
         budget = int(read_conversation(trace).messages and sum(
             m.size for m in read_conversation(trace).messages) / 2.5 / 2)  # half of the input
@@ -116,11 +127,7 @@ def run(quick: bool) -> list[dict]:
             body = json.dumps({"messages": trace, "params": {"max_tokens": max_tokens}}, ensure_ascii=False).encode()
 
             def ours():
-                request = factory.generic("POST", "/api/v1/strategies/context/sliding_window/apply", body,
-                                          content_type="application/json")
-                force_authenticate(request, user=user)
-                response = view(request, name="sliding_window")
-                response.render()
+                response = client.generic("POST", path, body, content_type="application/json")
                 assert response.status_code == 200, response.content[:300]
                 return response.content
 
@@ -150,37 +157,44 @@ def run(quick: bool) -> list[dict]:
     return rows
 
 
-def table(rows: list[dict]) -> str:
+def table(runs: list[list[dict]]) -> str:
+    """Per size and budget: median [min-max] across runs of each column."""
+
+    def cell(values, fmt="{:.1f}"):
+        return f"{fmt.format(statistics.median(values))} [{fmt.format(min(values))}-{fmt.format(max(values))}]"
+
     lines = [
         "| messages | body | max_tokens | API end to end ms | LangChain ms | speed-up | SLIDING_WINDOW in process ms "
-        "| floor ms | × floor | kept (ours / LangChain) | spread of runs (ours / LangChain) |",
-        "|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---|",
+        "| floor ms | kept (ours / LangChain) |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|---|",
     ]
-    for r in rows:
+    for index, r in enumerate(runs[0]):
+        across = [run[index] for run in runs]
         lines.append(
-            f"| {r['n']:,} | {r['bytes'] / 1e6:.1f} MB | {r['budget']} | {r['ours'][0]:.1f} | {r['lc'][0]:.1f} | "
-            f"{r['lc'][0] / r['ours'][0]:.1f}× | {r['window'][0]:.2f} | {r['floor'][0]:.2f} | "
-            f"{r['window'][0] / r['floor'][0]:.2f} | {r['ours_kept']:,} / {r['lc_kept']:,} | "
-            f"±{r['ours'][1] * 50:.0f}% / ±{r['lc'][1] * 50:.0f}% |"
+            f"| {r['n']:,} | {r['bytes'] / 1e6:.1f} MB | {r['budget']} | {cell([a['ours'][0] for a in across])} | "
+            f"{cell([a['lc'][0] for a in across])} | {cell([a['lc'][0] / a['ours'][0] for a in across], '{:.2f}×')} | "
+            f"{cell([a['window'][0] for a in across], '{:.2f}')} | {cell([a['floor'][0] for a in across], '{:.2f}')} | "
+            f"{r['ours_kept']:,} / {r['lc_kept']:,} |"
         )
     return "\n".join(lines)
 
 
-def section(rows: list[dict], load: float) -> str:
+def section(runs: list[list[dict]], loads: list[float]) -> str:
     import platform
 
     return f"""{HEADING}
 
 `.venv/bin/python benchmarks/agent_traffic.py` — the context endpoint on OpenAI messages with tool calls
 (issue 11), JSON body in, JSON body out, against LangChain's `trim_messages` on the same body in the same run.
-Median of timeit repeats, contenders timed round-robin, in milliseconds (Python {platform.python_version()},
-{os.cpu_count()} CPUs shared with five other engineers' test runs, load average {load:.1f} when the run started:
-absolute times are noisy, the same-run ratios are what to compare; the spread column is (max − min) / 2 of
-the repeats over their median).
+Median of timeit repeats (garbage collector on), contenders timed round-robin, in milliseconds; {len(runs)}
+runs, each cell the median [min-max] of the runs (Python {platform.python_version()}, {os.cpu_count()} CPUs;
+load average at the start of each run: {", ".join(f"{load:.1f}" for load in loads)}; absolute times are noisy,
+the same-run ratios are what to compare).
 
 - Input: a ReAct trace, a third of the messages being assistant tool calls (one or two in parallel, content
   `null`) and their `tool` results.
-- memoryboard: `POST /api/v1/strategies/context/sliding_window/apply` through DRF (parser, view, renderer),
+- memoryboard: `POST /api/v1/strategies/context/sliding_window/apply` through Django's test client with
+  token authentication (middleware, parser and JSON guard, view, renderer),
   answering every kept message as it came, the kept/dropped indexes (as ranges when long) and the tokens.
 - LangChain: `json.loads`, `convert_to_messages`, `trim_messages(strategy="last", start_on="human",
   include_system=True)` with the same estimate as `token_counter` (text, tool-call names and arguments
@@ -192,17 +206,29 @@ the repeats over their median).
   the window's unit boundary (every result's call inside the window), which the floor does not.
 - Targets: end to end ≥ 3× faster than LangChain; in process within 2× of the floor.
 
-{table(rows)}
+{table(runs)}
 """
 
 
 def main() -> None:
+    import tempfile
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--sizes", default=",".join(str(n) for n in SIZES))
     args = parser.parse_args()
-    load = os.getloadavg()[0]
-    text = section(run(args.quick), load)
+    sizes = [int(n) for n in args.sizes.split(",")]
+    with tempfile.TemporaryDirectory() as directory:
+        token = setup_django(directory)
+        runs, loads = [], []
+        for number in range(args.runs):
+            loads.append(os.getloadavg()[0])
+            runs.append(run(args.quick, token, sizes))
+            print(f"run {number + 1}: load {loads[-1]:.1f}; " + ", ".join(
+                f"{r['n']:,}/{r['budget']}: {r['lc'][0] / r['ours'][0]:.2f}×" for r in runs[-1]), flush=True)
+    text = section(runs, loads)
     print(text)
     if not args.no_write:
         write_readme_section(README, HEADING, text.rstrip("\n") + "\n\n")

@@ -77,19 +77,24 @@ def floor(messages: list[Message]) -> int:
     return total
 
 
-def samples(contenders: dict[str, object], target_seconds: float) -> dict[str, list[float]]:
+def samples(contenders: dict[str, object], target_seconds: float, *, gc_on: bool = False) -> dict[str, list[float]]:
     """Seconds per call of each contender over several rounds, timed round-robin so that load changes hit
-    all alike."""
+    all alike. ``gc_on``: the garbage collector runs while timing, as in a server (timeit turns it off)."""
+    import gc
+
+    def timer(fn):
+        return timeit.Timer(fn, setup="gc.enable()", globals={"gc": gc}) if gc_on else timeit.Timer(fn)
+
     numbers = {}
     for name, fn in contenders.items():
-        once = timeit.Timer(fn).timeit(number=1)
+        once = timer(fn).timeit(number=1)
         numbers[name] = max(1, int(0.02 / once)) if once < 0.02 else 1
-    per_round = sum(timeit.Timer(fn).timeit(number=numbers[name]) for name, fn in contenders.items())
+    per_round = sum(timer(fn).timeit(number=numbers[name]) for name, fn in contenders.items())
     rounds = max(7, min(41, int(target_seconds / max(per_round, 1e-9))))
     out: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(rounds):
         for name, fn in contenders.items():
-            out[name].append(timeit.Timer(fn).timeit(number=numbers[name]) / numbers[name])
+            out[name].append(timer(fn).timeit(number=numbers[name]) / numbers[name])
     return out
 
 

@@ -125,11 +125,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.mysql":
         {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"}
     )
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Several threads (tasks, the live test server) share the file: wait instead of failing.
+    # Several threads (tasks, the live test server) share the file: wait instead of failing; after
+    # MEMORYBOARD_SQLITE_TIMEOUT seconds the request answers 503 with Retry-After. No write transaction
+    # is held while a model is awaited (agent turns write after the reply), so waits are short.
     # WAL: readers never wait for the background writers (tasks, the access log); NORMAL sync is
     # durable across application crashes and skips an fsync per commit.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        {"timeout": env_int("MEMORYBOARD_SQLITE_TIMEOUT", 10), "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
          # A transaction that reads, then writes after another thread committed (the access log's
          # writer) fails at once with "database is locked" in WAL mode; IMMEDIATE waits for the lock.
          "transaction_mode": "IMMEDIATE"}
@@ -317,7 +319,7 @@ MEMORYBOARD_ANN_DIR = os.environ.get("MEMORYBOARD_ANN_DIR", str(BASE_DIR / "var"
 MEMORYBOARD_ANN_FOLLOW_SECONDS = float(os.environ.get("MEMORYBOARD_ANN_FOLLOW_SECONDS", "10"))
 
 # What searches build per scope (vectors, keyword index), kept in each process (ltm.vector_cache).
-MEMORYBOARD_VECTOR_CACHE_MB = float(os.environ.get("MEMORYBOARD_VECTOR_CACHE_MB", "64"))
+MEMORYBOARD_VECTOR_CACHE_MB = float(os.environ.get("MEMORYBOARD_VECTOR_CACHE_MB", "128"))
 
 LOGGING = {
     "version": 1,

@@ -4,7 +4,8 @@ The client of an OpenAI-compatible endpoint sends the whole conversation on ever
 messages are what the model sees (after the runtime's own system prompt with the long-term memory
 block and the before-model chain); what is new in this request, the messages after the last assistant
 message (the user's message, or the results of the client's own tool calls), is stored in
-``chat_message`` with the reply, in the turn's transaction; when the turn fails, on its own.
+``chat_message`` with the reply, in the turn's write transaction (after the model answered); when the
+turn fails, on its own.
 """
 
 from __future__ import annotations
@@ -87,9 +88,15 @@ def chat_completion(
 
         chat_model = get_chat_model()
 
+    if not fresh:
+        # Claimed (or found theirs) before the model is called; mostly a read. A fresh id is claimed with
+        # the turn's writes: nobody else can know it.
+        conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id)
+
     def store_new_messages() -> None:
         erase_gate_pass(user_ids=[user_id])
-        conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id, fresh=fresh)
+        if fresh:
+            conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id, fresh=True)
         ChatMessage.objects.bulk_create([
             ChatMessage(
                 conversation_id=conversation_id, agent_id=agent.agent_id, user_id=user_id,
@@ -100,17 +107,15 @@ def chat_completion(
             if message["role"] in _STORED_ROLES
         ])
 
-    # The claim, the client's new messages and the turn commit together (one fsync on MariaDB, see
-    # benchmarks/README.md § Proxy); when the turn fails, the messages are stored on their own: never lost.
-    # The turn needs no savepoint of its own: on any failure this whole transaction is rolled back.
+    # The model is called outside any transaction; then the claim, the client's new messages and the
+    # turn's writes commit together (one fsync on MariaDB, see benchmarks/README.md § Proxy). When the
+    # turn fails, the messages are stored on their own: never lost.
     try:
-        with transaction.atomic():
-            store_new_messages()
-            turn = run_turn_atomic(
-                agent=agent, user_id=user_id, conversation_id=conversation_id, history=history,
-                user_message=query, turn_messages=turn_messages, client_tools=tools or None, chat_model=chat_model,
-                savepoint=False,
-            )
+        turn = run_turn_atomic(
+            agent=agent, user_id=user_id, conversation_id=conversation_id, history=history,
+            user_message=query, turn_messages=turn_messages, client_tools=tools or None, chat_model=chat_model,
+            savepoint=False, before_commit=store_new_messages,
+        )
     except (AgentLLMUnavailable, AgentStoreUnavailable):
         with transaction.atomic():
             store_new_messages()

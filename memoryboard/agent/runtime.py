@@ -3,22 +3,37 @@
 (1) retrieve long-term memories, (2) inject them into the system prompt, (3) call the model (with the
 memory tools when enabled) and run its tool calls, at most ``MAX_ITERATIONS`` model calls,
 (4) queue the extraction of new memories, (5) persist the reply.
+
+Steps (1)-(3) write nothing (:func:`turn_think`); what the turn writes is gathered and stored afterwards
+in one short transaction (:func:`turn_commit`): on SQLite a write transaction holds the database's one
+write lock, and a turn waits seconds on its model.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from django.db import transaction
 
 from memoryboard.agent.hooks import SummarizationHook
 from memoryboard.agent.interceptors import ChainContext, ContextEditingInterceptor, run_before_model_chain
 from memoryboard.ltm.config import AgentConfig
 from memoryboard.ltm.extraction import should_skip_extraction
 from memoryboard.ltm.namespaces import Namespace, build_namespace
-from memoryboard.ltm.retrieval import ScoredMemory, format_memory_block, memory_retrieve, memory_switches
-from memoryboard.ltm.tools import MEMORY_TOOLS, run_memory_tool
+from memoryboard.ltm.locks import NamespaceLockTimeout, namespace_lock
+from memoryboard.ltm.receipts import receipt_record
+from memoryboard.ltm.retrieval import (
+    ScoredMemory,
+    format_memory_block,
+    memory_log_access,
+    memory_retrieve_ranking,
+    memory_switches,
+)
+from memoryboard.ltm.tools import BUSY, MEMORY_TOOLS, DeferredWrites, memory_tool_save_apply, run_memory_tool
 from memoryboard.models import ChatMessage, MemoryAccess
 from memoryboard.strategies import Role, to_message
 from memoryboard.strategies.formats import openai_message
@@ -143,7 +158,30 @@ def _enqueue_extraction(
     return "queued"
 
 
-def run_turn(
+@dataclass
+class TurnDraft:
+    """A turn up to its reply, written nothing yet: what :func:`turn_commit` stores."""
+
+    agent: AgentConfig
+    user_id: str
+    conversation_id: str
+    reply: str
+    memories: list[ScoredMemory]
+    tool_calls: list[dict[str, Any]]
+    client_calls: list[dict[str, Any]]
+    notes: list[str]
+    writes: DeferredWrites
+    extraction_turn: list[dict] | None
+    history: list[dict]
+    saving: bool | None
+
+
+def run_turn(**turn) -> TurnResult:
+    """:func:`turn_think`, then :func:`turn_commit` (same keyword arguments as :func:`turn_think`)."""
+    return turn_commit(turn_think(**turn))
+
+
+def turn_think(
     *,
     agent: AgentConfig,
     user_id: str,
@@ -154,8 +192,10 @@ def run_turn(
     steps: list | None = None,
     turn_messages: list[dict] | None = None,
     client_tools: list[dict] | None = None,
-) -> TurnResult:
-    """Run one turn of the ReAct iteration and persist the reply.
+) -> TurnDraft:
+    """Run one turn of the ReAct iteration up to its reply, writing nothing: its writes (items saved by
+    the memory tools, the retrievals' access log and receipts, the assistant row, the extraction) are
+    gathered for :func:`turn_commit`, so no write transaction is open while the model is awaited.
 
     Args:
         agent: the agent's configuration.
@@ -172,7 +212,7 @@ def run_turn(
             calling one ends the turn with ``client_tool_calls`` (memory calls in it are still run).
 
     Returns:
-        The reply and what the turn did.
+        The reply and what the turn is to write.
 
     Raises:
         AgentLLMUnavailable: when a model call fails; nothing of the reply is stored.
@@ -181,20 +221,26 @@ def run_turn(
 
     ltm = agent.long_term_memory
     namespace = agent_namespace(agent, user_id)
+    writes = DeferredWrites()
     memories: list[ScoredMemory] = []
     context = ChainContext(agent=agent, conversation_id=conversation_id)
     # The user's two switches in one query, when the turn reads both (retrieval, the extraction filter).
     using, saving = memory_switches(namespace.user_id) if ltm.enabled and ltm.auto_load and ltm.auto_extract else (None, None)
     if ltm.enabled and ltm.auto_load:
+        kind = MemoryAccess.Kind.INJECTION
         try:
-            memories = memory_retrieve(
+            ranking = memory_retrieve_ranking(
                 namespace=namespace, query=user_message, k=ltm.load_max_items, agent_id=agent.agent_id,
-                conversation_id=conversation_id, kind=MemoryAccess.Kind.INJECTION, receipt=True, enabled=using,
+                conversation_id=conversation_id, kind=kind, log_access=False, enabled=using,
             )
         except LLMError as exc:
             # Without the embedding endpoint the agent still answers, only without its memories.
             logger.warning("long-term memory retrieval failed: %s", exc.reason)
             context.notes.append(f"memories not loaded: embeddings unavailable ({exc.reason})")
+        else:
+            if ranking is not None:
+                memories = ranking.results
+                writes.retrievals.append((ranking, kind, agent.agent_id, conversation_id))
     if steps is None:
         steps = default_before_model_steps(chat_model)
     messages = [{"role": "system", "content": build_system_prompt(agent, memories)}]
@@ -227,33 +273,77 @@ def run_turn(
             else:
                 result = run_memory_tool(
                     name=call.name, arguments=call.arguments, namespace=namespace,
-                    agent_id=agent.agent_id, conversation_id=conversation_id,
+                    agent_id=agent.agent_id, conversation_id=conversation_id, defer=writes,
                 )
-            tool_calls.append({"name": call.name, "arguments": call.arguments, "result": result})
+            # The model sees the result now; a planned save's dict becomes what was stored at commit.
             messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result, ensure_ascii=False)})
+            tool_calls.append({"name": call.name, "arguments": call.arguments, "result": result})
         if client_calls:
             reply_text = reply.content
             break
 
-    turn = [{"role": "user", "content": user_message}, {"role": "assistant", "content": reply_text}]
-    if any(str(m.get("role", "")).lower() == "user" for m in turn_messages):
-        extraction = _enqueue_extraction(agent, user_id, conversation_id, turn, history, saving)
+    has_user = any(str(m.get("role", "")).lower() == "user" for m in turn_messages)
+    return TurnDraft(
+        agent=agent, user_id=str(user_id), conversation_id=conversation_id, reply=reply_text, memories=memories,
+        tool_calls=tool_calls, client_calls=client_calls, notes=context.notes, writes=writes,
+        extraction_turn=[{"role": "user", "content": user_message}, {"role": "assistant", "content": reply_text}]
+        if has_user else None,
+        history=history, saving=saving,
+    )
+
+
+def turn_commit(draft: TurnDraft, *, before=None, savepoint: bool = True) -> TurnResult:
+    """Store a drafted turn in one short transaction: ``before()`` first (the caller's own writes of the
+    turn), the items its tools planned (re-checked for duplicates and the user's switch, under the
+    namespace lock, taken before the transaction and held until after the commit), its retrievals' access
+    log and receipts, and the assistant row; then the extraction is queued.
+
+    Raises:
+        django.db.OperationalError: the database failed or stayed locked; nothing of the turn is stored.
+    """
+    agent, writes = draft.agent, draft.writes
+    with ExitStack() as locks:
+        try:
+            for namespace in writes.namespaces():
+                locks.enter_context(namespace_lock(namespace))
+            locked = True
+        except NamespaceLockTimeout:
+            locks.close()
+            locked = False
+        with transaction.atomic(savepoint=savepoint):
+            if before is not None:
+                before()
+            for plan in writes.saves:
+                if locked:
+                    memory_tool_save_apply(plan)
+                else:
+                    plan.result.clear()
+                    plan.result.update({"saved": False, "error": BUSY})
+            for ranking, kind, agent_id, conversation_id in writes.retrievals:
+                memory_log_access(ranking.results, agent_id=agent_id, conversation_id=conversation_id, kind=kind)
+                receipt_record(ranking=ranking, agent_id=agent_id, user_id=draft.user_id,
+                               conversation_id=conversation_id, kind=kind)
+            tool_calls, client_calls, memories = draft.tool_calls, draft.client_calls, draft.memories
+            row = ChatMessage.objects.create(
+                conversation_id=draft.conversation_id,
+                agent_id=agent.agent_id,
+                user_id=draft.user_id,
+                role=ChatMessage.Role.ASSISTANT,
+                content=draft.reply,
+                metadata={
+                    # Memory calls are records (no id: answered inside the turn); the caller's calls keep
+                    # their OpenAI shape and id, so the TOOL rows that answer them later pair with them.
+                    "tool_calls": tool_calls + client_calls,
+                    "memories_used": [item.memory.pk for item in memories],
+                } if (tool_calls or memories or client_calls) else None,
+            )
+    # After the commit: the extraction reads the stored turn, and may call a model itself (inline tasks).
+    if draft.extraction_turn is not None:
+        extraction = _enqueue_extraction(agent, draft.user_id, draft.conversation_id, draft.extraction_turn,
+                                         draft.history, draft.saving)
     else:
         extraction = "skipped: no new user message"
-    row = ChatMessage.objects.create(
-        conversation_id=conversation_id,
-        agent_id=agent.agent_id,
-        user_id=str(user_id),
-        role=ChatMessage.Role.ASSISTANT,
-        content=reply_text,
-        metadata={
-            # Memory calls are records (no id: answered inside the turn); the caller's calls keep their
-            # OpenAI shape and id, so the TOOL rows that answer them later pair with them as one unit.
-            "tool_calls": tool_calls + client_calls,
-            "memories_used": [item.memory.pk for item in memories],
-        } if (tool_calls or memories or client_calls) else None,
-    )
     return TurnResult(
-        reply=reply_text, reply_message_id=row.pk, memories_used=memories, tool_calls=tool_calls,
-        extraction=extraction, notes=context.notes, client_tool_calls=client_calls,
+        reply=draft.reply, reply_message_id=row.pk, memories_used=memories, tool_calls=tool_calls,
+        extraction=extraction, notes=draft.notes, client_tool_calls=client_calls,
     )

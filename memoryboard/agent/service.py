@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError
 
-from memoryboard.agent.runtime import AgentLLMUnavailable, TurnResult, history_messages, run_turn
+from memoryboard.agent.runtime import AgentLLMUnavailable, TurnResult, history_messages, turn_commit, turn_think
 from memoryboard.conversations import conversation_claim
 from memoryboard.ltm.config import get_agents_config
 from memoryboard.ltm.erase_gate import erase_gate_pass
@@ -75,21 +75,27 @@ class AgentStoreUnavailable(RuntimeError):
         self.conversation_id = conversation_id
 
 
-def run_turn_atomic(*, conversation_id: str, savepoint: bool = True, **turn) -> TurnResult:
+def run_turn_atomic(*, conversation_id: str, savepoint: bool = True, before_commit=None, **turn) -> TurnResult:
     """:func:`run_turn` with the turn's writes (items saved by its tool calls, the assistant row) in one
-    transaction; its errors name the conversation. ``savepoint=False`` when the caller's transaction
-    is rolled back whole if the turn fails (no SAVEPOINT / RELEASE round trips).
+    short transaction after the model has answered (:func:`turn_commit`); its errors name the
+    conversation. ``before_commit``: the caller's own writes of the turn, run first in that transaction.
+    ``savepoint=False`` when the transaction is the outermost one anyway (no SAVEPOINT round trips).
 
     Raises:
         AgentLLMUnavailable: the model failed (``conversation_id`` set).
-        AgentStoreUnavailable: the database failed; the turn's writes were rolled back.
+        AgentStoreUnavailable: the database failed (or stayed locked); the turn's writes were rolled back.
     """
     try:
-        with transaction.atomic(savepoint=savepoint):
-            result = run_turn(conversation_id=conversation_id, **turn)
+        draft = turn_think(conversation_id=conversation_id, **turn)
+        user_id = turn["user_id"]
+
+        def before() -> None:
             # The turn's rows (reply, receipt, items) are refused if the user was erased meanwhile.
-            erase_gate_pass(user_ids=[turn["user_id"]])
-            return result
+            erase_gate_pass(user_ids=[user_id])
+            if before_commit is not None:
+                before_commit()
+
+        return turn_commit(draft, before=before, savepoint=savepoint)
     except AgentLLMUnavailable as exc:
         exc.conversation_id = conversation_id
         raise

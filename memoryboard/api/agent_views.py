@@ -15,7 +15,7 @@ from memoryboard.agent.service import (
     ConversationNotYours,
     agent_chat,
 )
-from memoryboard.api.exceptions import ApplicationError, turn_llm_failure
+from memoryboard.api.exceptions import ApplicationError, turn_llm_failure, with_retry_after
 from memoryboard.api.serializers import ErrorBodySerializer, StrictCharField
 from memoryboard.api.views import _errors
 from memoryboard.conversations import conversation_id_problem
@@ -109,7 +109,7 @@ class AgentChatView(APIView):
                 status=status.HTTP_502_BAD_GATEWAY,
             )
         except AgentStoreUnavailable as exc:
-            return Response(
+            return with_retry_after(Response(
                 {
                     "error": {
                         "code": "unavailable",
@@ -120,5 +120,5 @@ class AgentChatView(APIView):
                     "conversation_id": exc.conversation_id,
                 },
                 status=status.HTTP_503_SERVICE_UNAVAILABLE,
-            )
+            ))
         return Response(AgentChatOutputSerializer(result.to_dict()).data)

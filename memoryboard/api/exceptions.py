@@ -116,6 +116,15 @@ def _domain_error(exc, context=None) -> ApplicationError | None:
     return None
 
 
+def with_retry_after(response):
+    """A 503 (the database busy or unreachable) says when to try again."""
+    if response.status_code == status.HTTP_503_SERVICE_UNAVAILABLE:
+        from memoryboard.web.errors import RETRY_AFTER_SECONDS
+
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
 def exception_handler(exc, context):
     """DRF's EXCEPTION_HANDLER: every error, DRF's and ours, in the one shape."""
     if not isinstance(exc, ApplicationError):
@@ -123,7 +132,7 @@ def exception_handler(exc, context):
     if isinstance(exc, ApplicationError):
         fields = {exc.field: [exc.message]} if exc.field else {}
         message = f"{exc.field}: {exc.message}" if exc.field else exc.message
-        return Response(error_body(exc.code, message, fields), status=exc.status_code)
+        return with_retry_after(Response(error_body(exc.code, message, fields), status=exc.status_code))
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(*exc.args)
     elif isinstance(exc, DjangoPermissionDenied):

@@ -20,7 +20,8 @@ from memoryboard.agent.completions import chat_completion
 from memoryboard.agent.runtime import MEMORY_TOOL_NAMES
 from memoryboard.agent.service import AgentLLMUnavailable, AgentNotFound, AgentStoreUnavailable, ConversationNotYours
 from memoryboard.api.authentication import BearerTokenAuthentication, TokenAuthentication
-from memoryboard.api.exceptions import ApplicationError, error_body, turn_llm_failure
+from memoryboard.api.exceptions import ApplicationError, error_body, turn_llm_failure, with_retry_after
+from memoryboard.api.renderers import FAST_JSON_RENDERERS
 from memoryboard.api.openai_format import (
     CONVERSATION_HEADER,
     completion_body,
@@ -38,7 +39,7 @@ def _turn_failed(code: str, message: str, conversation_id: str, status_code: int
     response[CONVERSATION_HEADER] = conversation_id
     # The message is stored: the openai client must not repeat the request on its own.
     response["x-should-retry"] = "false"
-    return response
+    return with_retry_after(response)
 
 
 class OpenAICompatibleView(APIView):
@@ -46,6 +47,7 @@ class OpenAICompatibleView(APIView):
 
     authentication_classes = [BearerTokenAuthentication, TokenAuthentication]
     permission_classes = [IsAuthenticated]
+    renderer_classes = FAST_JSON_RENDERERS
 
     def handle_exception(self, exc):
         response = super().handle_exception(exc)

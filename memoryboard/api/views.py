@@ -25,6 +25,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memoryboard import conversations
+from memoryboard.api.renderers import FAST_JSON_RENDERERS
 from memoryboard.api import serializers as s
 from memoryboard.api.exceptions import ApplicationError
 from memoryboard.api.filters import CheapLimitOffsetPagination, MemoryFilterBackend, MemoryFilterSet, bounded_int
@@ -393,6 +394,8 @@ def strategy_slot(request):
 class ContextApplyView(APIView):
     """Run a context strategy on the given messages. Touches no stored data: any signed-in user."""
 
+    renderer_classes = FAST_JSON_RENDERERS
+
     @extend_schema(
         summary="Apply a context strategy to messages",
         parameters=[NAME_PARAMETER],
@@ -453,6 +456,8 @@ def _memory_strategy_schema(summary: str):
 
 class _MemoryStrategyView(APIView):
     """Validates the body and the caller's access to the conversation; subclasses run the strategy."""
+
+    renderer_classes = FAST_JSON_RENDERERS
 
     def post(self, request, name: str):
         with strategy_slot(request):

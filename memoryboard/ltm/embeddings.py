@@ -22,8 +22,12 @@ def _embedder(embedder=None):
     return get_embedder()
 
 
-def memory_embed_many(memories: Sequence[LongTermMemory], *, embedder=None, return_vectors: bool = False):
+def memory_embed_many(memories: Sequence[LongTermMemory], *, embedder=None, return_vectors: bool = False,
+                      vectors=None):
     """Embed the items' content with the current model and store (or replace) the vectors.
+
+    ``vectors``: the items' vectors, already computed by ``embedder`` (an agent turn embeds while it
+    waits for the model, outside its write transaction); only stored then.
 
     Returns:
         How many were stored, or (``return_vectors``) their vectors, aligned with ``memories``.
@@ -32,7 +36,9 @@ def memory_embed_many(memories: Sequence[LongTermMemory], *, embedder=None, retu
     if not memories:
         return np.zeros((0, 0), dtype=np.float32) if return_vectors else 0
     embedder = _embedder(embedder)
-    vectors = np.asarray(embedder.embed([m.content for m in memories]), dtype=np.float32)
+    if vectors is None:
+        vectors = embedder.embed([m.content for m in memories])
+    vectors = np.asarray(vectors, dtype=np.float32)
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     dim = int(vectors.shape[1])
     rows = []

@@ -163,17 +163,25 @@ def memory_create(
     reason: str = "",
     expires_at=None,
     low_confidence: bool = False,
+    memory: LongTermMemory | None = None,
+    vector=None,
 ) -> LongTermMemory:
-    """Store a new item: its vector, audit entry and version 1 in one transaction."""
+    """Store a new item: its vector, audit entry and version 1 in one transaction.
+
+    ``memory``: the item already built by :func:`memory_build` (the other item arguments are then not
+    read); ``vector``: its vector, already computed by ``embedder``.
+    """
     from memoryboard.ltm.versions import version_record_created_many
 
-    memory = memory_build(
-        namespace=namespace, content=content, memory_type=memory_type, source=source, agent_id=agent_id,
-        memory_id=memory_id, conversation_id=conversation_id, expires_at=expires_at, low_confidence=low_confidence,
-    )
+    if memory is None:
+        memory = memory_build(
+            namespace=namespace, content=content, memory_type=memory_type, source=source, agent_id=agent_id,
+            memory_id=memory_id, conversation_id=conversation_id, expires_at=expires_at,
+            low_confidence=low_confidence,
+        )
     with transaction.atomic():
         memory_upsert_many([memory])
-        memory_embed_many([memory], embedder=embedder)
+        memory_embed_many([memory], embedder=embedder, vectors=None if vector is None else [vector])
         audit_record(
             actor=actor,
             action=AuditLog.Action.CREATE,

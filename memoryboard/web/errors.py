@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -23,6 +24,16 @@ logger = logging.getLogger("django.request")
 
 API_PREFIXES = ("/api/", "/v1/")
 
+# What a 503 tells the client to wait before trying again (the database was busy or unreachable).
+RETRY_AFTER_SECONDS = 2
+
+
+def database_unavailable(exc: BaseException | None) -> bool:
+    """The database failed or stayed locked (SQLite's "database is locked" after its busy timeout)."""
+    from django.db import InterfaceError, OperationalError
+
+    return isinstance(exc, (OperationalError, InterfaceError))
+
 
 def _texts() -> dict[int, tuple[str, str, str]]:
     return {
@@ -31,6 +42,7 @@ def _texts() -> dict[int, tuple[str, str, str]]:
         405: ("method_not_allowed", _("Not a page"), _("This address takes a form sent from a button on its page, not a visit. Go back and use the button.")),
         404: ("not_found", _("Page not found"), _("There is nothing at this address. The link may be broken or the item may have been removed.")),
         500: ("server_error", _("Something went wrong"), _("The server could not complete the request. Nothing was changed by the failed request; try again in a moment.")),
+        503: ("unavailable", _("Busy, try again"), _("The database is busy or unreachable. Nothing was changed by the failed request; try again in a few seconds.")),
     }
 
 
@@ -89,6 +101,12 @@ def page_not_found(request, exception=None):
 
 
 def server_error(request):
+    """The 500 page; a 503 with ``Retry-After`` when the failure was the database (busy or unreachable):
+    the request can simply be repeated."""
+    if database_unavailable(sys.exc_info()[1]):
+        response = error_response(request, 503)
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
     return error_response(request, 500)
 
 

@@ -44,11 +44,13 @@ class FakeOpenAI:
         embedding_dim: dimension of the vectors of ``/v1/embeddings`` unless the request asks for
             ``dimensions``.
         timeout_delay: seconds the ``"timeout"`` fault waits before answering.
+        chat_delay: seconds every chat completion takes (a model that thinks); embeddings answer at once.
     """
 
-    def __init__(self, *, embedding_dim: int = 64, timeout_delay: float = 3.0) -> None:
+    def __init__(self, *, embedding_dim: int = 64, timeout_delay: float = 3.0, chat_delay: float = 0.0) -> None:
         self.embedding_dim = embedding_dim
         self.timeout_delay = timeout_delay
+        self.chat_delay = chat_delay
         self.requests: list[dict[str, Any]] = []
         self._replies: deque[dict[str, Any]] = deque()
         self._faults: deque[str] = deque()
@@ -381,6 +383,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
 
         if path.endswith("/chat/completions"):
+            if self.fake.chat_delay:
+                time.sleep(self.fake.chat_delay)
             invalid = chat_messages_error(body.get("messages"))
             if invalid is not None:
                 param, message = invalid

@@ -56,3 +56,28 @@ def test_check_json_value_for_values_parsed_elsewhere():
         with pytest.raises(JSONGuardError) as info:
             check_json_value(bad, field="arguments")
         assert info.value.field == field
+
+
+# A body above the size where the depth is counted on the text (the orjson path): same answers.
+_PAD = "x" * 40_000
+
+
+@pytest.mark.parametrize("raw, field", [
+    ('{"pad": "%s", "messages": [{"content": %s1%s}]}' % (_PAD, "[" * 70, "]" * 70),
+     "messages[0].content" + "[0]" * (MAX_DEPTH - 3)),
+    ('{"pad": "%s", "params": {"keep_first": 1e400}}' % _PAD, "params.keep_first"),
+    ('{"pad": "%s", "params": {"keep_first": NaN}}' % _PAD, "params.keep_first"),
+    ('{"pad": "%s", "messages": [{"content": "a\\ud800"}]}' % _PAD, "messages[0].content"),
+])
+def test_large_bodies_are_refused_naming_the_field(raw, field):
+    with pytest.raises(JSONGuardError) as caught:
+        parse_json(raw.encode())
+    assert caught.value.field == field
+
+
+def test_large_bodies_keep_what_json_reads():
+    raw = '{"pad": "%s", "n": 123456789012345678901234567890, "s": "[{\\"]}", "deep": %s0%s}' % (
+        _PAD, "[" * 63, "]" * 63)
+    value = parse_json(raw.encode())
+    assert value["n"] == 123456789012345678901234567890 and value["s"] == '[{"]}'
+    assert value == json.loads(raw)

@@ -59,3 +59,37 @@ def test_candidates_read_in_bulk_are_the_per_item_numbers(alice, make_memory):
     assert [c.parts for c in found.top_candidates(3)] == per_item[:3]
     assert found.summary() == {o: found._outcomes.count(o) for o in dict.fromkeys(found._outcomes)}
     assert sum(found.summary().values()) == 12
+
+
+def test_a_scope_is_kept_in_16_bits_with_float32_cosines(alice, make_memory, settings):
+    import numpy as np
+
+    from memoryboard.ltm.embeddings import _embedder
+    from memoryboard.ltm.vector_cache import ITEM_OVERHEAD, VECTOR_DTYPE
+
+    contents = [f"User note {i} about Java, tea and the garden" for i in range(12)]
+    for content in contents:
+        make_memory(alice, content)
+    _search(alice)
+    (data,) = scope_cache._items.values()
+    dim = int(_embedder().dim)
+    assert data.matrix.dtype == VECTOR_DTYPE and data.nbytes == len(contents) * (dim * 2 + 4 + 8 + ITEM_OVERHEAD)
+    exact = np.asarray(_embedder().embed(sorted(contents)), dtype=np.float32)
+    query = exact[3]
+    got, want = np.sort(data.cosines(query)), np.sort(exact @ query)
+    assert np.allclose(got, want, atol=1e-4), (got, want)
+
+
+def test_a_scope_fits_the_budget_in_compact_vectors_where_float32_did_not(alice, make_memory, settings):
+    from memoryboard.ltm.embeddings import _embedder
+    from memoryboard.ltm.vector_cache import ITEM_OVERHEAD
+
+    items = 10
+    for i in range(items):
+        make_memory(alice, f"User note {i} about Java")
+    float32_bytes = items * (int(_embedder().dim) * 4 + 600)  # what a scope was counted before
+    settings.MEMORYBOARD_VECTOR_CACHE_MB = (float32_bytes - 1) / 1024 / 1024
+    assert items * (int(_embedder().dim) * 2 + 4 + 8 + ITEM_OVERHEAD) < float32_bytes - 1
+    first, _ = _search(alice)
+    assert len(scope_cache) == 1  # kept: the next search does not rebuild it
+    assert _search(alice)[0] == first
