@@ -315,7 +315,7 @@ def turn_commit(draft: TurnDraft, *, before=None, savepoint: bool = True) -> Tur
                 before()
             for plan in writes.saves:
                 if locked:
-                    memory_tool_save_apply(plan)
+                    memory_tool_save_apply(plan, use_judge=False)
                 else:
                     plan.result.clear()
                     plan.result.update({"saved": False, "error": BUSY})

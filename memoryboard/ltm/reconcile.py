@@ -131,9 +131,11 @@ def reconcile_candidates(
     return found[:CANDIDATES]
 
 
-def reconcile_decide(*, content: str, candidates: list[tuple[LongTermMemory, float]], now: datetime) -> Decision:
+def reconcile_decide(*, content: str, candidates: list[tuple[LongTermMemory, float]], now: datetime,
+                     use_judge: bool = True) -> Decision:
     """The decision for ``content`` against ``candidates``: the judge online, the rules offline or when
-    the judge fails."""
+    the judge fails. ``use_judge=False``: the rules, online too (a write phase that must not wait on a
+    model while it holds the database's write lock)."""
     from memoryboard.llm.errors import LLMError
     from memoryboard.llm.factory import get_chat_model, is_online
 
@@ -142,7 +144,9 @@ def reconcile_decide(*, content: str, candidates: list[tuple[LongTermMemory, flo
     if not candidates:
         return Decision(NEW, [], "no current item of this agent to compare with", "rules", stated, ids)
     judge = "rules"
-    if is_online():
+    if not use_judge and is_online():
+        judge = "rules (in an agent turn's write phase: no model call under the write lock)"
+    elif is_online():
         from memoryboard.llm.judge import judge_statement
 
         shown = candidates[:JUDGE_CANDIDATES]
@@ -231,10 +235,10 @@ def _flag_conflict(*, other_id: str, new: LongTermMemory, actor, decision: Decis
     return True
 
 
-def _decide(*, namespace: Namespace, memory: LongTermMemory, embedder, now: datetime):
+def _decide(*, namespace: Namespace, memory: LongTermMemory, embedder, now: datetime, use_judge: bool = True):
     observed = memory.valid_from if (memory.value_json or {}).get("validFrom") else now
     candidates = reconcile_candidates(namespace=namespace, content=memory.content, embedder=embedder, now=now)
-    decision = reconcile_decide(content=memory.content, candidates=candidates, now=observed)
+    decision = reconcile_decide(content=memory.content, candidates=candidates, now=observed, use_judge=use_judge)
     return decision, {m.pk: m for m, _cosine in candidates}, observed
 
 
@@ -287,6 +291,7 @@ def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed:
 
 def memory_reconcile_write(
     *, namespace: Namespace, memory: LongTermMemory, actor=None, embedder=None, now: datetime | None = None,
+    use_judge: bool = True,
 ) -> ReconcileResult:
     """Reconcile the unsaved item ``memory`` (from ``services.memory_build``) and write what was decided.
 
@@ -294,12 +299,13 @@ def memory_reconcile_write(
     ``memory.value_json`` may already carry ``validFrom`` (the message time) and ``expiresAt``; a time
     the statement names ("last month") takes the place of ``validFrom``.
     """
-    return memory_reconcile_many(namespace=namespace, memories=[memory], actor=actor, embedder=embedder, now=now)[0]
+    return memory_reconcile_many(namespace=namespace, memories=[memory], actor=actor, embedder=embedder, now=now,
+                                 use_judge=use_judge)[0]
 
 
 def memory_reconcile_many(
     *, namespace: Namespace, memories: list[LongTermMemory], actor=None, embedder=None, now: datetime | None = None,
-    audit_reason: str | None = None, event: str = "create",
+    audit_reason: str | None = None, event: str = "create", use_judge: bool = True,
 ) -> list[ReconcileResult]:
     """Reconcile several unsaved items of one namespace (the caller holds the lock and a transaction).
 
@@ -327,7 +333,8 @@ def memory_reconcile_many(
         if key in first_of:
             planned.append((memory, None, {}, now, first_of[key], []))
             continue
-        decision, by_id, observed = _decide(namespace=namespace, memory=memory, embedder=embedder, now=now)
+        decision, by_id, observed = _decide(namespace=namespace, memory=memory, embedder=embedder, now=now,
+                                            use_judge=use_judge)
         # Against the batch's earlier statements too (the rules: they are not searchable yet).
         within = rules_decide(memory.content, [(m.pk, m.content, 0.0) for m in stored_before]) if stored_before \
             else None

@@ -398,27 +398,40 @@ def _patched_scope_data(base: QuerySet[LongTermMemory], ids: list[str], versions
     is_added[extra_target] = True
     kept_target = np.flatnonzero(~is_added)  # the kept items keep their relative (sorted) order
     dim = old.matrix.shape[1] if old.matrix.size else int(embedder.dim)
-    matrix = np.empty((len(new_ids), dim), dtype=np.float32)
+    # The cached rows stay as they are (compact integers and their scales); only the added ones are compacted.
+    matrix = np.empty((len(new_ids), dim), dtype=old.matrix.dtype)
+    scales = None if old.scales is None else np.empty(len(new_ids), dtype=np.float32)
     weights = np.empty(len(new_ids), dtype=np.float32)
     days = None if old.days is None else np.empty(len(new_ids), dtype=np.float64)
     if len(keep):
         matrix[kept_target] = old.matrix[keep]
+        if scales is not None:
+            scales[kept_target] = old.scales[keep]
         weights[kept_target] = old.type_weights[keep]
         if days is not None:
             days[kept_target] = old.days[keep]
-    texts = []
+    texts, new_rows = [], []
     for target, pk in zip(extra_target, added):
         value, blob, created = found[pk]
-        matrix[target] = np.frombuffer(blob, dtype=np.float32)
+        new_rows.append(np.frombuffer(blob, dtype=np.float32))
         weights[target] = ranking.type_weights([str(value.get("type", ""))])[0]
         if days is not None:
             days[target] = item_day(value, created)
         texts.append(str(value.get("content", "")))
+    if new_rows:
+        if scales is not None:
+            ints, new_scales = compact_vectors(np.vstack(new_rows))
+            matrix[extra_target], scales[extra_target] = ints, new_scales
+        else:
+            matrix[extra_target] = np.vstack(new_rows)
     matrix.flags.writeable = False
+    if scales is not None:
+        scales.flags.writeable = False
     keywords = PatchedKeywords(old.keywords, keep, kept_target, ranking.KeywordIndex(texts), extra_target,
                                len(new_ids)) if (added or removed) else old.keywords
-    data = ScopeData(ids=new_ids, position=position, matrix=matrix, type_weights=weights, keywords=keywords,
+    data = ScopeData(ids=new_ids, matrix=matrix, scales=scales, type_weights=weights, keywords=keywords,
                      days=days)
+    data.__dict__["position"] = position  # the cached_property, known already
     _remember_scope(patch_key, embedder.name, ids, versions, data, patched=patched + len(added) + len(removed),
                     pairs=pairs)
     return data

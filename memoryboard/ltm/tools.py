@@ -201,10 +201,12 @@ def memory_tool_save_plan(
     return result, PlannedSave(namespace=namespace, agent_id=agent_id, memory=memory, vector=vector, result=result)
 
 
-def memory_tool_save_apply(plan: PlannedSave, *, embedder=None) -> dict[str, Any]:
+def memory_tool_save_apply(plan: PlannedSave, *, embedder=None, use_judge: bool = True) -> dict[str, Any]:
     """Store a planned save through the reconcile step (``ltm.reconcile``: a repeat is not saved again, an
     update supersedes the old item), re-checking the user's saving switch; then the item limit. Run it in a
     transaction, under the namespace's lock. Returns (and writes into ``plan.result``) what was stored.
+    ``use_judge=False`` in an agent turn's write phase: the offline rules decide (no model call while the
+    write lock is held).
     """
     from memoryboard.ltm.reconcile import SAME, memory_reconcile_write
 
@@ -214,7 +216,7 @@ def memory_tool_save_apply(plan: PlannedSave, *, embedder=None) -> dict[str, Any
     else:
         if LongTermMemory.objects.filter(pk=memory.pk).exists():
             memory.pk = memory.key_name = uuid.uuid4().hex  # archived meanwhile with the same content
-        outcome = memory_reconcile_write(namespace=namespace, memory=memory, embedder=embedder)
+        outcome = memory_reconcile_write(namespace=namespace, memory=memory, embedder=embedder, use_judge=use_judge)
         saved = outcome.memory
         if outcome.decision.verdict == SAME:
             result = {"saved": False, "duplicate_of": saved.pk}
