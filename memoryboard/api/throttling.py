@@ -13,6 +13,8 @@ counter covers them all.
 
 from __future__ import annotations
 
+import hashlib
+
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -52,8 +54,10 @@ def client_address(request) -> str:
 
 
 def login_failure_key(request, username: str | None) -> str:
-    """Cache key of the failure counter of one client address and user name."""
-    return f"memoryboard:login-failures:{client_address(request)}:{(username or '').strip().lower()[:150]}"
+    """Cache key of the failure counter of one client address and user name. The name is hashed: the
+    shared cache is a database table, and no person's name is kept in it (an erase does not reach it)."""
+    name = hashlib.sha256((username or "").strip().lower()[:150].encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"memoryboard:login-failures:{client_address(request)}:{name}"
 
 
 def login_is_throttled(request, username: str | None) -> bool:
