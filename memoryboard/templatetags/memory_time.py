@@ -68,11 +68,15 @@ def memory_health(context, user_id=None, staff=False):
     scope = own_memories(user_id=uid)
     conflicts = _cached(context, ("conflicts", uid), lambda: conflict_pairs(scope))
     duplicates = _cached(context, ("duplicates", uid), lambda: duplicate_suggestions(scope))
+    from memoryboard.web.my_memories import agent_labels
+
+    labels = agent_labels()  # agents by their name in the page's language, never by id
     for h in health(scope, conflicts=conflicts, duplicates=duplicates):
         current = _admin_items(uid, agent=h.agent, state="active") if staff else reverse("my-memories")
         superseded = _admin_items(uid, agent=h.agent, state="superseded") if staff else reverse("my-memories") + "#archived"
         rows.append({
             "agent": h.agent,
+            "agent_label": labels.get(h.agent, h.agent),
             "cells": [
                 ("current", h.current, current),
                 ("superseded", h.superseded, superseded),
