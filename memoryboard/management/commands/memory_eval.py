@@ -30,6 +30,17 @@ SHIPPED = [Path(__file__).resolve().parents[3] / "tests" / "ltm" / "data" / name
 UPDATES_FILE = Path(__file__).resolve().parents[3] / "tests" / "ltm" / "data" / "updates_eval.json"
 
 
+def _read_json(file: str):
+    """A set file's JSON, or a CommandError naming the file and the problem."""
+    try:
+        with open(file, encoding="utf-8") as handle:
+            return json.load(handle)
+    except OSError as exc:
+        raise CommandError(f"cannot read {file}: {exc.strerror or exc}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CommandError(f"{file} is not JSON: {exc}") from exc
+
+
 class Command(BaseCommand):
     help = ("Evaluate the memory search on the shipped sets (bilingual, conversations) or on FILE.json, or with "
             "--suite updates the reconcile step on memories that change over time; writes nothing.")
@@ -54,13 +65,7 @@ class Command(BaseCommand):
                                  split=None if split == "all" else split)
         sets = []
         for file in files or [str(path) for path in SHIPPED]:
-            try:
-                with open(file, encoding="utf-8") as handle:
-                    data = json.load(handle)
-            except OSError as exc:
-                raise CommandError(f"cannot read {file}: {exc.strerror or exc}") from exc
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise CommandError(f"{file} is not JSON: {exc}") from exc
+            data = _read_json(file)
             try:
                 if is_conversation_set(data):
                     validate_conversation_set(data)
@@ -101,13 +106,7 @@ class Command(BaseCommand):
     def _updates(self, file: str, *, format: str, embedder: str | None, split: str | None) -> None:
         from memoryboard.ltm.evaluation_updates import UpdatesEvalError, updates_evaluate, validate_updates_set
 
-        try:
-            with open(file, encoding="utf-8") as handle:
-                data = json.load(handle)
-        except OSError as exc:
-            raise CommandError(f"cannot read {file}: {exc.strerror or exc}") from exc
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise CommandError(f"{file} is not JSON: {exc}") from exc
+        data = _read_json(file)
         try:
             validate_updates_set(data)
         except UpdatesEvalError as exc:
