@@ -6,14 +6,11 @@ import pytest
 
 from memoryboard.strategies.replay import Price, replay
 from tests.api.helpers import error_of
+from tests.strategies.helpers import replay_conversation
 
 pytestmark = pytest.mark.django_db
 
-CONVERSATION = [{"role": "system", "content": "S" * 10}]
-for _n in range(1, 7):
-    CONVERSATION.append({"role": "user", "content": f"U{_n}".ljust(10, ".")})
-    if _n < 6:
-        CONVERSATION.append({"role": "assistant", "content": f"A{_n}".ljust(20, ".")})
+CONVERSATION = replay_conversation()  # six calls; user texts 8 tokens, replies 12
 
 STRATEGIES = [{"name": "trim", "params": {"keep_first": 1, "keep_last": 2}},
               {"name": "sliding_window", "params": {"max_tokens": 30}}]

@@ -38,3 +38,15 @@ class FailingSummarizer:
     def summarize(self, text: str, *, instruction: str) -> str:
         self.calls += 1
         raise self.exc
+
+
+def replay_conversation(turns: int = 6, *, final_reply: bool = False) -> list[dict]:
+    """A system prompt and ``turns`` exchanges whose token counts are whole numbers, for the replay's
+    hand-computed cases: every user text is 10 characters (8 tokens: 10 / 2.5 + 4), every reply 20 (12
+    tokens); the last question is unanswered unless ``final_reply``."""
+    messages = [{"role": "system", "content": "S" * 10}]
+    for n in range(1, turns + 1):
+        messages.append({"role": "user", "content": f"U{n}".ljust(10, ".")})
+        if n < turns or final_reply:
+            messages.append({"role": "assistant", "content": f"A{n}".ljust(20, ".")})
+    return messages

@@ -8,17 +8,9 @@ from memoryboard.strategies import StrategyConfigError
 from memoryboard.strategies.replay import Price, call_points, replay
 from memoryboard.strategies.formats import read_conversation
 
-# Every text is 10 characters (8 tokens: 10 / 2.5 + 4) or, for replies, 20 (12 tokens).
-SYSTEM = {"role": "system", "content": "S" * 10}
+from .helpers import replay_conversation
 
-
-def _conversation(turns: int = 6, *, final_reply: bool = False) -> list[dict]:
-    messages = [SYSTEM]
-    for n in range(1, turns + 1):
-        messages.append({"role": "user", "content": f"U{n}".ljust(10, ".")})
-        if n < turns or final_reply:
-            messages.append({"role": "assistant", "content": f"A{n}".ljust(20, ".")})
-    return messages
+_conversation = replay_conversation  # hand-computed figures below: user texts 8 tokens, replies 12
 
 
 def _rows(result, key):

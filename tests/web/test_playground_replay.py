@@ -10,14 +10,11 @@ import pytest
 
 from memoryboard.models import PlaygroundTrace
 from memoryboard.strategies.replay import replay
+from tests.strategies.helpers import replay_conversation
 
 pytestmark = pytest.mark.django_db
 
-MESSAGES = [{"role": "system", "content": "S" * 10}]
-for _n in range(1, 7):
-    MESSAGES.append({"role": "user", "content": f"U{_n}".ljust(10, ".")})
-    if _n < 6:
-        MESSAGES.append({"role": "assistant", "content": f"A{_n}".ljust(20, ".")})
+MESSAGES = replay_conversation()  # six calls; user texts 8 tokens, replies 12
 
 
 @pytest.fixture
