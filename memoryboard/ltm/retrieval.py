@@ -701,8 +701,7 @@ def _with_successors(results: list[ScoredMemory], *, queryset: QuerySet[LongTerm
         .exclude(Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True)))
         .values_list("pk", flat=True)
     )
-    rules = _pause_rules_q(user_id)
-    if rules is not None and eligible:
+    if rules is not None and eligible:  # the caller's pause rules (memory_rank read them once)
         eligible -= set(LongTermMemory.objects.filter(rules, pk__in=list(eligible)).values_list("pk", flat=True))
     added = {pk: score for pk, score in stand_ins.items() if pk in eligible
              and (pk not in best or best[pk].score < score)}
