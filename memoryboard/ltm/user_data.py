@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from django.apps import apps
 from django.db import transaction
-from django.db.models import Count, Max, Min, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -121,14 +121,11 @@ def audit_trail(*, user_id: str, limit: int = RECENT_AUDIT) -> list[AuditLog]:
     return entries
 
 
-def conversations(*, user_id: str, limit: int = RECENT_CONVERSATIONS) -> list[dict]:
-    """The user's conversations, latest first: id, agent, message count, first and last time."""
-    return list(
-        ChatMessage.objects.filter(user_id=user_id)
-        .values("conversation_id", "agent_id")
-        .annotate(messages=Count("id"), started=Min("created_at"), last=Max("created_at"))
-        .order_by("-last")[:limit]
-    )
+def conversations(*, user_id: str, limit: int = RECENT_CONVERSATIONS) -> list:
+    """The user's conversations, latest first (``conversations.conversation_list``: one message count)."""
+    from memoryboard.conversations import conversation_list
+
+    return conversation_list(queryset=ChatMessage.objects.filter(user_id=user_id), limit=limit)
 
 
 
