@@ -395,8 +395,9 @@ class LongTermMemoryAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmi
         if count > MAX_BULK_ITEMS:
             self.message_user(
                 request,
-                gettext("%(count)s items is more than %(max)s; narrow the filter.")
-                % {"count": f"{MAX_BULK_ITEMS}+", "max": MAX_BULK_ITEMS},
+                ngettext("More than %(max)s item is selected; one action changes at most %(max)s: narrow the filter.",
+                         "More than %(max)s items are selected; one action changes at most %(max)s: narrow the "
+                         "filter.", MAX_BULK_ITEMS) % {"max": MAX_BULK_ITEMS},
                 messages.ERROR,
             )
             return None

@@ -29,7 +29,7 @@ from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext as _, ngettext
 from django.views.decorators.http import require_GET, require_POST, require_http_methods
 
 from memoryboard import conversations, users
@@ -710,8 +710,10 @@ def memory_apply_view(request, name: str):
         return redirect(target)
     except conversations.ConversationNotFound:
         raise Http404(_("No such conversation.")) from None
-    flash.success(request, _("%(name)s applied: %(deleted)s messages deleted, %(inserted)s inserted.")
-                  % {"name": plan.strategy, "deleted": len(plan.delete_ids), "inserted": len(plan.inserts)})
+    deleted = len(plan.delete_ids)
+    flash.success(request, ngettext("%(name)s applied: %(deleted)s message deleted, %(inserted)s inserted.",
+                                    "%(name)s applied: %(deleted)s messages deleted, %(inserted)s inserted.", deleted)
+                  % {"name": plan.strategy, "deleted": deleted, "inserted": len(plan.inserts)})
     if not conversations.message_queryset_for(request.user).filter(conversation_id=conversation_id).exists():
         target = reverse("playground")
     return redirect(target)
