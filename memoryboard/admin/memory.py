@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import connection
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
+from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
@@ -204,6 +205,7 @@ class LongTermMemoryAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmi
     actions = ["archive_selected", "restore_selected", "pause_selected", "resume_selected", "merge_selected",
                "reembed_selected", "approve_selected", "reject_selected"]
     change_form_template = "admin/memoryboard/longtermmemory/change_form.html"
+    object_history_template = "admin/memoryboard/object_history.html"
     change_list_template = "admin/memoryboard/longtermmemory/change_list.html"
     readonly_fields = [
         "id", "namespace_text", "agent", "user", "source", "key_name", "created_at", "updated_at",
@@ -493,6 +495,15 @@ class LongTermMemoryAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmi
         except LLMError as exc:
             self.message_user(request, _model_failed(exc), messages.ERROR)
             return HttpResponseRedirect(request.get_full_path())
+
+    def history_view(self, request, object_id, extra_context=None):
+        """Django's history page, with the item's audit entries in words first (most changes are not the
+        admin's: agents, the support desk, the owner)."""
+        from memoryboard.admin.audit import audit_changes
+
+        entries = AuditLog.objects.filter(object_type="memory", object_id=unquote(object_id))[:50]
+        extra_context = {**(extra_context or {}), "audit_entries": [(e, audit_changes(e)) for e in entries]}
+        return super().history_view(request, object_id, extra_context)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         extra_context = dict(extra_context or {})
