@@ -13,7 +13,7 @@ from django.utils.translation import gettext, gettext_lazy as _, ngettext
 
 from django.db.models import Q
 
-from memoryboard.admin.filters import ChatUserFilter, ConversationFilter
+from memoryboard.admin.filters import ChatAgentFilter, ChatUserFilter, ConversationFilter
 from memoryboard.admin.logentry import IdOnlyLogMixin
 from memoryboard.admin.memory import PeopleChangeList, person_link
 from memoryboard.admin.paginator import CappedCountAdminMixin
@@ -67,7 +67,7 @@ def content_words(message: ChatMessage) -> str:
 class ChatMessageAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmin):
     list_display = ["message_id", "conversation", "role", "preview", "agent_id", "user", "created_at"]
     list_display_links = ["message_id"]
-    list_filter = [ChatUserFilter, ConversationFilter, "role", "agent_id"]
+    list_filter = [ChatUserFilter, ConversationFilter, "role", ChatAgentFilter]
     search_fields = ["=conversation_id"]
     search_help_text = _("With a user chosen, searches the content of their messages; otherwise an exact "
                          "conversation id.")
@@ -85,6 +85,8 @@ class ChatMessageAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmin):
         opens a message from its text."""
         if is_developer(request.user):
             return self.list_display
+        if request.GET.get(ConversationFilter.parameter_name):  # one conversation: no column repeating it
+            return ["role", "preview", "agent", "user", "created_at"]
         return ["conversation_words", "role", "preview", "agent", "user", "created_at"]
 
     def get_fields(self, request, obj=None):

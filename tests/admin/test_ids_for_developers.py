@@ -20,11 +20,12 @@ def test_a_purged_items_entry_says_what_it_was(login, superuser, support_user, d
     entry = AuditLog.objects.get(object_id=item.pk, action=AuditLog.Action.PAUSE)
     memory_purge_many(memories=[item], actor=superuser)
     url = reverse("admin:memoryboard_auditlog_change", args=[entry.pk])
-    page = login(support_user).get(url).content.decode()
-    assert "a deleted memory" in page and item.pk not in page
+    page = login(support_user).get(url).content.decode()  # the pause entry recorded no text: the purge did
+    assert "User wants paper statements (no longer stored)" in page and item.pk not in page
     listing = login(support_user).get(reverse("admin:memoryboard_auditlog_changelist")).content.decode()
     assert item.pk not in listing  # nor a link to the page of an item that is gone
-    assert "User wants paper statements" in listing  # the purge entry's own snapshot names it
+    assert listing.count("User wants paper statements (no longer stored)") == 3  # created, paused, purged
+    assert listing.count(f'<a href="/support/users/{alice.pk}/">alice</a>') >= 2  # whose it was
     assert item.pk in login(developer).get(url).content.decode()
 
 
