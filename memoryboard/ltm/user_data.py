@@ -129,6 +129,15 @@ def conversations(*, user_id: str, limit: int = RECENT_CONVERSATIONS) -> list:
 
 
 
+def conversation_openings(conversation_ids: list[str]) -> dict[str, str]:
+    """Each conversation's first user message (what it was about, to tell apart several with one agent)."""
+    from django.db.models import Min
+
+    firsts = (ChatMessage.objects.filter(conversation_id__in=conversation_ids, role=ChatMessage.Role.USER)
+              .values("conversation_id").annotate(first=Min("id")).values_list("first", flat=True))
+    return dict(ChatMessage.objects.filter(pk__in=list(firsts)).values_list("conversation_id", "content"))
+
+
 # --- Everything stored about a user, table by table: what the export lists is what the erase removes ------
 
 # The object type of a bulk delete's audit entry ("undo" restores the batch; see web.my_memories).
