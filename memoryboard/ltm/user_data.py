@@ -417,7 +417,8 @@ SECTION_LABELS = {
     "memory_state_changes": _("state history of those items"),
     "memory_accesses": _("records of agents reading those items"),
     "conversations": _("conversations"),
-    "chat_messages": _("messages of those conversations (yours and the agents' replies)"),
+    "chat_messages": _("messages of those conversations, every kind (yours, the agents' replies, tool results, "
+                       "instructions to the agent)"),
     "summary_cache": _("cached summaries of those conversations"),
     "retrieval_receipts": _("retrieval receipts (your questions and the items found for them)"),
     "tasks": _("queued and finished memory extraction jobs"),
