@@ -15,7 +15,7 @@ from django.db.models import Q
 
 from memoryboard.admin.filters import ChatAgentFilter, ChatUserFilter, ConversationFilter
 from memoryboard.admin.logentry import IdOnlyLogMixin
-from memoryboard.admin.memory import PeopleChangeList, person_link
+from memoryboard.admin.memory import GoneObjectMixin, PeopleChangeList, person_link
 from memoryboard.admin.paginator import CappedCountAdminMixin
 from memoryboard.models import ChatMessage
 from memoryboard.roles import is_developer
@@ -64,7 +64,7 @@ def content_words(message: ChatMessage) -> str:
 
 
 @admin.register(ChatMessage)
-class ChatMessageAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmin):
+class ChatMessageAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmin):
     list_display = ["message_id", "conversation", "role", "preview", "agent_id", "user", "created_at"]
     list_display_links = ["message_id"]
     list_filter = [ChatUserFilter, ConversationFilter, "role", ChatAgentFilter]

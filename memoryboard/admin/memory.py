@@ -137,6 +137,18 @@ class MemoryAddForm(_MemoryForm):
 URL_SAFE = "!$&'()*+,;=/~:@"  # what reverse() leaves unquoted
 
 
+class GoneObjectMixin:
+    """An address of an object that no longer exists (an old link, a purged item) says so in words to
+    support and goes back to the list; developers keep Django's message with the id."""
+
+    def _get_obj_does_not_exist_redirect(self, request, opts, object_id):
+        if is_developer(request.user):
+            return super()._get_obj_does_not_exist_redirect(request, opts, object_id)
+        self.message_user(request, gettext("This %(name)s no longer exists: it was deleted, purged or erased.")
+                          % {"name": opts.verbose_name}, messages.WARNING)
+        return HttpResponseRedirect(reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"))
+
+
 def person_link(p) -> str:
     """A user as support knows them: the name linked to their user page, and the platform id."""
     if p is None:
@@ -187,7 +199,7 @@ def _review(decision: str, *, memories, actor) -> list[str]:
 
 
 @admin.register(LongTermMemory)
-class LongTermMemoryAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmin):
+class LongTermMemoryAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmin):
     # Seven columns fit 1366 px next to the filters with the content readable (source and score are on
     # the item page and in the filters).
     list_display = ["preview", "user", "agent", "type", "state", "usage", "updated_at"]

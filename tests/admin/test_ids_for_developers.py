@@ -58,3 +58,18 @@ def test_an_items_history_page_lists_its_audit_entries(login, support_user, alic
     assert 'id="mb-audit-history"' in html
     assert "User likes tea" in html and "User likes green tea" in html
     assert "probably wasn’t added via this admin site" not in html
+
+
+def test_a_gone_items_address_says_so_without_its_id(login, superuser, support_user, developer, alice,
+                                                     make_memory):
+    from memoryboard.admin.services import memory_purge_many
+
+    item = make_memory(alice, "User wants paper statements")
+    memory_purge_many(memories=[item], actor=superuser)
+    url = reverse("admin:memoryboard_longtermmemory_change", args=[item.pk])
+    response = login(support_user).get(url, follow=True)
+    said = [str(m) for m in response.context["messages"]]
+    assert said == ["This long-term memory no longer exists: it was deleted, purged or erased."]
+    assert response.redirect_chain[-1][0] == reverse("admin:memoryboard_longtermmemory_changelist")
+    said = [str(m) for m in login(developer).get(url, follow=True).context["messages"]]
+    assert item.pk in said[0]
