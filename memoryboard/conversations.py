@@ -114,6 +114,13 @@ def conversation_messages(conversation_id: str, *, queryset: QuerySet[ChatMessag
     return rows
 
 
+# How many messages a conversation has, on every page (the conversation list, the user page, the admin,
+# the end user's conversation page, the playground): its stored rows, of every role. The instructions to
+# the agent (a SYSTEM row), the user's and the agent's turns and each tool result are one message each. A
+# system prompt that is not one of them (the prompt an agent builds for its next call, an Anthropic trace's
+# top-level ``system``) is named beside the count ("system prompt + 32 messages"), never counted in it.
+
+
 @dataclass(frozen=True)
 class ConversationSummary:
     conversation_id: str
@@ -121,17 +128,31 @@ class ConversationSummary:
     user_id: str
     messages: int
     first_id: int
+    started_at: Any
     last_at: Any
 
 
 def conversation_list(*, queryset: QuerySet[ChatMessage] | None = None, limit: int = 200) -> list[ConversationSummary]:
+    """The conversations of ``queryset``'s rows, latest first, each with its message count (see above).
+
+    One entry per conversation id, whatever agent or user its rows name (the owner is its first row's).
+    """
     qs = ChatMessage.objects.all() if queryset is None else queryset
-    rows = (
-        qs.values("conversation_id", "agent_id", "user_id")
-        .annotate(messages=Count("id"), first_id=Min("id"), last_at=Max("created_at"))
-        .order_by("-last_at")[:limit]
+    rows = list(
+        qs.values("conversation_id")
+        .annotate(messages=Count("id"), first_id=Min("id"), started_at=Min("created_at"), last_at=Max("created_at"))
+        .order_by("-last_at", "conversation_id")[:limit]
     )
-    return [ConversationSummary(**row) for row in rows]
+    owners = {pk: (agent, user) for pk, agent, user in ChatMessage.objects.filter(
+        pk__in=[row["first_id"] for row in rows]).values_list("pk", "agent_id", "user_id")}
+    return [ConversationSummary(**row, **dict(zip(("agent_id", "user_id"), owners.get(row["first_id"], ("", "")))))
+            for row in rows]
+
+
+def message_count(conversation_id: str, *, queryset: QuerySet[ChatMessage] | None = None) -> int:
+    """The conversation's message count, as :func:`conversation_list` counts it."""
+    qs = ChatMessage.objects.all() if queryset is None else queryset
+    return qs.filter(conversation_id=conversation_id).count()
 
 
 # --- context strategies --------------------------------------------------------------------------

@@ -17,6 +17,23 @@ from memoryboard.admin.receipts import RetrievalReceiptAdmin
 # language switch). No model sidebar: its 280 px are the memory list's, which must fit 1366 px.
 admin.site.site_header = admin.site.site_title = "memoryboard"
 admin.site.enable_nav_sidebar = False
+admin.site.index_template = "admin/memoryboard/index.html"
+
+
+def _with_show_ids(site):
+    """Every admin page knows whether its reader is a developer (``show_ids``): ids are theirs to read."""
+    each_context = site.each_context
+
+    @functools.wraps(each_context)
+    def each_context_with_show_ids(request):
+        from memoryboard.roles import is_developer
+
+        return {**each_context(request), "show_ids": is_developer(request.user)}
+
+    site.each_context = each_context_with_show_ids
+
+
+_with_show_ids(admin.site)
 
 
 

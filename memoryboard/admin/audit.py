@@ -6,6 +6,7 @@ import json
 
 from django.contrib import admin
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext, gettext_lazy as _, ngettext
 
@@ -14,6 +15,7 @@ from memoryboard.admin.paginator import CappedChangeList, CappedCountAdminMixin
 from memoryboard.ltm.namespaces import parse_namespace
 from memoryboard.models import AuditLog, LongTermMemory, MemoryState
 from memoryboard.models.audit import OBJECT_TYPES
+from memoryboard.roles import is_developer
 from memoryboard.users import people
 
 
@@ -56,6 +58,46 @@ def _snapshot_text(entry: AuditLog) -> str:
         if isinstance(value, dict):
             return _short(str(value.get("content") or ""))
     return ""
+
+
+def _recorded_snapshots(item_ids) -> dict[str, dict]:
+    """For items that no longer exist, the latest snapshot of them an audit entry kept (a purge records the
+    whole item): what it said, whose it was. One query."""
+    found: dict[str, dict] = {}
+    rows = (AuditLog.objects.filter(object_type="memory", object_id__in=list(item_ids))
+            .order_by("-created_at", "-id").values_list("object_id", "before", "after"))
+    for object_id, before, after in rows:
+        if object_id in found:
+            continue
+        for snapshot in (after, before):
+            if isinstance(snapshot, dict) and isinstance(snapshot.get("value_json"), dict):
+                found[object_id] = snapshot
+                break
+    return found
+
+
+def _snapshot_owner(entry: AuditLog) -> str | None:
+    """The owner of an item that is gone, from the namespace a snapshot recorded (a purge's)."""
+    for snapshot in (entry.before, entry.after, getattr(entry, "recorded", None)):
+        ns = parse_namespace(snapshot.get("namespace")) if isinstance(snapshot, dict) and snapshot.get(
+            "namespace") else None
+        if ns:
+            return ns.user_id
+    return None
+
+
+def _gone_words(entry: AuditLog) -> str:
+    """A memory item that no longer exists (purged, or erased with its owner's data), in words: its text
+    or type as an entry recorded it, if one did; never its id (developers read that on the entry's page)."""
+    from memoryboard.labels import type_label
+
+    for snapshot in (entry.before, entry.after, getattr(entry, "recorded", None)):
+        value = snapshot.get("value_json") if isinstance(snapshot, dict) else None
+        if isinstance(value, dict) and value.get("content"):
+            return gettext("%(text)s (no longer stored)") % {"text": _short(str(value["content"]))}
+        if isinstance(value, dict) and value.get("type"):
+            return gettext("a deleted memory (%(type)s)") % {"type": type_label(value["type"])}
+    return gettext("a deleted memory")
 
 
 def _state_words(snapshot: dict) -> str:
@@ -116,7 +158,8 @@ class ObjectTypeFilter(admin.SimpleListFilter):
 class SubjectChangeList(CappedChangeList):
     """Each entry of the page gets ``subject``: the person whose item (or who) it is about.
 
-    Two queries for the page: the namespaces of its items, then the user directory.
+    Three queries for the page: the namespaces of its items, the recorded snapshots of those that are
+    gone, then the user directory.
     """
 
     def get_results(self, request):
@@ -131,13 +174,17 @@ class SubjectChangeList(CappedChangeList):
                 owners[pk] = ns.user_id
             if isinstance(value, dict):
                 texts[pk] = _short(str(value.get("content") or ""))
+        recorded = _recorded_snapshots(item_ids - set(texts))  # items that are gone
         for e in entries:
-            e.subject_id = owners.get(e.object_id) if e.object_type == "memory" else (
+            e.recorded = recorded.get(e.object_id) if e.object_type == "memory" else None
+            e.subject_id = (owners.get(e.object_id) or _snapshot_owner(e)) if e.object_type == "memory" else (
                 e.object_id if e.object_type == "user" else None)
         found = people({e.subject_id for e in entries if e.subject_id})
+        show_ids = is_developer(request.user)
         for e in entries:
             e.person = found.get(e.subject_id) if e.subject_id else None
             e.item_text = texts.get(e.object_id, "") if e.object_type == "memory" else ""
+            e.show_ids = show_ids
         self.result_list = entries
 
 
@@ -155,10 +202,19 @@ class AuditLogAdmin(ReadOnlyAdminMixin, CappedCountAdminMixin, admin.ModelAdmin)
     readonly_fields = ["created_at", "actor_text", "action", "object_type_text", "object_id", "object_link",
                        "reason_text", "changes", "before_json", "after_json"]
 
+    def get_object(self, request, object_id, from_field=None):
+        obj = super().get_object(request, object_id, from_field)
+        if obj is not None:
+            obj.show_ids = is_developer(request.user)
+            if obj.object_type == "user":
+                obj.person = people([obj.object_id]).get(obj.object_id)
+            if obj.object_type == "memory" and not LongTermMemory.objects.filter(pk=obj.object_id).exists():
+                obj.item_text = ""  # gone: named from what an entry recorded
+                obj.recorded = _recorded_snapshots([obj.object_id]).get(obj.object_id)
+        return obj
+
     def get_fields(self, request, obj=None):
         """Support reads the change in words; developers also get the stored before/after JSON and ids."""
-        from memoryboard.roles import is_developer
-
         if is_developer(request.user):
             return ["created_at", "actor_text", "action", "object_type_text", "object_id", "reason_text", "changes",
                     "before_json", "after_json"]
@@ -201,14 +257,25 @@ class AuditLogAdmin(ReadOnlyAdminMixin, CappedCountAdminMixin, admin.ModelAdmin)
         if obj.action == AuditLog.Action.BULK and isinstance(obj.after, dict) and "count" in obj.after:
             count = int(obj.after["count"])
             return ngettext("%(count)d item", "%(count)d items", count) % {"count": count}
+        show_ids = getattr(obj, "show_ids", False)
         if obj.object_type == "user":
-            return format_html('<a href="{}">{}</a>', reverse("person", args=[obj.object_id]), obj.object_id)
-        # No existence check (one query per row): a purged item's page says it no longer exists.
+            person = getattr(obj, "person", None)
+            name = obj.object_id if show_ids or person is None else person.label
+            return format_html('<a href="{}">{}</a>', reverse("person", args=[obj.object_id]), name)
+        if obj.object_type == "conversation" and not show_ids:
+            url = reverse("admin:memoryboard_chatmessage_changelist") + "?" + urlencode(
+                {"conversation_id": obj.object_id})
+            return format_html('<a href="{}">{}</a>', url, gettext("the conversation"))
+        # The list and the entry's page looked the items up (``item_text`` "" : the item is gone).
+        gone = getattr(obj, "item_text", None) == ""
+        if obj.object_type == "memory" and gone and not show_ids:
+            return _gone_words(obj)
         text = _snapshot_text(obj)
-        if obj.object_type == "memory" and obj.action not in (AuditLog.Action.BULK, AuditLog.Action.PURGE):
+        if obj.object_type == "memory" and not gone and obj.action not in (AuditLog.Action.BULK,
+                                                                            AuditLog.Action.PURGE):
             url = reverse("admin:memoryboard_longtermmemory_change", args=[obj.object_id])
             return format_html('<a href="{}">{}</a>', url, text or obj.object_id)
-        return text or obj.object_id
+        return text or (obj.object_id if show_ids else "—")
 
     @admin.display(description=_("before"))
     def before_json(self, obj):

@@ -63,17 +63,40 @@ class AgentFilter(admin.SimpleListFilter):
     parameter_name = "agent"
 
     def lookups(self, request, model_admin):
+        from memoryboard.web.my_memories import agent_labels
+
         choices = known_agent_namespaces()
         current = self.value()
         if current and current not in dict(choices):
             choices.append((current, current))
-        return choices
+        labels = agent_labels()  # by agent id and by namespace: the agents' display names
+        return [(value, labels.get(value, label)) for value, label in choices]
 
     def queryset(self, request, queryset):
         agent = self.value()
         if not agent:
             return queryset
         return filter_memories(queryset, agent=agent)  # selectors.agent_q: indexed prefix, exact re-check
+
+
+class ChatAgentFilter(admin.SimpleListFilter):
+    """Chat messages of one agent (the agents of agents.yaml, by their display names)."""
+
+    title = _("agent")
+    parameter_name = "agent_id"
+
+    def lookups(self, request, model_admin):
+        from memoryboard.web.my_memories import agent_labels
+        from memoryboard.ltm.config import get_agents_config
+
+        labels = agent_labels()
+        agents = sorted(get_agents_config().agents)
+        if self.value() and self.value() not in agents:
+            agents.append(self.value())
+        return [(agent, labels.get(agent, agent)) for agent in agents]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(agent_id=self.value()) if self.value() else queryset
 
 
 class UserFilter(InputFilter):

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import connection
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
+from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
@@ -136,6 +137,18 @@ class MemoryAddForm(_MemoryForm):
 URL_SAFE = "!$&'()*+,;=/~:@"  # what reverse() leaves unquoted
 
 
+class GoneObjectMixin:
+    """An address of an object that no longer exists (an old link, a purged item) says so in words to
+    support and goes back to the list; developers keep Django's message with the id."""
+
+    def _get_obj_does_not_exist_redirect(self, request, opts, object_id):
+        if is_developer(request.user):
+            return super()._get_obj_does_not_exist_redirect(request, opts, object_id)
+        self.message_user(request, gettext("This %(name)s no longer exists: it was deleted, purged or erased.")
+                          % {"name": opts.verbose_name}, messages.WARNING)
+        return HttpResponseRedirect(reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"))
+
+
 def person_link(p) -> str:
     """A user as support knows them: the name linked to their user page, and the platform id."""
     if p is None:
@@ -186,7 +199,7 @@ def _review(decision: str, *, memories, actor) -> list[str]:
 
 
 @admin.register(LongTermMemory)
-class LongTermMemoryAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmin):
+class LongTermMemoryAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmin):
     # Seven columns fit 1366 px next to the filters with the content readable (source and score are on
     # the item page and in the filters).
     list_display = ["preview", "user", "agent", "type", "state", "usage", "updated_at"]
@@ -204,6 +217,7 @@ class LongTermMemoryAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmi
     actions = ["archive_selected", "restore_selected", "pause_selected", "resume_selected", "merge_selected",
                "reembed_selected", "approve_selected", "reject_selected"]
     change_form_template = "admin/memoryboard/longtermmemory/change_form.html"
+    object_history_template = "admin/memoryboard/object_history.html"
     change_list_template = "admin/memoryboard/longtermmemory/change_list.html"
     readonly_fields = [
         "id", "namespace_text", "agent", "user", "source", "key_name", "created_at", "updated_at",
@@ -395,8 +409,9 @@ class LongTermMemoryAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmi
         if count > MAX_BULK_ITEMS:
             self.message_user(
                 request,
-                gettext("%(count)s items is more than %(max)s; narrow the filter.")
-                % {"count": f"{MAX_BULK_ITEMS}+", "max": MAX_BULK_ITEMS},
+                ngettext("More than %(max)s item is selected; one action changes at most %(max)s: narrow the filter.",
+                         "More than %(max)s items are selected; one action changes at most %(max)s: narrow the "
+                         "filter.", MAX_BULK_ITEMS) % {"max": MAX_BULK_ITEMS},
                 messages.ERROR,
             )
             return None
@@ -492,6 +507,15 @@ class LongTermMemoryAdmin(IdOnlyLogMixin, CappedCountAdminMixin, admin.ModelAdmi
         except LLMError as exc:
             self.message_user(request, _model_failed(exc), messages.ERROR)
             return HttpResponseRedirect(request.get_full_path())
+
+    def history_view(self, request, object_id, extra_context=None):
+        """Django's history page, with the item's audit entries in words first (most changes are not the
+        admin's: agents, the support desk, the owner)."""
+        from memoryboard.admin.audit import audit_changes
+
+        entries = AuditLog.objects.filter(object_type="memory", object_id=unquote(object_id))[:50]
+        extra_context = {**(extra_context or {}), "audit_entries": [(e, audit_changes(e)) for e in entries]}
+        return super().history_view(request, object_id, extra_context)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         extra_context = dict(extra_context or {})

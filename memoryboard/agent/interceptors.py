@@ -83,9 +83,9 @@ class ContextEditingInterceptor:
             context.notes.append(f"context: cached summary {result.summary_cache}")
         if result.fallback:
             context.notes.append(f"context: {result.strategy} fallback ({result.fallback})")
-        head = 0
-        while head < len(messages) and str(messages[head].get("role", "")).lower() == "system":
-            head += 1
+        # Counted as the pages count a conversation: the messages after the system prompt (the agent's own,
+        # first), a stored system row among them.
+        head = 1 if str(messages[0].get("role", "")).lower() == "system" else 0
         if len(result.messages) != len(messages) or result.summarized or result.cleared:
             context.notes.append(
                 f"context: {result.strategy} {len(messages) - head} -> {len(result.messages) - head} messages"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from django.apps import apps
 from django.db import transaction
-from django.db.models import Count, Max, Min, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -121,15 +121,21 @@ def audit_trail(*, user_id: str, limit: int = RECENT_AUDIT) -> list[AuditLog]:
     return entries
 
 
-def conversations(*, user_id: str, limit: int = RECENT_CONVERSATIONS) -> list[dict]:
-    """The user's conversations, latest first: id, agent, message count, first and last time."""
-    return list(
-        ChatMessage.objects.filter(user_id=user_id)
-        .values("conversation_id", "agent_id")
-        .annotate(messages=Count("id"), started=Min("created_at"), last=Max("created_at"))
-        .order_by("-last")[:limit]
-    )
+def conversations(*, user_id: str, limit: int = RECENT_CONVERSATIONS) -> list:
+    """The user's conversations, latest first (``conversations.conversation_list``: one message count)."""
+    from memoryboard.conversations import conversation_list
 
+    return conversation_list(queryset=ChatMessage.objects.filter(user_id=user_id), limit=limit)
+
+
+
+def conversation_openings(conversation_ids: list[str]) -> dict[str, str]:
+    """Each conversation's first user message (what it was about, to tell apart several with one agent)."""
+    from django.db.models import Min
+
+    firsts = (ChatMessage.objects.filter(conversation_id__in=conversation_ids, role=ChatMessage.Role.USER)
+              .values("conversation_id").annotate(first=Min("id")).values_list("first", flat=True))
+    return dict(ChatMessage.objects.filter(pk__in=list(firsts)).values_list("conversation_id", "content"))
 
 
 # --- Everything stored about a user, table by table: what the export lists is what the erase removes ------
@@ -411,7 +417,8 @@ SECTION_LABELS = {
     "memory_state_changes": _("state history of those items"),
     "memory_accesses": _("records of agents reading those items"),
     "conversations": _("conversations"),
-    "chat_messages": _("messages of those conversations (yours and the agents' replies)"),
+    "chat_messages": _("messages of those conversations, every kind (yours, the agents' replies, tool results, "
+                       "instructions to the agent)"),
     "summary_cache": _("cached summaries of those conversations"),
     "retrieval_receipts": _("retrieval receipts (your questions and the items found for them)"),
     "tasks": _("queued and finished memory extraction jobs"),

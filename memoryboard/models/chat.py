@@ -37,7 +37,12 @@ class ChatMessage(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.conversation_id}#{self.pk} {self.get_role_display()}"
+        # The admin's titles and breadcrumbs, which support reads: who said what, not the ids (developers
+        # read them in the message's fields).
+        text = " ".join((self.content or "").split())
+        if self.role == Role.TOOL and text[:1] in ("[", "{"):  # a tool's JSON answer: its page reads it
+            return str(self.get_role_display())
+        return f"{self.get_role_display()}: {text[:60] + '…' if len(text) > 60 else text}"
 
 
 class ConversationOwner(models.Model):

@@ -15,7 +15,8 @@ from memoryboard.ltm.user_data import user_data_counts
 CONFIRM_FIELD = "confirm"
 # Support erases on someone's behalf: the sections that say "your" to the person, said of them.
 SUPPORT_LABELS = {
-    "chat_messages": gettext_lazy("messages of those conversations (theirs and the agents' replies)"),
+    "chat_messages": gettext_lazy("messages of those conversations, every kind (theirs, the agents' replies, "
+                                 "tool results, instructions to the agent)"),
     "retrieval_receipts": gettext_lazy("retrieval receipts (their questions and the items found for them)"),
     "playground_traces": gettext_lazy("playground traces made from their conversations or items"),
 }

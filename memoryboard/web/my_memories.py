@@ -488,22 +488,26 @@ def memory_bulk(request):
     qs = _bulk_queryset(request, data).order_by("-updated_at", "id")
     count = qs.count()
     if count > MAX_BULK_ITEMS:
-        flash.error(request, _("%(count)s items is more than %(max)s; narrow the filter.")
-                    % {"count": count, "max": MAX_BULK_ITEMS})
+        flash.error(request, ngettext(
+            "%(count)s memory is selected; one action changes at most %(max)s at once: narrow the search.",
+            "%(count)s memories are selected; one action changes at most %(max)s at once: narrow the search.",
+            count) % {"count": count, "max": MAX_BULK_ITEMS})
         return redirect("my-memories")
     if not data["confirm"]:
         return _bulk_confirmation(request, data, qs)
     with transaction.atomic():
         memories = list(qs.select_for_update())
         batch = _bulk_apply(data["action"], memories, request.user, platform_user_id(request.user))
-    done = {
-        "delete": _("%(n)s memories deleted. You can undo this under \"Recently deleted\"."),
-        "pause": _("%(n)s memories paused."),
-        "resume": _("%(n)s memories resumed."),
-    }[data["action"]]
     if batch:  # the page says what was deleted and offers to undo it whole, in one click
         return redirect(reverse("my-memories") + "?" + urlencode({"deleted": batch}))
-    flash.success(request, done % {"n": len(memories)})
+    n = len(memories)
+    done = {
+        "delete": ngettext("%(n)s memory deleted. You can undo this under \"Recently deleted\".",
+                           "%(n)s memories deleted. You can undo this under \"Recently deleted\".", n),
+        "pause": ngettext("%(n)s memory paused.", "%(n)s memories paused.", n),
+        "resume": ngettext("%(n)s memory resumed.", "%(n)s memories resumed.", n),
+    }[data["action"]]
+    flash.success(request, done % {"n": n})
     return redirect("my-memories")
 
 

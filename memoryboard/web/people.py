@@ -109,9 +109,9 @@ def person_detail(request, user_id: str):
         for a in agents
     ]
     total = sum(counts.values())
-    conversations = user_data.conversations(user_id=user_id)
-    for c in conversations:
-        c["agent_label"] = labels.get(c["agent_id"], c["agent_id"])
+    listed = user_data.conversations(user_id=user_id)
+    openings = user_data.conversation_openings([c.conversation_id for c in listed])
+    conversations = [(c, labels.get(c.agent_id, c.agent_id), openings.get(c.conversation_id, "")) for c in listed]
     accesses = user_data.recent_accesses(user_id=user_id)
     texts = dict((pk, value.get("content", "") if isinstance(value, dict) else "") for pk, value in
                  own_memories(user_id=user_id).filter(pk__in={a.memory_id for a in accesses})
@@ -141,7 +141,7 @@ def person_detail(request, user_id: str):
         "accesses": accesses,
         "audit": audit,
         "conversations": conversations,
-        "messages_total": sum(c["messages"] for c in conversations),
+        "messages_total": sum(c.messages for c, *_rest in conversations),
         "failed_extractions": failed_extractions(user_id=user_id),
         "items_url": admin_items_url(user_id),
         "audit_url": reverse("admin:memoryboard_auditlog_changelist") + "?" + urlencode({"subject_user": user_id}),

@@ -29,7 +29,7 @@ from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext as _, ngettext
 from django.views.decorators.http import require_GET, require_POST, require_http_methods
 
 from memoryboard import conversations, users
@@ -51,6 +51,7 @@ from memoryboard.strategies import (
     total_tokens,
 )
 from memoryboard.strategies.budget import BudgetFit, fit_to_budget, rank_fits
+from memoryboard.strategies.formats import detect_format
 from memoryboard.strategies.context import behind_system_prompt, system_prompt_length
 from memoryboard.web.forms import MessagesInputError, MessagesInputForm, StrategyParamsForm, parse_messages_json
 
@@ -317,6 +318,22 @@ class Source:
     messages: tuple[Message, ...]
     conversation_id: str = ""
     trace_id: str = ""
+    # The first message is an Anthropic request's top-level ``system``, not one of its messages.
+    system_prompt: bool = False
+
+    @property
+    def message_count(self) -> int:
+        """What the pages call the input's messages (``conversations``: one count): a stored conversation's
+        rows; a trace's messages as pasted, its top-level system prompt named beside the count."""
+        return len(self.messages) - self.system_prompt
+
+
+def top_level_system(items: Sequence[Any]) -> bool:
+    """Whether a trace's first message is the top-level ``system`` of a pasted Anthropic request
+    (``parse_messages_json`` puts it first): Anthropic's messages have no system role of their own. A
+    trace of plain text reads the same in both formats and is counted as OpenAI messages."""
+    return bool(items) and isinstance(items[0], dict) and items[0].get("role") == "system" and len(items) > 1 \
+        and detect_format(items[1:]) == "anthropic"
 
 
 def _conversation_rows(request, conversation_id: str) -> list:
@@ -339,7 +356,8 @@ def _source(request) -> Source | None:
         if trace is None:
             raise Http404(_("No such trace: paste the messages again."))
         trace_touch(trace)
-        return Source(to_messages(trace.messages), trace_id=trace.pk)
+        return Source(to_messages(trace.messages), trace_id=trace.pk,
+                      system_prompt=top_level_system(trace.messages))
     return None
 
 
@@ -444,7 +462,7 @@ def _page(request, *, source: Source | None, input_form: MessagesInputForm | Non
         ctx.update(
             keep_system=keep_system_prompt(request),
             mode=mode, budget=budget, budget_error=budget_error, summary=summary, columns=columns,
-            tokens_before=tokens_before, message_count=len(messages),
+            tokens_before=tokens_before, message_count=source.message_count, system_prompt=source.system_prompt,
             before=segments(input_rows(messages)),
             push_url=_push_url(request),
         )
@@ -473,9 +491,12 @@ def _context_window(request, conversation_id: str, messages: Sequence[Message]) 
         "data": window,
         "agent_id": agent_id,
         "agents": [(a, cfg.label) for a, cfg in sorted(config.agents.items())],
+        # Each side is the agent's system prompt (built for the call, not a stored message) and then the
+        # messages: counted as the conversation list counts them, the prompt named beside the count.
         "sides": [(label, side, segments([Row(pos, m["role"].upper(), m["content"], "kept" if pos is not None
                                               else ("input" if i == 0 else "summary"))
-                                          for i, (m, pos) in enumerate(zip(side.messages, side.positions))]))
+                                          for i, (m, pos) in enumerate(zip(side.messages, side.positions))]),
+                   len(side.messages) - 1)
                   for label, side in ((_("Before the pipeline"), window.before),
                                       (_("After the pipeline"), window.after))],
         "tools_json": json.dumps(window.tools, ensure_ascii=False, indent=2),
@@ -689,8 +710,10 @@ def memory_apply_view(request, name: str):
         return redirect(target)
     except conversations.ConversationNotFound:
         raise Http404(_("No such conversation.")) from None
-    flash.success(request, _("%(name)s applied: %(deleted)s messages deleted, %(inserted)s inserted.")
-                  % {"name": plan.strategy, "deleted": len(plan.delete_ids), "inserted": len(plan.inserts)})
+    deleted = len(plan.delete_ids)
+    flash.success(request, ngettext("%(name)s applied: %(deleted)s message deleted, %(inserted)s inserted.",
+                                    "%(name)s applied: %(deleted)s messages deleted, %(inserted)s inserted.", deleted)
+                  % {"name": plan.strategy, "deleted": deleted, "inserted": len(plan.inserts)})
     if not conversations.message_queryset_for(request.user).filter(conversation_id=conversation_id).exists():
         target = reverse("playground")
     return redirect(target)

@@ -183,7 +183,7 @@ def replay_view(request):
     total = len(source.messages)
     cheapest = min(results, key=lambda r: r.cost(price)) if results else None
     ctx.update(
-        message_count=total,
+        message_count=source.message_count,
         call_count=len(results[0].calls) if results else 0,
         top=top,
         forms=forms,

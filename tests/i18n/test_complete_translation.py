@@ -269,7 +269,35 @@ def world(superuser, support_user, alice, bob, developer, make_memory):
         counts={"returned": 1, "below_threshold": 1},
         candidates=[{"id": items["FACT"].pk, "outcome": "returned", "semantic": 0.8, "final": 0.7},
                     {"id": items["PREFERENCE"].pk, "outcome": "below_threshold", "semantic": 0.1, "final": 0.1}])
-    return {"items": items, "alice": alice, "bob": bob}
+    # An item paused, then purged: its pause entry keeps no text, and the item is gone (support reads what
+    # it was, never its id). The admin's own log of a change by support (its recent actions, the history).
+    from django.contrib.admin.models import CHANGE, LogEntry
+    from django.contrib.contenttypes.models import ContentType
+
+    from memoryboard.admin.services import memory_purge_many
+    from memoryboard.models import AuditLog, LongTermMemory
+
+    gone = make_memory(alice, "将被彻底清除的记忆")
+    memory_set_paused(memory=gone, actor=support_user, paused=True)
+    purged_entry = AuditLog.objects.filter(object_id=gone.pk, action=AuditLog.Action.PAUSE).get()
+    memory_purge_many(memories=[gone], actor=superuser)
+    for user in (support_user, superuser):
+        LogEntry.objects.create(user=user, content_type=ContentType.objects.get_for_model(LongTermMemory),
+                                object_id=items["FACT"].pk, object_repr=items["FACT"].pk, action_flag=CHANGE,
+                                change_message='[{"changed": {"fields": ["content"]}}]')
+    # A conversation under a generated id (a UUID, as the proxy makes them) with a tool call and its result.
+    tool_conversation = "4f1c2b7e-9a0d-4c3b-8e21-5d6f7a8b9c0e"
+    ChatMessage.objects.create(conversation_id=tool_conversation, agent_id="chat", user_id=str(alice.pk),
+                               role="USER", content="查一下我的笔记")
+    ChatMessage.objects.create(
+        conversation_id=tool_conversation, agent_id="chat", user_id=str(alice.pk), role="ASSISTANT", content="",
+        metadata={"tool_calls": [{"id": "call_1", "type": "function",
+                                  "function": {"name": "lookup_notes", "arguments": "{}"}}]})
+    tool_row = ChatMessage.objects.create(
+        conversation_id=tool_conversation, agent_id="chat", user_id=str(alice.pk), role="TOOL",
+        content='{"笔记": ["周一丢了卡"], "数量": 1}', metadata={"tool_call_id": "call_1"})
+    return {"items": items, "alice": alice, "bob": bob, "purged_entry": purged_entry, "tool_row": tool_row,
+            "tool_conversation": tool_conversation}
 
 
 BAD_INPUT_QUERY = "?q=&k=abc"
@@ -320,6 +348,13 @@ def _pages(world) -> list[tuple[str, str, str, dict | None]]:
         ("superuser", reverse("admin:memoryboard_chatmessage_changelist"), "get", None),
         ("superuser", reverse("admin:memoryboard_chatmessage_changelist") + "?conversation_id=conv-1", "get",
          None),
+        ("superuser", reverse("admin:memoryboard_chatmessage_changelist") + "?conversation_id="
+         + world["tool_conversation"], "get", None),
+        ("superuser", reverse("admin:memoryboard_chatmessage_change", args=[world["tool_row"].pk]), "get", None),
+        ("superuser", reverse("admin:memoryboard_chatmessage_history", args=[world["tool_row"].pk]), "get", None),
+        ("superuser", reverse("admin:memoryboard_longtermmemory_history", args=[fact.pk]), "get", None),
+        ("superuser", reverse("admin:memoryboard_auditlog_change", args=[world["purged_entry"].pk]), "get", None),
+        ("superuser", reverse("admin:memoryboard_auditlog_changelist") + "?action=purge", "get", None),
         ("superuser", reverse("admin:memoryboard_auditlog_changelist"), "get", None),
         ("superuser", reverse("admin:memoryboard_auditlog_changelist") + "?subject_user=alice", "get", None),
         ("superuser", reverse("admin:memoryboard_auditlog_change", args=[entry.pk]), "get", None),
@@ -332,7 +367,8 @@ def _pages(world) -> list[tuple[str, str, str, dict | None]]:
             {"role": "assistant", "content": "你好！"}, {"role": "user", "content": "再见"}])}),
     ]
     # Pages that other branches add (end users' edit and conversation pages): checked once they exist.
-    for role, name, args in [("alice", "my-memories-edit", [fact.pk]), ("alice", "my-conversation", ["conv-1"])]:
+    for role, name, args in [("alice", "my-memories-edit", [fact.pk]), ("alice", "my-conversation", ["conv-1"]),
+                             ("alice", "my-conversation", [world["tool_conversation"]])]:
         try:
             pages.append((role, reverse(name, args=args), "get", None))
         except NoReverseMatch:

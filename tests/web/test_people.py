@@ -290,3 +290,11 @@ def test_superseded_items_count_as_superseded_and_the_admin_lists_them_by_state(
     assert superseded == ["bob lives in Shanghai"]
     archived = [m.content for m in client.get(states["archived"][1]).context["items"]]
     assert archived == ["bob writes go"]
+
+
+def test_conversations_with_one_agent_are_told_apart_by_their_first_question(login, support_user, alice,
+                                                                          make_conversation):
+    make_conversation(alice, 4, conversation_id="c-tea", contents=["sys", "Which tea suits mornings?", "a", "b"])
+    make_conversation(alice, 4, conversation_id="c-bike", contents=["sys", "How do I fix a flat tyre?", "a", "b"])
+    page = login(support_user).get(reverse("person", args=[alice.pk])).content.decode()
+    assert "“Which tea suits mornings?”" in page and "“How do I fix a flat tyre?”" in page

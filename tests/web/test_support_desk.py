@@ -135,5 +135,5 @@ def test_the_erase_entry_reads_by_kind_of_data_not_table_names(login, support_us
     client.post(reverse("person-erase", args=[bob.pk]), {"confirm": "yes"})
     entry = AuditLog.objects.get(action="erase")
     page = client.get(reverse("admin:memoryboard_auditlog_change", args=[entry.pk])).content.decode()
-    assert "memory items, in every state" in page and "messages of those conversations (theirs" in page
+    assert "memory items, in every state" in page and "messages of those conversations, every kind (theirs" in page
     assert "ah_long_term_memory" not in page and "chat_message" not in page and "yours" not in page
