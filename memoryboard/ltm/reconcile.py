@@ -2,7 +2,7 @@
 
 A new statement (an extracted item, a tool or MCP save, ``POST /api/v1/memories/``, an imported row,
 an edited text) is compared with the owner's current items of the same agent, the few nearest by
-meaning (``retrieval.memory_rank``: the one search), and one decision is taken:
+meaning and those about the same slot (``ltm.reconcile_scope``), and one decision is taken:
 
 - ``same``: a repeat or paraphrase. No new row; the existing item is reinforced (``seenCount``,
   ``lastSeenAt`` and the source appended to ``sources`` in its ``value_json``).
@@ -35,13 +35,14 @@ from memoryboard.audit import audit_record
 from memoryboard.ltm.embeddings import memory_embed_many, queue_index_state_update
 from memoryboard.ltm.locks import namespace_lock
 from memoryboard.ltm.namespaces import Namespace, namespace_spellings
-from memoryboard.ltm.statements import rules_decide, stated_time
+from memoryboard.ltm.statements import rules_decide, stated_time, statement_slots
 from memoryboard.ltm.store import memory_upsert_many
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, Source
 
 logger = logging.getLogger(__name__)
 
-# Candidates compared by the rules (nearest by meaning), and the fewer shown to the judge.
+# Candidates compared by the rules (the nearest by meaning, and as many about the same slot at most),
+# and the fewer shown to the judge.
 CANDIDATES = 16
 JUDGE_CANDIDATES = 5
 # ``sources`` entries kept on a reinforced item (the newest).
@@ -103,32 +104,28 @@ def shared_embedder(embedder=None):
 def reconcile_candidates(
     *, namespace: Namespace, content: str, embedder, now: datetime, exclude_ids: tuple[str, ...] = (),
 ) -> list[tuple[LongTermMemory, float]]:
-    """The owner's current items of the agent nearest in meaning to ``content`` (at most ``CANDIDATES``),
-    with their cosine: the candidates of :func:`memory_rank` (paused items included: they are current),
-    without expired items and ``exclude_ids``."""
-    from memoryboard.ltm.retrieval import Outcome, _memories_by_id, memory_rank, namespace_scope
+    """The owner's current items of the agent that ``content`` may repeat or replace, with their cosine,
+    nearest first (``reconcile_scope.nearest_current``: the ``CANDIDATES`` nearest by the cosine of the
+    statement's vector, the one its save stores, and up to as many holding one of its slots), without
+    expired items and ``exclude_ids``."""
+    from memoryboard.ltm.reconcile_scope import nearest_current
+    from memoryboard.ltm.retrieval import _memories_by_id
 
-    ranking = memory_rank(
-        queryset=namespace_scope(namespace), query=content, k=CANDIDATES, embedder=embedder,
-        user_id=namespace.user_id, min_relevance=0.0, scope_key=("namespace", *namespace_spellings(namespace)),
-        follow_superseded=False, patch_scope=True,
-    )
-    top = [c for c in ranking.top_candidates(CANDIDATES + len(exclude_ids))
-           if c.outcome != Outcome.NO_VECTOR and c.memory_id not in exclude_ids]
-    memories = {item.memory.pk: item.memory for item in ranking.results}  # loaded by the search already
-    missing = [c.memory_id for c in top if c.memory_id not in memories]  # paused ones
-    if missing:
-        memories.update(_memories_by_id(missing))
+    vector = embedder.embed([content])[0]
+    slot_keys = {slot.key for slot in statement_slots(content)}
+    nearest = nearest_current(namespace=namespace, vector=vector, slot_keys=slot_keys, embedder=embedder,
+                              count=CANDIDATES, exclude_ids=exclude_ids)
+    memories = _memories_by_id([pk for pk, _cosine in nearest])
     found = []
-    for candidate in top:
-        memory = memories.get(candidate.memory_id)
+    for pk, cosine in nearest:
+        memory = memories.get(pk)
         if memory is None or memory.archived:
             continue
         expires = memory.expires_at
         if expires is not None and expires <= now:
             continue
-        found.append((memory, float(candidate.parts.cosine) if candidate.parts else 0.0))
-    return found[:CANDIDATES]
+        found.append((memory, cosine))
+    return found
 
 
 def reconcile_decide(*, content: str, candidates: list[tuple[LongTermMemory, float]], now: datetime,
@@ -315,16 +312,14 @@ def memory_reconcile_many(
     (e.g. ``import``; the decision is in their ``after.reconcile`` either way). ``event``: the version
     event of the created items (``create``, ``extract``, ``import``).
     """
-    from memoryboard.ltm.ranking import query_view
     from memoryboard.ltm.statements import normalize_statement
 
     now = now or timezone.now()
     embedder = shared_embedder(embedder)
     texts = [m.content for m in memories]
-    if len(texts) > 1:  # one model call for the batch's statements and their query views
+    if len(texts) > 1:  # one model call for the batch's statements (the candidates' search and the save reuse them)
         for start in range(0, len(texts), 256):
-            chunk = texts[start : start + 256]
-            embedder.embed(list(dict.fromkeys(chunk + [query_view(t) for t in chunk])))
+            embedder.embed(list(dict.fromkeys(texts[start : start + 256])))
     from memoryboard.ltm.statements import rules_decide
 
     planned, first_of, stored_before = [], {}, []
