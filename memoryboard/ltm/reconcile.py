@@ -35,7 +35,8 @@ from memoryboard.audit import audit_record
 from memoryboard.ltm.embeddings import memory_embed_many, queue_index_state_update
 from memoryboard.ltm.locks import namespace_lock
 from memoryboard.ltm.namespaces import Namespace, namespace_spellings
-from memoryboard.ltm.statements import rules_decide, stated_time, statement_slots
+from memoryboard.ltm.statements import rules_decide, statement_slots
+from memoryboard.ltm.time_expressions import stated_time
 from memoryboard.ltm.store import memory_upsert_many
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, Source
 
