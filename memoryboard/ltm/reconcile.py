@@ -233,11 +233,40 @@ def _flag_conflict(*, other_id: str, new: LongTermMemory, actor, decision: Decis
     return True
 
 
-def _decide(*, namespace: Namespace, memory: LongTermMemory, embedder, now: datetime, use_judge: bool = True):
+def _decide(*, namespace: Namespace, memory: LongTermMemory, embedder, now: datetime, use_judge: bool = True,
+            judged: Decision | None = None):
     observed = memory.valid_from if (memory.value_json or {}).get("validFrom") else now
     candidates = reconcile_candidates(namespace=namespace, content=memory.content, embedder=embedder, now=now)
-    decision = reconcile_decide(content=memory.content, candidates=candidates, now=observed, use_judge=use_judge)
+    if judged is not None and sorted(judged.candidates) == sorted(m.pk for m, _cosine in candidates):
+        decision = judged
+    else:
+        decision = reconcile_decide(content=memory.content, candidates=candidates, now=observed, use_judge=use_judge)
+        if judged is not None and judged.judge.startswith("llm:") and decision.judge != judged.judge:
+            decision.judge = "rules (the candidates changed after the judge's call)"
     return decision, {m.pk: m for m, _cosine in candidates}, observed
+
+
+def reconcile_prejudge(*, namespace: Namespace, memory: LongTermMemory, embedder=None) -> Decision | None:
+    """The judge's decision for the unsaved item ``memory``, taken before its write phase (an agent turn's
+    think phase, in no transaction): the candidates are read under the namespace's lock, the judge is
+    called after it is released. ``None`` offline, or when the lock stayed taken. The write phase
+    (:func:`memory_reconcile_write` with ``judged``) follows it when its own candidates are the same ones,
+    else the rules decide."""
+    from memoryboard.llm.factory import is_online
+    from memoryboard.ltm.locks import NamespaceLockTimeout
+
+    if not is_online():
+        return None
+    embedder = shared_embedder(embedder)
+    now = timezone.now()
+    observed = memory.valid_from if (memory.value_json or {}).get("validFrom") else now
+    try:
+        with namespace_lock(namespace):
+            candidates = reconcile_candidates(namespace=namespace, content=memory.content, embedder=embedder,
+                                              now=now)
+    except NamespaceLockTimeout:
+        return None
+    return reconcile_decide(content=memory.content, candidates=candidates, now=observed)
 
 
 def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed: datetime, actor, embedder,
@@ -289,21 +318,23 @@ def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed:
 
 def memory_reconcile_write(
     *, namespace: Namespace, memory: LongTermMemory, actor=None, embedder=None, now: datetime | None = None,
-    use_judge: bool = True,
+    use_judge: bool = True, judged: Decision | None = None,
 ) -> ReconcileResult:
     """Reconcile the unsaved item ``memory`` (from ``services.memory_build``) and write what was decided.
 
     The caller holds the namespace's lock and a transaction (:func:`memory_save_reconciled` does both).
     ``memory.value_json`` may already carry ``validFrom`` (the message time) and ``expiresAt``; a time
-    the statement names ("last month") takes the place of ``validFrom``.
+    the statement names ("last month") takes the place of ``validFrom``. ``judged``: the decision
+    :func:`reconcile_prejudge` took for it, followed if the candidates are still the same.
     """
     return memory_reconcile_many(namespace=namespace, memories=[memory], actor=actor, embedder=embedder, now=now,
-                                 use_judge=use_judge)[0]
+                                 use_judge=use_judge, judged={memory.pk: judged} if judged else None)[0]
 
 
 def memory_reconcile_many(
     *, namespace: Namespace, memories: list[LongTermMemory], actor=None, embedder=None, now: datetime | None = None,
     audit_reason: str | None = None, event: str = "create", use_judge: bool = True,
+    judged: dict[str, Decision] | None = None,
 ) -> list[ReconcileResult]:
     """Reconcile several unsaved items of one namespace (the caller holds the lock and a transaction).
 
@@ -311,7 +342,8 @@ def memory_reconcile_many(
     then the decisions are written in order; a repeat of an earlier item of the batch (same text) is
     dropped and reported as ``same``. ``audit_reason``: the reason of the created items' audit entries
     (e.g. ``import``; the decision is in their ``after.reconcile`` either way). ``event``: the version
-    event of the created items (``create``, ``extract``, ``import``).
+    event of the created items (``create``, ``extract``, ``import``). ``judged``: decisions taken before
+    (:func:`reconcile_prejudge`) by item id.
     """
     from memoryboard.ltm.statements import normalize_statement
 
@@ -330,7 +362,7 @@ def memory_reconcile_many(
             planned.append((memory, None, {}, now, first_of[key], []))
             continue
         decision, by_id, observed = _decide(namespace=namespace, memory=memory, embedder=embedder, now=now,
-                                            use_judge=use_judge)
+                                            use_judge=use_judge, judged=(judged or {}).get(memory.pk))
         # Against the batch's earlier statements too (the rules: they are not searchable yet).
         within = rules_decide(memory.content, [(m.pk, m.content, 0.0) for m in stored_before]) if stored_before \
             else None

@@ -343,6 +343,10 @@ class MemoEmbedder:
     def __getattr__(self, name):
         return getattr(self._inner, name)
 
+    def remember(self, text: str, vector) -> None:
+        """Take ``vector`` as the embedding of ``text`` (computed by the same model earlier)."""
+        self._memo[text] = np.asarray(vector, dtype=np.float32)
+
     def embed(self, texts):
         texts = list(texts)
         missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
