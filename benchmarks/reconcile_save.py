@@ -12,11 +12,13 @@ would measure the model, not the save). Then, alternating, ``--saves`` saves of 
 end to end through the service, each in its own transaction as a request makes it:
 
 - without: ``services.memory_create`` (the item, its vector, the audit entry);
-- with: ``reconcile.memory_save_reconciled`` (the namespace lock, the candidates by ``memory_rank``, the
-  offline rules' decision, the same writes).
+- with: ``reconcile.memory_save_reconciled`` (the namespace lock, the candidates of
+  ``ltm.reconcile_scope``: the nearest by cosine and those of the same slot, the offline rules' decision,
+  the same writes, or a reinforcement when the rules find a repeat).
 
-Each save adds an item, so the next search of the scope finds it changed: what the vector cache keeps of
-the scope is extended by the new item, as in a user's session of saves. Both ways embed the statement once.
+Each save adds an item, so the next search of the scope finds it changed: the reconcile step's index of
+the scope is patched with the items written since, as in a user's session of saves. Both ways embed the
+statement once.
 Prints p50, p90 and the mean wall time of each way and their difference (the target: < 10 ms at p50),
 and the median CPU time of this process (less sensitive to other processes on the machine).
 """

@@ -39,11 +39,11 @@ def _fresh_cache(_tasks_inline_and_offline):
     tests (a rolled-back test may leave ids and timestamps to the next)."""
     from django.core.cache import cache, caches
 
-    from memoryboard.ltm import retrieval
+    from memoryboard.ltm.reconcile_scope import forget_scope_indexes
     from memoryboard.ltm.vector_cache import scope_cache
 
     scope_cache.clear()
-    retrieval._latest_scopes.clear()  # the scopes the reconcile step patches (ids repeat across tests)
+    forget_scope_indexes()  # the reconcile step's per-namespace indexes (ids repeat across tests)
     cache.clear()
     caches["shared"].clear()
     yield

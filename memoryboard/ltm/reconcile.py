@@ -2,7 +2,7 @@
 
 A new statement (an extracted item, a tool or MCP save, ``POST /api/v1/memories/``, an imported row,
 an edited text) is compared with the owner's current items of the same agent, the few nearest by
-meaning (``retrieval.memory_rank``: the one search), and one decision is taken:
+meaning and those about the same slot (``ltm.reconcile_scope``), and one decision is taken:
 
 - ``same``: a repeat or paraphrase. No new row; the existing item is reinforced (``seenCount``,
   ``lastSeenAt`` and the source appended to ``sources`` in its ``value_json``).
@@ -35,13 +35,15 @@ from memoryboard.audit import audit_record
 from memoryboard.ltm.embeddings import memory_embed_many, queue_index_state_update
 from memoryboard.ltm.locks import namespace_lock
 from memoryboard.ltm.namespaces import Namespace, namespace_spellings
-from memoryboard.ltm.statements import rules_decide, stated_time
+from memoryboard.ltm.statements import rules_decide, statement_slots
+from memoryboard.ltm.time_expressions import stated_time
 from memoryboard.ltm.store import memory_upsert_many
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, Source
 
 logger = logging.getLogger(__name__)
 
-# Candidates compared by the rules (nearest by meaning), and the fewer shown to the judge.
+# Candidates compared by the rules (the nearest by meaning, and as many about the same slot at most),
+# and the fewer shown to the judge.
 CANDIDATES = 16
 JUDGE_CANDIDATES = 5
 # ``sources`` entries kept on a reinforced item (the newest).
@@ -103,32 +105,28 @@ def shared_embedder(embedder=None):
 def reconcile_candidates(
     *, namespace: Namespace, content: str, embedder, now: datetime, exclude_ids: tuple[str, ...] = (),
 ) -> list[tuple[LongTermMemory, float]]:
-    """The owner's current items of the agent nearest in meaning to ``content`` (at most ``CANDIDATES``),
-    with their cosine: the candidates of :func:`memory_rank` (paused items included: they are current),
-    without expired items and ``exclude_ids``."""
-    from memoryboard.ltm.retrieval import Outcome, _memories_by_id, memory_rank, namespace_scope
+    """The owner's current items of the agent that ``content`` may repeat or replace, with their cosine,
+    nearest first (``reconcile_scope.nearest_current``: the ``CANDIDATES`` nearest by the cosine of the
+    statement's vector, the one its save stores, and up to as many holding one of its slots), without
+    expired items and ``exclude_ids``."""
+    from memoryboard.ltm.reconcile_scope import nearest_current
+    from memoryboard.ltm.retrieval import _memories_by_id
 
-    ranking = memory_rank(
-        queryset=namespace_scope(namespace), query=content, k=CANDIDATES, embedder=embedder,
-        user_id=namespace.user_id, min_relevance=0.0, scope_key=("namespace", *namespace_spellings(namespace)),
-        follow_superseded=False, patch_scope=True,
-    )
-    top = [c for c in ranking.top_candidates(CANDIDATES + len(exclude_ids))
-           if c.outcome != Outcome.NO_VECTOR and c.memory_id not in exclude_ids]
-    memories = {item.memory.pk: item.memory for item in ranking.results}  # loaded by the search already
-    missing = [c.memory_id for c in top if c.memory_id not in memories]  # paused ones
-    if missing:
-        memories.update(_memories_by_id(missing))
+    vector = embedder.embed([content])[0]
+    slot_keys = {slot.key for slot in statement_slots(content)}
+    nearest = nearest_current(namespace=namespace, vector=vector, slot_keys=slot_keys, embedder=embedder,
+                              count=CANDIDATES, exclude_ids=exclude_ids)
+    memories = _memories_by_id([pk for pk, _cosine in nearest])
     found = []
-    for candidate in top:
-        memory = memories.get(candidate.memory_id)
+    for pk, cosine in nearest:
+        memory = memories.get(pk)
         if memory is None or memory.archived:
             continue
         expires = memory.expires_at
         if expires is not None and expires <= now:
             continue
-        found.append((memory, float(candidate.parts.cosine) if candidate.parts else 0.0))
-    return found[:CANDIDATES]
+        found.append((memory, cosine))
+    return found
 
 
 def reconcile_decide(*, content: str, candidates: list[tuple[LongTermMemory, float]], now: datetime,
@@ -235,11 +233,40 @@ def _flag_conflict(*, other_id: str, new: LongTermMemory, actor, decision: Decis
     return True
 
 
-def _decide(*, namespace: Namespace, memory: LongTermMemory, embedder, now: datetime, use_judge: bool = True):
+def _decide(*, namespace: Namespace, memory: LongTermMemory, embedder, now: datetime, use_judge: bool = True,
+            judged: Decision | None = None):
     observed = memory.valid_from if (memory.value_json or {}).get("validFrom") else now
     candidates = reconcile_candidates(namespace=namespace, content=memory.content, embedder=embedder, now=now)
-    decision = reconcile_decide(content=memory.content, candidates=candidates, now=observed, use_judge=use_judge)
+    if judged is not None and sorted(judged.candidates) == sorted(m.pk for m, _cosine in candidates):
+        decision = judged
+    else:
+        decision = reconcile_decide(content=memory.content, candidates=candidates, now=observed, use_judge=use_judge)
+        if judged is not None and judged.judge.startswith("llm:") and decision.judge != judged.judge:
+            decision.judge = "rules (the candidates changed after the judge's call)"
     return decision, {m.pk: m for m, _cosine in candidates}, observed
+
+
+def reconcile_prejudge(*, namespace: Namespace, memory: LongTermMemory, embedder=None) -> Decision | None:
+    """The judge's decision for the unsaved item ``memory``, taken before its write phase (an agent turn's
+    think phase, in no transaction): the candidates are read under the namespace's lock, the judge is
+    called after it is released. ``None`` offline, or when the lock stayed taken. The write phase
+    (:func:`memory_reconcile_write` with ``judged``) follows it when its own candidates are the same ones,
+    else the rules decide."""
+    from memoryboard.llm.factory import is_online
+    from memoryboard.ltm.locks import NamespaceLockTimeout
+
+    if not is_online():
+        return None
+    embedder = shared_embedder(embedder)
+    now = timezone.now()
+    observed = memory.valid_from if (memory.value_json or {}).get("validFrom") else now
+    try:
+        with namespace_lock(namespace):
+            candidates = reconcile_candidates(namespace=namespace, content=memory.content, embedder=embedder,
+                                              now=now)
+    except NamespaceLockTimeout:
+        return None
+    return reconcile_decide(content=memory.content, candidates=candidates, now=observed)
 
 
 def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed: datetime, actor, embedder,
@@ -291,21 +318,23 @@ def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed:
 
 def memory_reconcile_write(
     *, namespace: Namespace, memory: LongTermMemory, actor=None, embedder=None, now: datetime | None = None,
-    use_judge: bool = True,
+    use_judge: bool = True, judged: Decision | None = None,
 ) -> ReconcileResult:
     """Reconcile the unsaved item ``memory`` (from ``services.memory_build``) and write what was decided.
 
     The caller holds the namespace's lock and a transaction (:func:`memory_save_reconciled` does both).
     ``memory.value_json`` may already carry ``validFrom`` (the message time) and ``expiresAt``; a time
-    the statement names ("last month") takes the place of ``validFrom``.
+    the statement names ("last month") takes the place of ``validFrom``. ``judged``: the decision
+    :func:`reconcile_prejudge` took for it, followed if the candidates are still the same.
     """
     return memory_reconcile_many(namespace=namespace, memories=[memory], actor=actor, embedder=embedder, now=now,
-                                 use_judge=use_judge)[0]
+                                 use_judge=use_judge, judged={memory.pk: judged} if judged else None)[0]
 
 
 def memory_reconcile_many(
     *, namespace: Namespace, memories: list[LongTermMemory], actor=None, embedder=None, now: datetime | None = None,
     audit_reason: str | None = None, event: str = "create", use_judge: bool = True,
+    judged: dict[str, Decision] | None = None,
 ) -> list[ReconcileResult]:
     """Reconcile several unsaved items of one namespace (the caller holds the lock and a transaction).
 
@@ -313,18 +342,17 @@ def memory_reconcile_many(
     then the decisions are written in order; a repeat of an earlier item of the batch (same text) is
     dropped and reported as ``same``. ``audit_reason``: the reason of the created items' audit entries
     (e.g. ``import``; the decision is in their ``after.reconcile`` either way). ``event``: the version
-    event of the created items (``create``, ``extract``, ``import``).
+    event of the created items (``create``, ``extract``, ``import``). ``judged``: decisions taken before
+    (:func:`reconcile_prejudge`) by item id.
     """
-    from memoryboard.ltm.ranking import query_view
     from memoryboard.ltm.statements import normalize_statement
 
     now = now or timezone.now()
     embedder = shared_embedder(embedder)
     texts = [m.content for m in memories]
-    if len(texts) > 1:  # one model call for the batch's statements and their query views
+    if len(texts) > 1:  # one model call for the batch's statements (the candidates' search and the save reuse them)
         for start in range(0, len(texts), 256):
-            chunk = texts[start : start + 256]
-            embedder.embed(list(dict.fromkeys(chunk + [query_view(t) for t in chunk])))
+            embedder.embed(list(dict.fromkeys(texts[start : start + 256])))
     from memoryboard.ltm.statements import rules_decide
 
     planned, first_of, stored_before = [], {}, []
@@ -334,7 +362,7 @@ def memory_reconcile_many(
             planned.append((memory, None, {}, now, first_of[key], []))
             continue
         decision, by_id, observed = _decide(namespace=namespace, memory=memory, embedder=embedder, now=now,
-                                            use_judge=use_judge)
+                                            use_judge=use_judge, judged=(judged or {}).get(memory.pk))
         # Against the batch's earlier statements too (the rules: they are not searchable yet).
         within = rules_decide(memory.content, [(m.pk, m.content, 0.0) for m in stored_before]) if stored_before \
             else None

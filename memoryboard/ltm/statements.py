@@ -3,8 +3,8 @@
 A *slot* is one thing a person has one value of at a time (where they live, their job, their name,
 their favourite drink) or a like/dislike of one thing. Two statements about the same single-valued
 slot with different values are an update; statements about different slots (where one lives vs
-where one works) are compatible. A stated time ("last month", "上个月") gives when the statement
-became true.
+where one works) are compatible. When a statement says it became true ("last month", "上个月") is read
+by ``ltm.time_expressions.stated_time``.
 
 Nothing here imports Django.
 """
@@ -15,7 +15,6 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from datetime import datetime, timedelta
 
 # Single-valued slots: a different value replaces the old one.
 RESIDENCE, WORKPLACE, JOB, NAME = "residence", "workplace", "job", "name"
@@ -192,7 +191,7 @@ _ZH_PREFER = re.compile(r"我(?:现在|更|比较)?(?:偏好|更喜欢|更爱|�
                         + _ZH_V + _ZH_END)
 _ZH_QUIT = re.compile(r"我(?:已经)?(?:辞职离开|离开|离职离开)了?" + _ZH_V + _ZH_END)
 # Times and adverbs between the subject and the verb ("我去年转行", "我上个月入职了"): the stated time is read
-# by :func:`stated_time`, the slot without them.
+# by ``time_expressions.stated_time``, the slot without them.
 _ZH_TIME = re.compile(r"(?<=我)(?:(?:去年|今年|前年|上个月|上月|这个月|本月|上周|上个星期|上星期|这周|昨天|前天|今天|"
                       r"最近|刚刚|刚|已经|现在|目前|终于|也|还|(?:\d+|[一两二三四五六七八九十半])个?(?:天|周|星期|月|年)(?:以)?前))+")
 _ZH_VERB_PREFIX = re.compile(r"^(?:喝|吃|用|玩|看|听|写|做)")
@@ -335,78 +334,6 @@ _CHANGE_MARKERS = re.compile(
 def has_change_marker(text: str) -> bool:
     """Whether ``text`` says something changed ("no longer", "switched", "不再", "改成", …)."""
     return bool(_CHANGE_MARKERS.search(text or ""))
-
-
-# --- the stated time ---------------------------------------------------------------------------------
-
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9, "ten": 10, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6,
-            "七": 7, "八": 8, "九": 9, "十": 10, "半": 0}
-_AGO = re.compile(r"\b(?P<n>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten) "
-                  r"(?P<u>day|week|month|year)s? ago\b", re.IGNORECASE)
-_ZH_AGO = re.compile(r"(?P<n>\d+|[一两二三四五六七八九十])(?:个)?(?P<u>天|周|星期|月|年)(?:以)?前")
-_YEAR = re.compile(r"\b(?:in|since|from) (?P<y>(?:19|20)\d{2})\b|(?P<zy>(?:19|20)\d{2})年")
-
-
-def _month_start(moment: datetime, back: int) -> datetime:
-    month = moment.month - back
-    year = moment.year + (month - 1) // 12
-    month = (month - 1) % 12 + 1
-    return moment.replace(year=year, month=month, day=1, hour=0, minute=0, second=0, microsecond=0)
-
-
-def _day_start(moment: datetime) -> datetime:
-    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
-
-
-def stated_time(text: str, *, now: datetime) -> datetime | None:
-    """When ``text`` says its statement became true, relative to ``now`` (the message time): the start
-    of the period named ("last month": the first day of the previous month), or None.
-
-    Example:
-        >>> stated_time("I moved to Berlin last month", now=datetime(2026, 12, 4)).date()
-        datetime.date(2026, 11, 1)
-    """
-    text = text or ""
-    lower = text.casefold()
-    if match := _AGO.search(lower):
-        n, unit = match.group("n"), match.group("u")
-        count = int(n) if n.isdigit() else _NUMBERS.get(n, 1)
-        return _shift(now, count, unit)
-    if match := _ZH_AGO.search(text):
-        n = match.group("n")
-        count = int(n) if n.isdigit() else _NUMBERS.get(n, 1)
-        unit = {"天": "day", "周": "week", "星期": "week", "月": "month", "年": "year"}[match.group("u")]
-        return _shift(now, count, unit)
-    if re.search(r"\byesterday\b|昨天", lower):
-        return _day_start(now - timedelta(days=1))
-    if "前天" in text or "the day before yesterday" in lower:
-        return _day_start(now - timedelta(days=2))
-    if re.search(r"\blast week\b|上周|上个星期|上星期", lower):
-        start = _day_start(now - timedelta(days=now.weekday() + 7))
-        return start
-    if re.search(r"\blast month\b|上个月|上月", lower):
-        return _month_start(now, 1)
-    if re.search(r"\blast year\b|去年", lower):
-        return now.replace(year=now.year - 1, month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
-    if re.search(r"\bthis morning\b|\btoday\b|今天|今早", lower):
-        return _day_start(now)
-    if match := _YEAR.search(lower):
-        year = int(match.group("y") or match.group("zy"))
-        if year <= now.year:
-            return now.replace(year=year, month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
-    return None
-
-
-def _shift(now: datetime, count: int, unit: str) -> datetime:
-    if unit == "day":
-        return _day_start(now - timedelta(days=count))
-    if unit == "week":
-        return _day_start(now - timedelta(weeks=count))
-    if unit == "month":
-        return _month_start(now, count).replace(day=min(now.day, 28))
-    return now.replace(year=now.year - count, month=now.month, day=min(now.day, 28),
-                       hour=0, minute=0, second=0, microsecond=0)
 
 
 # --- the offline decision --------------------------------------------------------------------------

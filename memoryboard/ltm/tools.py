@@ -125,7 +125,8 @@ class PlannedSave:
     """A ``memory_save`` decided while an agent turn waits for its model, stored in the turn's write phase.
 
     ``result`` is the dict the model was shown; :func:`memory_tool_save_apply` turns it into what was
-    stored (in place: the turn's tool-call records hold the same dict).
+    stored (in place: the turn's tool-call records hold the same dict). ``judged``: the reconcile judge's
+    decision, taken online in the think phase (``reconcile.reconcile_prejudge``).
     """
 
     namespace: Namespace
@@ -133,6 +134,16 @@ class PlannedSave:
     memory: LongTermMemory
     vector: Any
     result: dict[str, Any]
+    judged: Any = None
+
+    def embedder(self, embedder=None):
+        """The embedder (default the configured one) knowing this item's vector already: the write phase
+        calls no embedding endpoint for it."""
+        from memoryboard.ltm.reconcile import shared_embedder
+
+        shared = shared_embedder(embedder)
+        shared.remember(self.memory.content, self.vector)
+        return shared
 
 
 @dataclass
@@ -205,8 +216,9 @@ def memory_tool_save_apply(plan: PlannedSave, *, embedder=None, use_judge: bool 
     """Store a planned save through the reconcile step (``ltm.reconcile``: a repeat is not saved again, an
     update supersedes the old item), re-checking the user's saving switch; then the item limit. Run it in a
     transaction, under the namespace's lock. Returns (and writes into ``plan.result``) what was stored.
-    ``use_judge=False`` in an agent turn's write phase: the offline rules decide (no model call while the
-    write lock is held).
+    ``use_judge=False`` in an agent turn's write phase: no model call while the write lock is held; the
+    decision the judge took in the think phase (``plan.judged``) is followed if the candidates are still
+    the same, else the offline rules decide.
     """
     from memoryboard.ltm.reconcile import SAME, memory_reconcile_write
 
@@ -216,7 +228,8 @@ def memory_tool_save_apply(plan: PlannedSave, *, embedder=None, use_judge: bool 
     else:
         if LongTermMemory.objects.filter(pk=memory.pk).exists():
             memory.pk = memory.key_name = uuid.uuid4().hex  # archived meanwhile with the same content
-        outcome = memory_reconcile_write(namespace=namespace, memory=memory, embedder=embedder, use_judge=use_judge)
+        outcome = memory_reconcile_write(namespace=namespace, memory=memory, embedder=plan.embedder(embedder),
+                                         use_judge=use_judge, judged=plan.judged)
         saved = outcome.memory
         if outcome.decision.verdict == SAME:
             result = {"saved": False, "duplicate_of": saved.pk}
@@ -335,6 +348,10 @@ def run_memory_tool(
             expires_at=arguments.get("expires_at"),
         )
         if plan is not None:
+            from memoryboard.ltm.reconcile import reconcile_prejudge
+
+            # Online, the judge decides now, while the turn waits on models anyway (no transaction open).
+            plan.judged = reconcile_prejudge(namespace=namespace, memory=plan.memory, embedder=plan.embedder())
             defer.saves.append(plan)
         return result
     if name == "memory_save":

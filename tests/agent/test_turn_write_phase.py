@@ -138,3 +138,55 @@ def test_a_locked_database_on_a_page_is_a_503_with_retry_after_not_a_500(client,
     response = client.post(f"/me/memories/{memory.pk}/edit/", {"content": "The user drinks black tea"})
     assert response.status_code == 503
     assert int(response["Retry-After"]) > 0
+
+
+def test_online_a_save_in_a_turn_is_judged_in_the_think_phase_and_the_write_phase_follows_it(
+        openai_settings, api, alice, make_memory, model_calls):
+    """The reconcile judge decides a turn's memory_save too: called while the turn waits on models (no
+    transaction open), its decision applied in the write phase. "User lives in …" holds no first-person
+    slot, so the offline rules alone would keep both items."""
+    import json
+
+    from memoryboard.models import AuditLog
+
+    calls, _ = model_calls
+    old = make_memory(alice, "User lives in Shanghai")
+    openai_settings.push_reply(tool_calls=[{"name": "memory_save",
+                                            "arguments": {"content": "User relocated to Berlin"}}])
+    openai_settings.push_reply(content=json.dumps(
+        {"reasoning": "Both say where the user lives; the new one replaces it.", "verdict": "update",
+         "target_ids": [old.pk]}))
+    openai_settings.push_reply(content="Noted.")
+    response = api.post(URL, {"message": "I moved to Berlin."}, format="json")
+    assert response.status_code == 200, response.content
+    saved = response.json()["tool_calls"][0]["result"]
+    assert saved["saved"] is True and saved["superseded"] == [old.pk]
+    old.refresh_from_db()
+    assert old.archived and old.superseded_by == saved["id"]
+    judge_request = openai_settings.chat_requests()[1]
+    assert "User relocated to Berlin" in judge_request["messages"][1]["content"]
+    assert not calls[1]  # the judge's call: no transaction open
+    reconcile = AuditLog.objects.get(object_id=saved["id"], action="create").after["reconcile"]
+    assert reconcile["judge"].startswith("llm:") and reconcile["reason"].startswith("Both say")
+
+
+def test_online_the_judges_decision_is_not_followed_when_the_candidates_changed_before_the_write(
+        openai_settings, api, alice, make_memory, model_calls):
+    import json
+
+    from memoryboard.models import AuditLog
+
+    _, during = model_calls
+    old = make_memory(alice, "User lives in Shanghai")
+    during[3] = lambda: make_memory(alice, "User lives near the river")  # after the judge, before the write
+    openai_settings.push_reply(tool_calls=[{"name": "memory_save",
+                                            "arguments": {"content": "User relocated to Berlin"}}])
+    openai_settings.push_reply(content=json.dumps(
+        {"reasoning": "The new one replaces it.", "verdict": "update", "target_ids": [old.pk]}))
+    openai_settings.push_reply(content="Noted.")
+    saved = api.post(URL, {"message": "I moved to Berlin."}, format="json").json()["tool_calls"][0]["result"]
+    assert saved["saved"] is True and "superseded" not in saved
+    old.refresh_from_db()
+    assert not old.archived  # decided again by the rules, against what is stored now
+    reconcile = AuditLog.objects.get(object_id=saved["id"], action="create").after["reconcile"]
+    assert reconcile["judge"] == "rules (the candidates changed after the judge's call)"

@@ -180,35 +180,48 @@ def test_a_judge_naming_an_id_that_was_no_candidate_is_not_obeyed(openai_setting
     assert not theirs.archived
 
 
-def test_the_patched_scope_holds_what_a_rebuild_holds(alice):
-    """The reconcile step's search patches the scope's last data after each save instead of rebuilding it:
-    the same items, vectors and type weights as a fresh build, in the same order."""
-    import numpy as np
+def test_the_kept_index_finds_what_a_fresh_build_finds(alice):
+    """The reconcile step keeps each namespace's vectors and slots between saves and patches in what was
+    written, superseded, edited or deleted since: its candidates are those a fresh build finds."""
+    from memoryboard.llm.factory import get_embedder
+    from memoryboard.ltm.reconcile_scope import forget_scope_indexes, nearest_current
+    from memoryboard.ltm.services import memory_delete_for_user
+    from memoryboard.ltm.statements import statement_slots
 
-    from memoryboard.ltm import retrieval
-    from memoryboard.ltm.namespaces import namespace_spellings
-    from memoryboard.ltm.vector_cache import scope_cache
+    embedder = get_embedder()
+    texts = ["I live in Shanghai", "I like jazz", "I work at Siemens", "My favourite drink is tea", "我喜欢跑步",
+             "I have two cats", "I moved to Berlin", "I no longer like jazz", "我住在上海"]
+    saved = [save(alice, text, memory_type="PREFERENCE" if i % 2 else "FACT").memory for i, text in enumerate(texts)]
+    memory_update(memory=saved[2], actor=alice, content="I work at Bosch")
+    memory_delete_for_user(memory=saved[5], actor=alice)
+    save(alice, "My favourite drink is coffee")
+    queries = ["I moved to Munich", "I like jazz", "My favourite drink is water", "我喜欢游泳", "cats"]
 
-    for i, text in enumerate(["I live in Shanghai", "I like jazz", "I work at Siemens", "I moved to Berlin",
-                              "My favourite drink is tea", "我喜欢跑步", "I no longer like jazz"]):
-        save(alice, text, memory_type="PREFERENCE" if i % 2 else "FACT")
-    key = (("namespace", *namespace_spellings(ns(alice))), str(alice.pk))
-    patched = next(data for k, (_m, _p, data, count) in retrieval._latest_scopes.items() if k[:2] == key and count)
-    scope_cache.clear()
-    retrieval._latest_scopes.clear()
-    fresh = retrieval.memory_rank(queryset=retrieval.namespace_scope(ns(alice)), query="x", k=5,
-                                  user_id=str(alice.pk), scope_key=key[0], patch_scope=True)
-    rebuilt = next(data for (_m, _p, data, _c) in retrieval._latest_scopes.values())
-    assert fresh.results is not None
-    current = set(LongTermMemory.objects.filter(archived=False).values_list("pk", flat=True))
-    assert set(rebuilt.ids) == current
-    assert patched.ids == sorted(patched.ids) and all(patched.position[pk] == i for i, pk in enumerate(patched.ids))
-    # The last patched data was built before the last save: compare the items both hold.
-    for pk in set(patched.ids) & set(rebuilt.ids):
-        assert np.array_equal(patched.matrix[patched.position[pk]], rebuilt.matrix[rebuilt.position[pk]])
-        assert patched.type_weights[patched.position[pk]] == rebuilt.type_weights[rebuilt.position[pk]]
-    query = "jazz"
-    kp, kr = patched.keywords.scores(query), rebuilt.keywords.scores(query)
-    assert kp.shape == (len(patched.ids),) and kr.shape == (len(rebuilt.ids),)
-    texts = dict(LongTermMemory.objects.values_list("pk", "value_json__content"))
-    assert [bool(kp[patched.position[pk]]) for pk in patched.ids] == ["jazz" in texts[pk] for pk in patched.ids]
+    def found(query):
+        vector = embedder.embed([query])[0]
+        slots = {slot.key for slot in statement_slots(query)}
+        return nearest_current(namespace=ns(alice), vector=vector, slot_keys=slots, embedder=embedder, count=3)
+
+    kept = [found(query) for query in queries]
+    forget_scope_indexes()
+    fresh = [found(query) for query in queries]
+    # The same items; cosines within the rounding of the stored vectors (vector_cache.compact_vectors).
+    assert [[pk for pk, _c in result] for result in kept] == [[pk for pk, _c in result] for result in fresh]
+    for a, b in zip(kept, fresh):
+        assert [c for _pk, c in a] == pytest.approx([c for _pk, c in b], abs=1e-3)
+    current_ids = set(LongTermMemory.objects.filter(archived=False).values_list("pk", flat=True))
+    assert {pk for result in fresh for pk, _cosine in result} <= current_ids
+    assert saved[5].pk not in {pk for result in kept for pk, _c in result}
+
+
+def test_an_item_of_the_same_slot_is_compared_however_many_items_are_nearer(alice):
+    """Among many items about friends moving to Paris, "I moved to Paris" is nearer to each of them than to
+    "I live in London": the item holding the same slot is a candidate all the same, and is superseded."""
+    london = save(alice, "I live in London.").memory
+    for i in range(24):
+        save(alice, f"My friend number {i} moved to Paris.")
+    result = save(alice, "I moved to Paris.")
+    assert len(result.decision.candidates) > 16  # the 16 nearest, and the one about where alice lives
+    assert result.decision.verdict == "update" and result.superseded == [london.pk]
+
+

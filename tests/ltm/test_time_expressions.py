@@ -1,4 +1,4 @@
-"""The time a question names (English and Chinese) and when an item was said."""
+"""The time a question or a statement names (English and Chinese), and when an item was said."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from memoryboard.ltm.time_expressions import EPOCH, item_day, query_window, text_day
+from memoryboard.ltm.time_expressions import EPOCH, item_day, query_window, stated_time, text_day
 
 ASKED = dt.date(2023, 6, 15)
 
@@ -84,3 +84,52 @@ def test_the_day_of_an_item():
                  "[2023/5/28 14:03] x", "2023-05-28 Maya: hi"):
         assert text_day(text) == day, text
     assert text_day("I met her on 28 May, 2023") is None  # a date inside the text is not when it was said
+
+
+# When a statement became true (the reconcile step's validFrom), said on a Friday.
+SAID = dt.datetime(2026, 12, 4, 15, 30, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize("text,day", [
+    ("I moved to Berlin last month", "2026-11-01"),
+    ("我上个月搬到北京了", "2026-11-01"),
+    ("yesterday I started at Google", "2026-12-03"),
+    ("我昨天入职了腾讯", "2026-12-03"),
+    ("I switched jobs last year", "2025-01-01"),
+    ("去年我转行了", "2025-01-01"),
+    ("I moved here 3 months ago", "2026-09-04"),
+    ("我三个月前搬到北京", "2026-09-04"),
+    ("I have lived in Paris since 2019", "2019-01-01"),
+    ("last week I quit my job", "2026-11-23"),
+    # Forms only one of the two former readers knew, now read the same for statements and questions.
+    ("I moved to Lisbon in May", "2026-05-01"),
+    ("I joined Siemens in March 2025", "2025-03-01"),
+    ("我2024年5月搬到了深圳", "2024-05-01"),
+    ("I quit the day before yesterday", "2026-12-02"),
+    ("我前天辞职了", "2026-12-02"),
+    ("I started a new job today", "2026-12-04"),
+    ("I moved out two weeks ago", "2026-11-20"),
+    ("我两个星期前搬家了", "2026-11-20"),
+    ("我100天前开始学日语", "2026-08-26"),
+    ("I sold my car ten years ago", "2016-12-04"),
+])
+def test_stated_time(text, day):
+    moment = stated_time(text, now=SAID)
+    assert moment.date().isoformat() == day and moment.tzinfo == SAID.tzinfo and moment.hour == 0
+
+
+@pytest.mark.parametrize("text", ["I live in Berlin", "I will move to Oslo in 2031", "我住在北京"])
+def test_no_stated_time(text):
+    assert stated_time(text, now=SAID) is None
+
+
+@pytest.mark.parametrize("question, start, end", [
+    ("what did I do the day before yesterday", "2023-06-13", "2023-06-14"),
+    ("前天聊了什么", "2023-06-13", "2023-06-14"),
+    ("anything new today?", "2023-06-15", "2023-06-16"),
+    ("two weeks ago", "2023-05-29", "2023-06-05"),
+    ("我两个星期前说了什么", "2023-05-29", "2023-06-05"),
+])
+def test_a_window_of_days_read_like_a_statement(question, start, end):
+    window = query_window(question, ASKED)
+    assert _dates(window) == (dt.date.fromisoformat(start), dt.date.fromisoformat(end))
