@@ -79,6 +79,25 @@ class ScopeData:
         """Each id's row (built when asked: only a scope with items lacking a vector needs it)."""
         return {pk: i for i, pk in enumerate(self.ids)}
 
+    @cached_property
+    def centrality(self) -> np.ndarray:
+        """``ranking.centrality`` of each item (built at the scope's first search, kept with it): the
+        mean of the rows, widened a block at a time, then one more product."""
+        from memoryboard.ltm import ranking
+
+        count = len(self.matrix)
+        if not count:
+            return np.zeros(0, dtype=np.float32)
+        total = np.zeros(self.matrix.shape[1], dtype=np.float64)
+        buffer = np.empty((min(count, COSINE_BLOCK), self.matrix.shape[1]), dtype=np.float32)
+        for start in range(0, count, COSINE_BLOCK):
+            block = self.matrix[start : start + COSINE_BLOCK]
+            wide = buffer[: len(block)]
+            np.copyto(wide, block)
+            weights = np.ones(len(block), np.float32) if self.scales is None else self.scales[start : start + len(block)]
+            total += weights @ wide
+        return ranking.centrality(self.cosines((total / count).astype(np.float32)))
+
     def cosines(self, query: np.ndarray) -> np.ndarray:
         """``matrix @ query`` in float32, ``COSINE_BLOCK`` rows widened at a time into one buffer."""
         query = np.asarray(query, dtype=np.float32)
