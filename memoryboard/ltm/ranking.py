@@ -373,7 +373,9 @@ def rank_order(scores: Scores) -> np.ndarray:
     made of (items past the cosine floor all score 0 on the semantic part; without the second key a
     paraphrase's evidence among them fell to the scope's order: dev paraphrases on turns 0.823 without
     it, 0.875 with it, docs/retrieval.md § Fusion)."""
-    return np.lexsort((-(scores.cosine - CENTRALITY_WEIGHT * scores.centrality), -scores.final))
+    # Two stable sorts, the second key first: np.lexsort gives the same order 10-20x slower (1 ms at 5,000).
+    by_cosine = np.argsort(-(scores.cosine - CENTRALITY_WEIGHT * scores.centrality), kind="stable")
+    return by_cosine[np.argsort(-scores.final[by_cosine], kind="stable")]
 
 
 def centrality(mean_cosines: np.ndarray) -> np.ndarray:

@@ -311,6 +311,7 @@ def _scope_data(
         type_weights=ranking.type_weights(types),
         keywords=ranking.KeywordIndex(texts),
         days=np.asarray(days, dtype=np.float64),
+        mean_cosines=matrix @ matrix.mean(axis=0) if len(matrix) else np.zeros(0, np.float32),
     )
     if cacheable:
         scope_cache.put(key, data)
@@ -403,6 +404,11 @@ def _patched_scope_data(base: QuerySet[LongTermMemory], ids: list[str], versions
     scales = None if old.scales is None else np.empty(len(new_ids), dtype=np.float32)
     weights = np.empty(len(new_ids), dtype=np.float32)
     days = None if old.days is None else np.empty(len(new_ids), dtype=np.float64)
+    # The items written since count as average ones (centrality 0): the scope's mean is the last build's.
+    mean_cosines = None
+    if old.mean_cosines is not None:
+        mean_cosines = np.full(len(new_ids), float(old.mean_cosines.mean()) if len(old.mean_cosines) else 0.0,
+                               dtype=np.float32)
     if len(keep):
         matrix[kept_target] = old.matrix[keep]
         if scales is not None:
@@ -410,6 +416,8 @@ def _patched_scope_data(base: QuerySet[LongTermMemory], ids: list[str], versions
         weights[kept_target] = old.type_weights[keep]
         if days is not None:
             days[kept_target] = old.days[keep]
+        if mean_cosines is not None:
+            mean_cosines[kept_target] = old.mean_cosines[keep]
     texts, new_rows = [], []
     for target, pk in zip(extra_target, added):
         value, blob, created = found[pk]
@@ -430,7 +438,7 @@ def _patched_scope_data(base: QuerySet[LongTermMemory], ids: list[str], versions
     keywords = PatchedKeywords(old.keywords, keep, kept_target, ranking.KeywordIndex(texts), extra_target,
                                len(new_ids)) if (added or removed) else old.keywords
     data = ScopeData(ids=new_ids, matrix=matrix, scales=scales, type_weights=weights, keywords=keywords,
-                     days=days)
+                     days=days, mean_cosines=mean_cosines)
     data.__dict__["position"] = position  # the cached_property, known already
     _remember_scope(patch_key, embedder.name, ids, versions, data, patched=patched + len(added) + len(removed),
                     pairs=pairs)
@@ -587,7 +595,9 @@ def memory_rank(
         return result
     relevances = np.asarray(relevances, dtype=np.float32)
     # Candidates from the HNSW index are the query's neighbours, not a scope: no centrality.
-    central = data.centrality if result.index == "exact" else None
+    central = None
+    if result.index == "exact" and data.mean_cosines is not None:
+        central = ranking.centrality(data.mean_cosines)
     scores = ranking.score(
         cosine=data.cosines(qvec),
         keyword=data.keywords.scores(query),

@@ -236,14 +236,28 @@ def test_items_past_the_cosine_floor_keep_the_model_order():
     assert ranking.rank_order(scores).tolist() == [1, 0, 2]
 
 
-def test_a_scope_centrality_is_each_item_cosine_with_the_scope_mean_centred():
-    from memoryboard.ltm.vector_cache import ScopeData, compact_vectors
-
+def test_rank_order_is_by_final_then_by_the_cosine_net_of_centrality():
     rng = np.random.default_rng(3)
-    matrix = rng.normal(size=(2500, 16)).astype(np.float32)  # more rows than one block of COSINE_BLOCK
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    ints, scales = compact_vectors(matrix)
-    data = ScopeData(ids=[str(i) for i in range(len(matrix))], matrix=ints, scales=scales,
-                     type_weights=np.ones(len(matrix), np.float32), keywords=None)
-    expected = matrix @ matrix.mean(axis=0)
-    assert np.allclose(data.centrality, expected - expected.mean(), atol=1e-4)
+    count = 500
+    final = rng.choice([0.0, 0.1, 0.2], size=count).astype(np.float32)  # many ties
+    cosine = rng.random(count).astype(np.float32)
+    centrality = (rng.random(count).astype(np.float32) - 0.5) / 10
+    zeros = np.zeros(count, np.float32)
+    scores = ranking.Scores(cosine=cosine, centrality=centrality, semantic=zeros, keyword=zeros, gate=zeros,
+                            match=zeros, relevance=zeros, time=zeros, type_weight=zeros, decay=zeros, final=final)
+    expected = np.lexsort((-(cosine - ranking.CENTRALITY_WEIGHT * centrality), -final))
+    assert ranking.rank_order(scores).tolist() == expected.tolist()
+
+
+@pytest.mark.django_db
+def test_a_scope_centrality_is_kept_with_its_vectors(alice, make_memory):
+    from memoryboard.ltm.retrieval import scope_cache
+
+    scope_cache.clear()
+    texts = [f"User note {i}: {word}" for i, word in enumerate(["tea", "hiking", "Java", "cats"] * 6)]
+    for text in texts:
+        make_memory(alice, text)
+    found = memory_rank(queryset=memory_queryset_for(alice), query="green tea", k=3, user_id=str(alice.pk))
+    centrality = [c.parts.centrality for c in found.candidates]
+    assert len(centrality) == len(texts) >= ranking.CENTRALITY_MIN_ITEMS
+    assert abs(sum(centrality)) < 1e-3 and any(centrality)  # centred on the scope
