@@ -12,8 +12,9 @@ searched cold (BM25 index built, vectors read) takes 194 ms of CPU, warm 17 ms (
 
 Bounded by ``MEMORYBOARD_VECTOR_CACHE_MB`` (least recently used out first), thread-safe. A scope
 larger than the whole budget is not kept, and each of its searches builds it again: the vectors are
-kept as 16-bit integers with a float32 scale per row (1,028 bytes for 512 dimensions, its day 8, plus ~200 bytes
-of ids and keyword index per item), so the default 128 MB holds a scope of ~105,000 items (float32 and
+kept as 16-bit integers with a float32 scale per row (1,028 bytes for 512 dimensions, its day 8, its
+cosine with the scope's mean 4, plus ~200 bytes of ids and keyword index per item), so the default 128 MB
+holds a scope of ~105,000 items (float32 and
 600 bytes counted per item, the former 64 MB held ~25,000: above that every search took seconds).
 Cosines are computed in float32, a block of rows widened at a time, then scaled: 9 ms of CPU for
 100,000 × 512 (numpy's float16 conversion took 85 ms, and bfloat16 moved cosines by up to 1e-3), within
