@@ -7,7 +7,7 @@ The set is JSON (documented in docs/retrieval.md)::
 
 The items are written under a namespace of their own inside a transaction that is rolled back at the
 end: nothing stays in the database. Each query is searched with ``retrieval.memory_rank`` (the hybrid
-score and the minimum relevance, as every user meets them); the same ranking, ordered by its cosine
+score and the minimum relevance, as an agent's retrieval applies them); the same ranking, ordered by its cosine
 part alone or by the keyword score alone, gives the semantic and keyword baselines (no threshold). The
 model baseline orders the items by the plain cosine of the embedder's vectors of the query and the
 items (no query view, no language axis: what the model gives by itself).
