@@ -8,6 +8,11 @@ with its content words, the language axis of the scope, BM25 with the project's 
 window of the question): no database, so the search's own figures come from ``manage.py memory_eval``;
 this script only compares fusions of the same parts. Printed per fusion: the conversation set's
 evidence recall@10 per store (turns, observations) and kind, and the bilingual set's recall@1.
+
+Ranks are by the fusion's score, equal scores by a second key (``ranking.rank_order``: the fusions of
+``gated view… centrality…`` give theirs, the others none). The time part's event windows include the
+event's day (``ranking.time_matches``). ``--min-match`` applies a minimum to the fusion's relevance (its
+match, or for the centrality fusions the match without the centrality, as ``memory_rank`` does).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ class Scope:
         self.components = None if self.axis is None else self.matrix @ self.axis
         self.types = ranking.type_weights(types)
         self.days = np.asarray(days, dtype=np.float64)
+        self.centrality = ranking.centrality(self.matrix @ self.matrix.mean(axis=0))
 
 
 def _parts(embedder, scope: Scope, query: str, model_name: str):
@@ -73,8 +79,13 @@ def _parts(embedder, scope: Scope, query: str, model_name: str):
         vec = (1 - vw) * plain + vw * vview
         vec = vec / np.linalg.norm(vec)
         soft[f"soft_v{vw}"] = (scope.matrix @ vec - floor) / (ceiling - floor)  # not clipped
+    views = {}
+    for vw in (0.0, 0.2, 0.3, 0.4):
+        vec = (1 - vw) * plain + vw * vview
+        views[f"cos_v{vw}"] = scope.matrix @ (vec / np.linalg.norm(vec))
     return {"semantic": semantic, "keyword": keyword, "raw": raw, "model": scope.matrix @ plain,
-            "semantic_noaxis": noaxis, "semantic_plain": plain_semantic, **soft}
+            "semantic_noaxis": noaxis, "semantic_plain": plain_semantic, "centrality": scope.centrality,
+            "floor": floor, "ceiling": ceiling, **soft, **views}
 
 
 def _rank_order(values: np.ndarray) -> np.ndarray:
@@ -137,6 +148,18 @@ def fusions():
     for w in (0.6, 0.7, 0.8):
         out[f"maxsem {w}"] = (lambda w: lambda p: w * np.maximum(p["semantic"], p["semantic_plain"])
                               + (1 - w) * p["keyword"])(w)
+    for vw in (0.0, 0.2, 0.3, 0.4):
+        for c in (0.0, 0.2, 0.3, 0.4, 0.5, 0.6):
+            for w in (0.6, 0.7, 0.8):
+                def central(p, vw=vw, c=c, w=w):
+                    cos, floor, ceiling = p[f"cos_v{vw}"], p["floor"], p["ceiling"]
+                    kmax = float(p["keyword"].max())
+                    evidence = (1 - w) * min(1.0, max(0.0, (kmax - 0.3) / 0.7)) * p["keyword"]
+                    adjusted = cos - c * p["centrality"]
+                    return {"match": w * np.maximum((adjusted - floor) / (ceiling - floor), 0) + evidence,
+                            "key": adjusted,
+                            "relevance": w * np.maximum((cos - floor) / (ceiling - floor), 0) + evidence}
+                out[f"gated view{vw} centrality{c} {w}"] = central
     out["baseline bm25"] = lambda p: p["raw"]
     out["baseline model"] = lambda p: p["model"]
     for k in (60,):
@@ -148,6 +171,8 @@ def fusions():
 
 
 def _time_flags(scope: Scope, window, fused_for_anchor) -> np.ndarray:
+    from memoryboard.ltm import ranking
+
     if window is None:
         return np.zeros(len(scope.days))
     if window.anchor:
@@ -155,9 +180,9 @@ def _time_flags(scope: Scope, window, fused_for_anchor) -> np.ndarray:
             return np.zeros(len(scope.days))
         best = int(np.argmax(fused_for_anchor))
         day = scope.days[best]
-        if np.isnan(day) or fused_for_anchor[best] < 0.08:
+        if np.isnan(day) or fused_for_anchor[best] < ranking.MIN_RELEVANCE:
             return np.zeros(len(scope.days))
-        return (scope.days < day) if window.before else (scope.days > day)
+        return (scope.days <= day) if window.before else (scope.days >= day)
     start = -np.inf if window.start is None else window.start
     end = np.inf if window.end is None else window.end
     return (scope.days >= start) & (scope.days < end)
@@ -223,17 +248,25 @@ def main() -> None:
                 continue
             table = defaultdict(list)
             for kind_set, store, kind, split, scope, ids, expected, parts, window, anchor in cases:
-                match = fuse(parts).astype(np.float64)
-                below = match < minimum if minimum is not None else np.zeros(len(match), dtype=bool)
+                fused = fuse(parts)
+                if not isinstance(fused, dict):
+                    fused = {"match": fused}
+                match = fused["match"].astype(np.float64)
+                key = fused.get("key", np.zeros(len(match)))
+                relevance = fused.get("relevance", match)
+                below = relevance < minimum if minimum is not None else np.zeros(len(match), dtype=bool)
                 if args.query_level and minimum is not None:  # the query reaches the minimum: all may come
                     below = np.full(len(match), float(match.max()) < minimum) | (match < args.item_floor)
                     below |= match < args.item_relative * float(match.max())
                 if tw:
-                    flags = _time_flags(scope, window, fuse(anchor) if anchor is not None else None)
+                    anchored = fuse(anchor) if anchor is not None else None
+                    if isinstance(anchored, dict):
+                        anchored = anchored["match"]
+                    flags = _time_flags(scope, window, anchored)
                     # Rank fusions have no absolute scale: their bonus is a share of the query's best.
                     top = float(match.max()) if name.startswith("rrf") and match.size else 1.0
                     match = match + tw * top * flags
-                order = [i for i in np.argsort(-match, kind="stable") if not below[i]]
+                order = [i for i in np.lexsort((-key, -match)) if not below[i]]
                 if kind_set == "bil":
                     table[("bilingual R@1", split)].append(float(bool(order) and ids[order[0]] in expected))
                     continue

@@ -133,8 +133,8 @@ def quality_section(quality: list[tuple[str, str]]) -> str:
         QUALITY_HEADING, "",
         "`.venv/bin/python benchmarks/retrieval.py --quality-only` (issue 13; also part of the full run). "
         "The bilingual set (52 items, 156 queries: 76 cross-lingual, 52 paraphrases sharing no word with their "
-        "item, 28 related): recall@1 / @5 / @10 / MRR. Hybrid = the one search as users meet it (minimum relevance "
-        "applied); semantic and keyword = the same candidates ordered by the cosine part or BM25 alone, no "
+        "item, 28 related): recall@1 / @5 / @10 / MRR. Hybrid = the one ranking with the minimum relevance "
+        "an agent's retrieval applies (a user's search lists the items below it after these); semantic and keyword = the same candidates ordered by the cosine part or BM25 alone, no "
         "threshold; model = the embedder's plain cosine of query and item (no query view, no language axis). "
         "The constants of `ltm.ranking` were chosen on the dev split (the even positions); test was held out "
         "(docs/retrieval.md). Deterministic: no timing, no noise.", "",

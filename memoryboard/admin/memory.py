@@ -577,13 +577,16 @@ class LongTermMemoryAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin
 
     def _related(self, obj) -> tuple[list, str]:
         """The nearest active items of the same user (duplicates, contradictions), and an error if any."""
+        from memoryboard.ltm import ranking
         from memoryboard.ltm.retrieval import memory_search
 
         if not obj.user_id or not obj.content:
             return [], ""
         candidates = own_memories(user_id=obj.user_id).exclude(pk=obj.pk)
         try:
-            found = memory_search(queryset=candidates, query=obj.content, k=RELATED_K)
+            # Items about the same thing only (duplicates, contradictions): the agent's minimum relevance.
+            found = memory_search(queryset=candidates, query=obj.content, k=RELATED_K,
+                                  min_relevance=ranking.MIN_RELEVANCE)
             _labelled([r.memory for r in found])
             return found, ""
         except LLMError as exc:  # the page still shows the item; the panel says why it is empty

@@ -139,10 +139,12 @@ class ScoreExplanationSerializer(serializers.Serializer):
     """The parts of a search score (``explain=true``), see docs/retrieval.md."""
 
     cosine = serializers.FloatField()
+    centrality = serializers.FloatField()
     semantic = serializers.FloatField()
     keyword = serializers.FloatField()
     gate = serializers.FloatField()
     match = serializers.FloatField()
+    relevance = serializers.FloatField()
     time = serializers.FloatField()
     type_weight = serializers.FloatField()
     decay = serializers.FloatField()

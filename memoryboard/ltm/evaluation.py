@@ -7,7 +7,7 @@ The set is JSON (documented in docs/retrieval.md)::
 
 The items are written under a namespace of their own inside a transaction that is rolled back at the
 end: nothing stays in the database. Each query is searched with ``retrieval.memory_rank`` (the hybrid
-score and the minimum relevance, as every user meets them); the same ranking, ordered by its cosine
+score and the minimum relevance, as an agent's retrieval applies them); the same ranking, ordered by its cosine
 part alone or by the keyword score alone, gives the semantic and keyword baselines (no threshold). The
 model baseline orders the items by the plain cosine of the embedder's vectors of the query and the
 items (no query view, no language axis: what the model gives by itself).
@@ -248,8 +248,9 @@ def conversation_evaluate(
     """Evaluate the search on the conversation set: each conversation's turns, then its observations,
     stored as one user's items (a user per conversation and store); each question asked at its
     ``asked_at`` date through the end user's search (``search``: ``memory_rank`` over the user's items,
-    minimum relevance applied) and the agent's injection path (``agent``: ``memory_retrieve`` and
-    ``format_memory_block`` with K = ``k``: is the evidence in the memory block?), next to the plain
+    the k best without the agent's minimum relevance, as ``memory_search``) and the agent's injection
+    path (``agent``: ``memory_retrieve`` and ``format_memory_block`` with K = ``k``, minimum relevance
+    applied: is the evidence in the memory block?), next to the plain
     baselines over the same items: ``bm25`` (bm25s with the project's tokens), ``model`` (the
     embedder's plain cosine), ``rrf`` (reciprocal rank fusion of both, k = 60).
 
@@ -303,8 +304,9 @@ def conversation_evaluate(
                         text = query["query"]
                         asked = dt.datetime.fromisoformat(query["asked_at"]).replace(tzinfo=dt.UTC)
                         expected = {f"eval:{store}:{e}" for e in conversation_expected(query, conversation, store)}
+                        # The end user's search (memory_search's k best, no minimum), asked at its date.
                         found = memory_rank(queryset=scope, query=text, k=k, embedder=embedder,
-                                            user_id=namespace.user_id, now=asked)
+                                            user_id=namespace.user_id, now=asked, min_relevance=0.0)
                         agent = memory_retrieve_ranking(namespace=namespace, query=text, k=k, embedder=embedder,
                                                         log_access=False, enabled=True, now=asked)
                         block = format_memory_block(agent.results if agent else [])

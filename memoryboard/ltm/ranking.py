@@ -5,19 +5,37 @@ embeds its query with :func:`query_vector` and ranks its candidates here::
 
     query     = unit((1 - QUERY_VIEW_WEIGHT) * e(query) + QUERY_VIEW_WEIGHT * e(content words of the query))
     cosine    = cos(query, item)
-    semantic  = max(0, (cosine - floor) / (ceiling - floor))       floor, ceiling = COSINE_RANGE[model]
+    centrality= cos(item, mean of the scope's item vectors) - its mean over the scope    (per scope)
+    semantic  = max(0, (cosine - CENTRALITY_WEIGHT * centrality - floor) / (ceiling - floor))
+                                                                    floor, ceiling = COSINE_RANGE[model]
     keyword   = min(1, BM25(query, item) / BM25 of a plain match of the query) (0..1)
     gate      = clip((max keyword over the scope - KEYWORD_GATE) / (1 - KEYWORD_GATE), 0, 1)   (per query)
     match     = SEMANTIC_WEIGHT * semantic + KEYWORD_WEIGHT * gate * keyword
+    relevance = match without the centrality (max(0, (cosine - floor) / (ceiling - floor)) as semantic)
     time      = 1 if the item is dated inside the time the query names ("last May", 上个月), else 0
     type      = TYPE_WEIGHTS[item type]                         FACT 1.0 ... EPISODE 0.97
     decay     = DECAY_FLOOR + (1 - DECAY_FLOOR) * clip(relevance_score, 0, 1)
     final     = (match + TIME_WEIGHT * time) * type * decay
 
-An item whose ``match`` is below ``MIN_RELEVANCE`` is not returned, whatever its type, date and score:
-the threshold asks "is this about the query at all?", the rest then order what is. ``match`` and
-``final`` are on a 0-1 scale (a closer-than-paraphrase cosine may pass 1 a little; the time part adds
-``TIME_WEIGHT``).
+Items are ranked by ``final``, equal ``final`` by ``cosine - CENTRALITY_WEIGHT * centrality``
+(:func:`rank_order`: the items past the cosine floor all have a semantic part of 0, and their order is
+the model's, not the scope's). An item whose ``relevance`` is below ``MIN_RELEVANCE`` is not given to the agent (session-start injection,
+the ``memory_search`` tool), whatever its type, date and score: the threshold asks "is this about the
+query at all?", the rest then order what is. A search someone asks for (the end user's API and page,
+staff's related items excepted) returns the k best without it: with no shared word, a paraphrase's
+evidence scores like an unrelated question's best item, and a threshold hides it (docs/retrieval.md
+§ Fusion, docs/decisions.md). ``match`` and ``final`` are on a 0-1 scale (a closer-than-paraphrase
+cosine may pass 1 a little; the time part adds ``TIME_WEIGHT``).
+
+The centrality is how much an item resembles every item of its scope, more than the scope's items do on
+average: a short turn of small talk ("[2023-05-14] Maya: Hey! How has your week been?") is close to
+every question that names Maya and to little else, so it used to fill the first ranks of questions about
+her; taking part of its centrality off its cosine lets the turn that answers come first (several facts on
+raw turns, dev: 0.472 → 0.501; docs/retrieval.md § Fusion). It orders, it does not decide what is
+relevant: the minimum relevance compares ``relevance``, the match of the cosine itself, so an item unlike
+the rest of its scope is not made relevant by that (one tea item among Java lessons). It is computed
+once per scope (cached with its vectors); it is 0 in a scope of fewer than ``CENTRALITY_MIN_ITEMS``
+items and for candidates taken from the HNSW index (they are the query's neighbours, not a scope).
 
 The keyword part is weighted per query (``gate``): when no item of the scope matches at least
 ``KEYWORD_GATE`` of the query's BM25 weight, the query's words are not in the scope (a paraphrase, the
@@ -63,7 +81,13 @@ KEYWORD_WEIGHT = 0.3
 # opens linearly from it to a full match).
 KEYWORD_GATE = 0.3
 # The weight of the query's content words (:func:`query_view`) in the query vector.
-QUERY_VIEW_WEIGHT = 0.4
+QUERY_VIEW_WEIGHT = 0.3
+# How much of an item's centrality (its cosine with the mean of its scope's vectors, centred on the
+# scope) is taken off its cosine with the query (docs/retrieval.md § Fusion).
+CENTRALITY_WEIGHT = 0.4
+# The least items a scope needs for a centrality: the mean of fewer is the content of those few items (in
+# a 9-item scope, the one item about family came before the move asked about: the updates suite).
+CENTRALITY_MIN_ITEMS = 20
 # The least items of each script (CJK, other) a scope needs for its language axis to be removed:
 # with fewer, the difference of the means is the content of a few items, not the language.
 LANGUAGE_AXIS_MIN_ITEMS = 8
@@ -81,8 +105,8 @@ TYPE_WEIGHTS = {"FACT": 1.0, "PREFERENCE": 0.99, "PROCEDURE": 0.98, "EPISODE": 0
 DEFAULT_TYPE_WEIGHT = 0.98
 # A fully decayed item keeps this share of its score (decay orders, it does not hide).
 DECAY_FLOOR = 0.5
-# The least ``match`` an item needs to be returned (with USE and no keyword: a cosine of 0.1625; with
-# the hashing embedder 0.15: SEMANTIC_WEIGHT * 0.1).
+# The least ``match`` an item needs to be given to the agent (with USE and no keyword: a cosine of 0.1625;
+# with the hashing embedder 0.15: SEMANTIC_WEIGHT * 0.1). Searches someone asks for rank without it.
 MIN_RELEVANCE = 0.07
 # What an item dated inside the time a question asks about ("last May", 上个月, "before she moved")
 # adds to its match (ltm.time_expressions).
@@ -240,10 +264,12 @@ class ScoreParts:
     """The parts of one item's score (explanations, receipts): see the module docstring."""
 
     cosine: float
+    centrality: float
     semantic: float
     keyword: float
     gate: float
     match: float
+    relevance: float
     time: float
     type_weight: float
     decay: float
@@ -264,10 +290,12 @@ class Scores:
     """The score arrays of a scope's items for one query, aligned with the items."""
 
     cosine: np.ndarray
+    centrality: np.ndarray
     semantic: np.ndarray
     keyword: np.ndarray
     gate: np.ndarray
     match: np.ndarray
+    relevance: np.ndarray
     time: np.ndarray
     type_weight: np.ndarray
     decay: np.ndarray
@@ -300,6 +328,7 @@ def score(
     item_axis: np.ndarray | None = None,
     query_axis: float = 0.0,
     time: np.ndarray | None = None,
+    centrality: np.ndarray | None = None,
 ) -> Scores:
     """The one scoring function (see the module docstring), vectorized over a scope's items.
 
@@ -313,6 +342,8 @@ def score(
             ``None`` when the scope has none; ``query_axis`` is the query vector's.
         time: 1 for each item dated inside the time the query asks about (:func:`time_matches`), else 0;
             ``None`` when the query names no time.
+        centrality: each item's :func:`centrality` in its scope; ``None`` counts as 0 (candidates of the
+            HNSW index).
     """
     floor, ceiling = cosine_range(model_name)
     cosine = np.asarray(cosine, dtype=np.float32)
@@ -320,17 +351,41 @@ def score(
         item_axis = np.asarray(item_axis, dtype=np.float32)
         norms = np.sqrt(np.maximum((1.0 - query_axis * query_axis) * (1.0 - item_axis * item_axis), 1e-6))
         cosine = ((cosine - query_axis * item_axis) / norms).astype(np.float32)
+    centrality = np.zeros_like(cosine) if centrality is None else np.asarray(centrality, dtype=np.float32)
     # Not capped at 1: closer than a typical paraphrase still ranks higher (a cap made near-duplicates tie).
-    semantic = np.maximum((cosine - floor) / (ceiling - floor), 0.0)
+    semantic = np.maximum((cosine - CENTRALITY_WEIGHT * centrality - floor) / (ceiling - floor), 0.0)
+    plain = np.maximum((cosine - floor) / (ceiling - floor), 0.0)  # the same without the centrality
     keyword = np.asarray(keyword, dtype=np.float32)
     best = float(keyword.max()) if keyword.size else 0.0
     gate = np.full(keyword.shape, min(1.0, max(0.0, (best - KEYWORD_GATE) / (1.0 - KEYWORD_GATE))), np.float32)
-    match = SEMANTIC_WEIGHT * semantic + KEYWORD_WEIGHT * gate * keyword
+    evidence = KEYWORD_WEIGHT * gate * keyword
+    match = SEMANTIC_WEIGHT * semantic + evidence
+    relevance = SEMANTIC_WEIGHT * plain + evidence
     time = np.zeros_like(match) if time is None else np.asarray(time, dtype=np.float32)
     decay = DECAY_FLOOR + (1.0 - DECAY_FLOOR) * np.clip(np.asarray(relevance_scores, dtype=np.float32), 0.0, 1.0)
     final = (match + TIME_WEIGHT * time) * types * decay
-    return Scores(cosine=cosine, semantic=semantic, keyword=keyword, gate=gate, match=match, time=time,
-                  type_weight=types, decay=decay, final=final)
+    return Scores(cosine=cosine, centrality=centrality, semantic=semantic, keyword=keyword, gate=gate, match=match,
+                  relevance=relevance, time=time, type_weight=types, decay=decay, final=final)
+
+
+def rank_order(scores: Scores) -> np.ndarray:
+    """The items' positions best first: by ``final``, equal ``final`` by the cosine the semantic part is
+    made of (items past the cosine floor all score 0 on the semantic part; without the second key a
+    paraphrase's evidence among them fell to the scope's order: dev paraphrases on turns 0.823 without
+    it, 0.875 with it, docs/retrieval.md § Fusion)."""
+    # Two stable sorts, the second key first: np.lexsort gives the same order 10-20x slower (1 ms at 5,000).
+    by_cosine = np.argsort(-(scores.cosine - CENTRALITY_WEIGHT * scores.centrality), kind="stable")
+    return by_cosine[np.argsort(-scores.final[by_cosine], kind="stable")]
+
+
+def centrality(mean_cosines: np.ndarray) -> np.ndarray:
+    """Each item's centrality from its cosine with the mean of its scope's vectors: centred on the scope
+    (the average item's is 0), so that taking it off the cosine leaves a scope's scale as it was; 0 for
+    every item of a scope of fewer than ``CENTRALITY_MIN_ITEMS``."""
+    mean_cosines = np.asarray(mean_cosines, dtype=np.float32)
+    if len(mean_cosines) < CENTRALITY_MIN_ITEMS:
+        return np.zeros_like(mean_cosines)
+    return (mean_cosines - float(mean_cosines.mean())).astype(np.float32)
 
 
 def time_matches(days: np.ndarray | None, window, anchor_match: np.ndarray | None = None) -> np.ndarray | None:
@@ -339,7 +394,9 @@ def time_matches(days: np.ndarray | None, window, anchor_match: np.ndarray | Non
 
     A window relative to an event ("before she moved", 搬家之前) is resolved to the day of the dated
     item whose ``anchor_match`` (the match of the event's words) is highest, if that reaches
-    ``MIN_RELEVANCE``: items before (or after) that day are inside. Items of unknown day never are.
+    ``MIN_RELEVANCE``: items of that day and before (or after) it are inside (the day itself is both:
+    "the summit at dawn after an exhausting ascent" is told the day of the ascent). Items of unknown day
+    never are.
     """
     if window is None or days is None or len(days) == 0:
         return None
@@ -352,7 +409,7 @@ def time_matches(days: np.ndarray | None, window, anchor_match: np.ndarray | Non
         best = int(np.argmax(candidates))
         if not known[best] or candidates[best] < MIN_RELEVANCE:
             return None
-        inside = (days < days[best]) if window.before else (days > days[best])
+        inside = (days <= days[best]) if window.before else (days >= days[best])
     else:
         inside = np.ones(len(days), dtype=bool)
         if window.start is not None:

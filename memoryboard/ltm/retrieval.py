@@ -309,6 +309,7 @@ def _scope_data(
         type_weights=ranking.type_weights(types),
         keywords=ranking.KeywordIndex(texts),
         days=np.asarray(days, dtype=np.float64),
+        mean_cosines=matrix @ matrix.mean(axis=0) if len(matrix) else np.zeros(0, np.float32),
     )
     if cacheable:
         scope_cache.put(key, data)
@@ -403,7 +404,8 @@ def memory_rank(
         k: how many items at most (capped at ``MAX_K``).
         embedder: default the configured one.
         user_id: whose pause rules apply when the scope is one user's; ``None`` applies every rule.
-        min_relevance: the least match returned (default ``ranking.MIN_RELEVANCE``).
+        min_relevance: the least match returned (default ``ranking.MIN_RELEVANCE``, the agent's; 0 for
+            the k best whatever they score, as :func:`memory_search` does).
         scope_key: a hashable name of ``queryset`` (equal keys, the same SQL), when the caller has one:
             the candidates' SQL is then compiled once per scope while the user has no pause rule.
         now: when the query is asked (default now): "last month", 去年 are relative to it.
@@ -463,17 +465,22 @@ def memory_rank(
     if not present:
         return result
     relevances = np.asarray(relevances, dtype=np.float32)
+    # Candidates from the HNSW index are the query's neighbours, not a scope: no centrality.
+    central = None
+    if result.index == "exact" and data.mean_cosines is not None:
+        central = ranking.centrality(data.mean_cosines)
     scores = ranking.score(
         cosine=data.cosines(qvec),
         keyword=data.keywords.scores(query),
         types=data.type_weights,
         relevance_scores=relevances,
         model_name=embedder.name,
-        time=_time_matches(data, query, now, embedder, relevances),
+        time=_time_matches(data, query, now, embedder, relevances, central),
+        centrality=central,
     )
-    order = np.argsort(-scores.final, kind="stable")
+    order = ranking.rank_order(scores)
     paused = np.asarray(paused_flags, dtype=bool)[order]
-    below = (scores.match < minimum)[order]
+    below = (scores.relevance < minimum)[order]
     eligible = ~paused & ~below
     result._ids = [present[i] for i in order.tolist()]
     result._scores = scores.reordered(order)
@@ -491,7 +498,8 @@ def memory_rank(
     return result
 
 
-def _time_matches(data: ScopeData, query: str, now, embedder, relevances: np.ndarray) -> np.ndarray | None:
+def _time_matches(data: ScopeData, query: str, now, embedder, relevances: np.ndarray,
+                  central: np.ndarray | None = None) -> np.ndarray | None:
     """``ranking.time_matches`` of the scope's items for the time ``query`` names (``None`` if it names
     none); an event's words ("before she moved") are matched like a query, to find its day."""
     window = query_window(query, now or timezone.now())
@@ -502,7 +510,7 @@ def _time_matches(data: ScopeData, query: str, now, embedder, relevances: np.nda
         avec = ranking.query_vector(embedder, window.anchor)
         anchor = ranking.score(
             cosine=data.cosines(avec), keyword=data.keywords.scores(window.anchor), types=data.type_weights,
-            relevance_scores=relevances, model_name=embedder.name,
+            relevance_scores=relevances, model_name=embedder.name, centrality=central,
         ).match
     return ranking.time_matches(data.days, window, anchor)
 
@@ -553,8 +561,10 @@ def _with_successors(results: list[ScoredMemory], *, queryset: QuerySet[LongTerm
     stale_scope = queryset.filter(archived=True, archived_reason=ArchivedReason.SUPERSEDED)
     if not _candidate_rows(stale_scope, rules):  # one query: most scopes have none
         return results
+    # A stale item stands in only when it is about the query, whatever the search's own minimum.
     ranked = memory_rank(queryset=stale_scope, query=query, k=k, embedder=embedder, user_id=user_id,
-                         min_relevance=minimum, include_superseded=True, follow_superseded=False).results
+                         min_relevance=max(minimum, ranking.MIN_RELEVANCE), include_superseded=True,
+                         follow_superseded=False).results
     if not ranked:
         return results
     best: dict[str, ScoredMemory] = {item.memory.pk: item for item in results}
@@ -601,11 +611,15 @@ def memory_search(
     user_id: str | None = None,
     include_superseded: bool = False,
     as_of: datetime | None = None,
+    min_relevance: float = 0.0,
 ) -> list[ScoredMemory]:
-    """The results of :func:`memory_rank` (API search, "My memories", the admin). Access statistics
-    are not touched: only an agent's retrieval counts as a use."""
+    """The results of :func:`memory_rank` for a search someone asks for (API search, "My memories",
+    the admin's related items): the ``k`` best, ranked, without the agent's minimum relevance unless
+    ``min_relevance`` is given (a paraphrase's evidence often scores below it: docs/retrieval.md
+    § Fusion; each result's ``parts.match`` says how close it is). Access statistics are not touched:
+    only an agent's retrieval counts as a use."""
     return memory_rank(queryset=queryset, query=query, k=k, embedder=embedder, user_id=user_id,
-                       include_superseded=include_superseded, as_of=as_of).results
+                       include_superseded=include_superseded, as_of=as_of, min_relevance=min_relevance).results
 
 
 def memory_retrieval_enabled(user_id: str) -> bool:

@@ -117,11 +117,13 @@ def _not_deleted(request) -> QuerySet[LongTermMemory]:
     return _own(request).exclude(archived=True, archived_reason=ArchivedReason.USER_DELETED)
 
 
-def _semantic(queryset, query: str) -> list[tuple[LongTermMemory, float]]:
-    """The ranked search (the one ranking function of long-term memory), best first."""
+def _semantic(queryset, query: str) -> list[tuple[LongTermMemory, float, float | None]]:
+    """The ranked search (the one ranking function of long-term memory), best first: each item, its
+    score and its relevance (``None`` for an item standing in for one it replaced)."""
     from memoryboard.ltm.retrieval import memory_search
 
-    return [(hit.memory, hit.score) for hit in memory_search(queryset=queryset, query=query, k=20)]
+    return [(hit.memory, hit.score, hit.parts.relevance if hit.parts else None)
+            for hit in memory_search(queryset=queryset, query=query, k=20)]
 
 
 def _usage(ids: list[str]) -> dict[str, dict]:
@@ -144,10 +146,16 @@ def _switch(user_id: str) -> UserMemorySettings:
     return UserMemorySettings.objects.filter(user_id=user_id).first() or UserMemorySettings(user_id=user_id)
 
 
-def relevance_words(score: float | None) -> str:
-    """A search hit's relevance in words for end users (raw cosine figures mean nothing to them)."""
+def relevance_words(score: float | None, relevance: float | None = None) -> str:
+    """A search hit's relevance in words for end users (raw cosine figures mean nothing to them); a hit
+    whose relevance is below the minimum relevance (the assistant would not be given it) is "probably
+    unrelated": the search lists the best hits whatever they score (docs/retrieval.md § Fusion)."""
+    from memoryboard.ltm.ranking import MIN_RELEVANCE
+
     if score is None:
         return ""
+    if relevance is not None and relevance < MIN_RELEVANCE:
+        return _("probably unrelated")
     if score >= CLOSE_MATCH:
         return _("close match")
     if score >= RELATED_MATCH:
@@ -165,10 +173,12 @@ def memory_list(request):
     mode = (form.cleaned_data.get("mode") or "text") if form.is_valid() else "text"
     active = _own(request).filter(archived=False)
     scores: dict[str, float] = {}
+    matches: dict[str, float | None] = {}
     if query and mode == "semantic":
         hits = _semantic(active, query)
-        items = [memory for memory, _score in hits]
-        scores = {memory.pk: score for memory, score in hits}
+        items = [memory for memory, _score, _match in hits]
+        scores = {memory.pk: score for memory, score, _match in hits}
+        matches = {memory.pk: match for memory, _score, match in hits}
     else:
         items = list(filter_memories(active, search=query or None).order_by("-updated_at")[:500])
     ids = [m.pk for m in items]
@@ -183,7 +193,7 @@ def memory_list(request):
         memory.is_paused = memory.pk in paused
         memory.usage = usage.get(memory.pk)
         memory.score = scores.get(memory.pk)
-        memory.relevance = relevance_words(memory.score)
+        memory.relevance = relevance_words(memory.score, matches.get(memory.pk))
     groups = []
     if not query:  # search results stay in their ranked order, not regrouped by type
         for value, label in MemoryType.choices:

@@ -27,14 +27,20 @@ def test_end_user_search_skips_paused_items_and_other_users(as_user, alice, bob,
     assert {item["id"] for item in results} == {kept.pk, flagged.pk}
 
 
-def test_explain_gives_the_score_parts_and_unrelated_items_stay_out(as_user, alice, make_memory):
+def test_explain_gives_the_score_parts_and_unrelated_items_rank_last(as_user, alice, make_memory):
+    from memoryboard.ltm.ranking import MIN_RELEVANCE
+
     tea = make_memory(alice, "Alice drinks green tea")
-    make_memory(alice, "Alice flies to Berlin on Monday", memory_type="EPISODE")
+    berlin = make_memory(alice, "Alice flies to Berlin on Monday", memory_type="EPISODE")
     plain = as_user(alice).get("/api/v1/memories/search/?q=green tea").json()
-    assert [item["id"] for item in plain] == [tea.pk] and "explain" not in plain[0]
+    # A search returns the k best (no minimum relevance: docs/retrieval.md § Fusion), the unrelated last.
+    assert [item["id"] for item in plain] == [tea.pk, berlin.pk] and "explain" not in plain[0]
+    assert plain[0]["score"] > plain[1]["score"]
     explained = as_user(alice).get("/api/v1/memories/search/?q=green tea&explain=true").json()
+    assert explained[1]["explain"]["relevance"] < MIN_RELEVANCE <= explained[0]["explain"]["relevance"]
     parts = explained[0]["explain"]
-    assert set(parts) == {"cosine", "semantic", "keyword", "gate", "match", "time", "type_weight", "decay", "final"}
+    assert set(parts) == {"cosine", "centrality", "semantic", "keyword", "gate", "match", "relevance", "time",
+                          "type_weight", "decay", "final"}
     assert parts["final"] == explained[0]["score"] and parts["keyword"] > 0 and parts["type_weight"] == 1.0
     assert parts["gate"] == 1.0 and parts["time"] == 0.0
 

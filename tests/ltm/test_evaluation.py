@@ -156,7 +156,8 @@ def test_the_conversation_evaluation_reports_every_mode_and_writes_nothing():
         assert kinds["all"]["search"]["queries"] == len(small["queries"])
         assert set(kinds["all"]) == set(CONVERSATION_MODES)
         assert all(0 <= m["recall@10"] <= 1 for m in kinds["all"].values())
-        assert kinds["all"]["agent"]["recall@10"] == kinds["all"]["search"]["recall@10"]  # K = 10 both
+        # K = 10 both; the agent's block leaves out what is below the minimum relevance, the search does not.
+        assert kinds["all"]["agent"]["recall@10"] <= kinds["all"]["search"]["recall@10"]
     assert not LongTermMemory.objects.exists()
 
 

@@ -118,7 +118,12 @@ def test_time_adds_to_items_dated_inside_the_window_but_not_to_the_match():
     # Before an event: the day of the item that best matches the event's words.
     before = ranking.time_matches(days, Window(None, None, anchor="she moved", before=True),
                                   anchor_match=np.array([0.0, 0.5, 0.9]))
-    assert before.tolist() == [1.0, 0.0, 0.0]  # the unknown-day item cannot anchor: day 130 does
+    # The unknown-day item cannot anchor: day 130 does, and its own day is inside ("after the ascent,
+    # which summit at dawn?" is told the same day).
+    assert before.tolist() == [1.0, 1.0, 0.0]
+    after = ranking.time_matches(days, Window(None, None, anchor="she moved", before=False),
+                                 anchor_match=np.array([0.9, 0.5, 0.0]))
+    assert after.tolist() == [1.0, 1.0, 0.0]
     assert ranking.time_matches(days, Window(None, None, anchor="x", before=True),
                                 anchor_match=np.zeros(3)) is None  # nothing matches the event
 
@@ -201,3 +206,58 @@ def test_a_question_about_a_month_finds_what_was_said_then(alice, make_memory):
     order = [r.memory.pk for r in found.results]
     assert order.index(june.pk) < order.index(may.pk)  # June's turn lifted over May's
     assert [r.parts.time for r in found.results if r.memory.pk == june.pk] == [1.0]
+
+
+def _scored(cosine, centrality=None):
+    count = len(cosine)
+    return ranking.score(cosine=np.array(cosine, np.float32), keyword=np.zeros(count, np.float32),
+                         types=np.ones(count, np.float32), relevance_scores=np.ones(count, np.float32),
+                         model_name="use-multilingual-v3",
+                         centrality=None if centrality is None else np.array(centrality, np.float32))
+
+
+def test_centrality_orders_items_but_does_not_make_them_relevant():
+    # Two items as close to the query; the first is like every item of its scope (small talk): it comes second.
+    scores = _scored([0.30, 0.30, 0.15], centrality=[0.10, -0.10, -0.20])
+    assert ranking.rank_order(scores).tolist() == [1, 0, 2]
+    assert scores.relevance[0] == scores.relevance[1]
+    # Unlike its scope but not about the query (cosine under 0.1625): its match rises, its relevance does not.
+    assert scores.match[2] >= ranking.MIN_RELEVANCE > scores.relevance[2]
+    many = np.resize([0.5, 0.3, 0.1], 3 * ranking.CENTRALITY_MIN_ITEMS)
+    assert ranking.centrality(many)[:3].tolist() == pytest.approx([0.2, 0.0, -0.2])
+    few = np.resize([0.5, 0.3, 0.1], ranking.CENTRALITY_MIN_ITEMS - 1)
+    assert not ranking.centrality(few).any()  # too few items for their mean to be the scope's
+
+
+def test_items_past_the_cosine_floor_keep_the_model_order():
+    # All three score 0 on the semantic part; the order is their cosine's, not their position's.
+    scores = _scored([0.02, 0.09, -0.05])
+    assert scores.final.tolist() == [0.0, 0.0, 0.0]
+    assert ranking.rank_order(scores).tolist() == [1, 0, 2]
+
+
+def test_rank_order_is_by_final_then_by_the_cosine_net_of_centrality():
+    rng = np.random.default_rng(3)
+    count = 500
+    final = rng.choice([0.0, 0.1, 0.2], size=count).astype(np.float32)  # many ties
+    cosine = rng.random(count).astype(np.float32)
+    centrality = (rng.random(count).astype(np.float32) - 0.5) / 10
+    zeros = np.zeros(count, np.float32)
+    scores = ranking.Scores(cosine=cosine, centrality=centrality, semantic=zeros, keyword=zeros, gate=zeros,
+                            match=zeros, relevance=zeros, time=zeros, type_weight=zeros, decay=zeros, final=final)
+    expected = np.lexsort((-(cosine - ranking.CENTRALITY_WEIGHT * centrality), -final))
+    assert ranking.rank_order(scores).tolist() == expected.tolist()
+
+
+@pytest.mark.django_db
+def test_a_scope_centrality_is_kept_with_its_vectors(alice, make_memory):
+    from memoryboard.ltm.retrieval import scope_cache
+
+    scope_cache.clear()
+    texts = [f"User note {i}: {word}" for i, word in enumerate(["tea", "hiking", "Java", "cats"] * 6)]
+    for text in texts:
+        make_memory(alice, text)
+    found = memory_rank(queryset=memory_queryset_for(alice), query="green tea", k=3, user_id=str(alice.pk))
+    centrality = [c.parts.centrality for c in found.candidates]
+    assert len(centrality) == len(texts) >= ranking.CENTRALITY_MIN_ITEMS
+    assert abs(sum(centrality)) < 1e-3 and any(centrality)  # centred on the scope

@@ -73,7 +73,7 @@ def test_a_scope_is_kept_in_16_bits_with_float32_cosines(alice, make_memory, set
     _search(alice)
     (data,) = scope_cache._items.values()
     dim = int(_embedder().dim)
-    assert data.matrix.dtype == VECTOR_DTYPE and data.nbytes == len(contents) * (dim * 2 + 4 + 8 + ITEM_OVERHEAD)
+    assert data.matrix.dtype == VECTOR_DTYPE and data.nbytes == len(contents) * (dim * 2 + 4 + 8 + 4 + ITEM_OVERHEAD)
     exact = np.asarray(_embedder().embed(sorted(contents)), dtype=np.float32)
     query = exact[3]
     got, want = np.sort(data.cosines(query)), np.sort(exact @ query)

@@ -91,19 +91,23 @@ def test_an_unrelated_query_returns_nothing(use_embedder):
 CONVERSATIONS = json.loads((Path(__file__).parent / "data" / "conversation_eval.json").read_text(encoding="utf-8"))
 
 
-def test_on_held_out_conversations_the_search_beats_every_plain_baseline_overall(use_embedder):
+def test_on_held_out_conversations_the_search_beats_every_plain_baseline_on_every_kind(use_embedder):
     """The test split (conversations never looked at while choosing the constants), both stores: the
-    search and the agent's memory block hold more of the evidence than BM25, the model or their fusion,
-    overall and on single facts and time questions (paraphrases and several-fact questions: see
-    docs/retrieval.md, the minimum relevance costs them a few points against the model alone)."""
+    end user's search holds at least as much of the evidence as BM25, the model or their fusion on every
+    kind of question; the agent's memory block (minimum relevance applied) holds no more than the search,
+    and more than every baseline overall and on single facts and time questions (on paraphrases the
+    minimum relevance costs it against the model alone: docs/retrieval.md § Fusion)."""
     from memoryboard.ltm.evaluation import conversation_evaluate
 
     test = {"conversations": [c for c in CONVERSATIONS["conversations"] if c["split"] == "test"]}
     test["queries"] = [q for q in CONVERSATIONS["queries"] if q["split"] == "test"]
     report = conversation_evaluate(data=test, embedder=use_embedder)
     for store, kinds in report["by_split"]["test"].items():
-        for kind in ("all", "single", "time"):
-            modes = {mode: m["recall@10"] for mode, m in kinds[kind].items()}
+        assert set(kinds) == {"all", "single", "multi", "time", "paraphrase"}, kinds.keys()
+        for kind, by_mode in kinds.items():
+            modes = {mode: m["recall@10"] for mode, m in by_mode.items()}
             best = max(modes["bm25"], modes["model"], modes["rrf"])
-            assert modes["search"] >= best and modes["agent"] == modes["search"], (store, kind, modes)
+            assert modes["search"] >= best and modes["agent"] <= modes["search"], (store, kind, modes)
+            if kind in ("all", "single", "time"):
+                assert modes["agent"] >= best, (store, kind, modes)
         assert kinds["time"]["search"]["recall@10"] >= 0.75, (store, kinds["time"])
