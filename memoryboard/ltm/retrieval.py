@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime
 from operator import itemgetter
 
@@ -118,8 +118,9 @@ class Candidate:
 class Ranking:
     """What :func:`memory_rank` found: the results, and every candidate with its outcome (best first).
 
-    The candidates are kept as arrays and turned into :class:`Candidate` objects only when read
-    (a receipt reads the first few; the evaluation all of them).
+    The candidates are kept as arrays and turned into ids, outcome names and :class:`Candidate` objects
+    only when read (a receipt reads the first 20 and the counts; the evaluation all of them): at 100,000
+    candidates the two lists cost ~10 ms of CPU per search.
     """
 
     query: str
@@ -128,16 +129,35 @@ class Ranking:
     min_relevance: float
     results: list[ScoredMemory] = field(default_factory=list)
     index: str = "exact"  # or "hnsw"
-    _ids: list[str] = field(default_factory=list)  # scored candidates, best first
-    _outcomes: list[str] = field(default_factory=list)
+    _scored: list[str] = field(default_factory=list)  # the scored candidates' ids, in the scope's order
+    _order: np.ndarray | None = None  # positions in ``_scored``, best first
+    _codes: np.ndarray | None = None  # each ranked candidate's outcome, an index into _OUTCOME_NAMES
     _scores: ranking.Scores | None = None  # aligned with ``_ids``
     _unscored: list[str] = field(default_factory=list)  # candidates without a vector
 
+    def _ranked_ids(self, count: int | None = None) -> list[str]:
+        if self._order is None:
+            return []
+        order = self._order if count is None else self._order[:count]
+        return [self._scored[i] for i in order.tolist()]
+
+    @cached_property
+    def _ids(self) -> list[str]:
+        """The scored candidates' ids, best first."""
+        return self._ranked_ids()
+
+    @cached_property
+    def _outcomes(self) -> list[str]:
+        """Their outcomes, aligned with ``_ids``."""
+        return [] if self._codes is None else _OUTCOME_NAMES[self._codes].tolist()
+
     def top_candidates(self, n: int | None = None) -> list[Candidate]:
         """The first ``n`` candidates (all when ``None``), best first; those without a vector last."""
-        count = len(self._ids) if n is None else min(n, len(self._ids))
+        total = 0 if self._order is None else len(self._order)
+        count = total if n is None else min(n, total)
         parts = self._scores.parts_list(count) if count else []
-        found = [Candidate(pk, outcome, part) for pk, outcome, part in zip(self._ids, self._outcomes, parts)]
+        outcomes = _OUTCOME_NAMES[self._codes[:count]].tolist() if count else []
+        found = [Candidate(pk, outcome, part) for pk, outcome, part in zip(self._ranked_ids(count), outcomes, parts)]
         rest = self._unscored if n is None else self._unscored[: max(0, n - count)]
         return found + [Candidate(pk, Outcome.NO_VECTOR, None) for pk in rest]
 
@@ -146,8 +166,13 @@ class Ranking:
         return self.top_candidates()
 
     def summary(self) -> dict:
-        """Counts by outcome."""
-        counts = dict(Counter(self._outcomes))
+        """Counts by outcome, in the order each first appears among the ranked candidates."""
+        counts: dict[str, int] = {}
+        if self._codes is not None and len(self._codes):
+            tally = np.bincount(self._codes, minlength=len(_OUTCOME_NAMES))
+            seen, first = np.unique(self._codes, return_index=True)
+            for code in seen[np.argsort(first)].tolist():
+                counts[_OUTCOME_NAMES[code]] = int(tally[code])
         if self._unscored:
             counts[Outcome.NO_VECTOR] = len(self._unscored)
         return counts
@@ -613,13 +638,12 @@ def memory_rank(
     paused = paused_flags[order]
     below = (scores.match < minimum)[order]
     eligible = ~paused & ~below
-    result._ids = [present[i] for i in order.tolist()]
+    result._scored, result._order = present, order
     result._scores = scores.reordered(order)
-    returned, expired, memories = _load_unexpired(result._ids, np.flatnonzero(eligible), k, now=now)
-    # Codes into one object array of the names: no string array per search (100,000 items: 5× faster).
-    codes = np.where(paused, 0, np.where(below, 1, np.where(returned, 2, np.where(expired, 4, 3))))
-    result._outcomes = _OUTCOME_NAMES[codes].tolist()
-    chosen = [(result._ids[i], result._scores.parts(int(i))) for i in np.flatnonzero(returned)]
+    returned, expired, memories = _load_unexpired(present, order, np.flatnonzero(eligible), k, now=now)
+    # Outcomes as codes, named when read (``Ranking._outcomes``, ``Ranking.top_candidates``).
+    result._codes = np.where(paused, 0, np.where(below, 1, np.where(returned, 2, np.where(expired, 4, 3))))
+    chosen = [(present[order[i]], result._scores.parts(int(i))) for i in np.flatnonzero(returned)]
     result.results = [
         ScoredMemory(memory=memories[pk], score=parts.final, parts=parts) for pk, parts in chosen if pk in memories
     ]
@@ -645,24 +669,26 @@ def _time_matches(data: ScopeData, query: str, now, embedder, relevances: np.nda
     return ranking.time_matches(data.days, window, anchor)
 
 
-def _load_unexpired(ids: list[str], eligible: np.ndarray, k: int, *, now=None) -> tuple[np.ndarray, np.ndarray, dict]:
+def _load_unexpired(ids: list[str], order: np.ndarray, eligible: np.ndarray, k: int, *,
+                    now=None) -> tuple[np.ndarray, np.ndarray, dict]:
     """The best ``k`` eligible candidates that have not expired (``ltm.expiry``), loaded: masks over the
-    ranked candidates (returned, expired) and the loaded items by id.
+    ranked candidates (returned, expired) and the loaded items by id. ``ids[order[i]]`` is the ``i``-th
+    ranked candidate; ``eligible`` are ranks.
 
     Expiry is checked on the items about to be returned only (their rows are read anyway), not in the
     candidates' SQL: an expired item is rare (the cleanup archives it) and each one found costs one more
     read for the next candidate."""
-    returned = np.zeros(len(ids), dtype=bool)
-    expired = np.zeros(len(ids), dtype=bool)
+    returned = np.zeros(len(order), dtype=bool)
+    expired = np.zeros(len(order), dtype=bool)
     memories: dict[str, LongTermMemory] = {}
     now = now or timezone.now()
     cursor, taken = 0, 0
     while taken < k and cursor < len(eligible):
         batch = eligible[cursor : cursor + (k - taken)]
         cursor += len(batch)
-        loaded = _memories_by_id([ids[i] for i in batch])
+        loaded = _memories_by_id([ids[order[i]] for i in batch])
         for i in batch.tolist():
-            memory = loaded.get(ids[i])
+            memory = loaded.get(ids[order[i]])
             if memory is None:
                 continue
             if expiry.is_expired(memory.value_json, now=now):
