@@ -39,7 +39,7 @@ from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.namespaces import Namespace, namespace_spellings
 from memoryboard.ltm.selectors import namespace_q, user_namespaces_q
 from memoryboard.ltm.time_expressions import item_day, query_window
-from memoryboard.ltm.vector_cache import ScopeData, compact_vectors, fingerprint, scope_cache
+from memoryboard.ltm.vector_cache import VECTOR_DTYPE, ScopeData, compact_vectors, fingerprint, scope_cache
 from memoryboard.models import ArchivedReason, LongTermMemory, MemoryAccess, MemoryFlag, PauseRule, UserMemorySettings
 from memoryboard.rows import instances, select_columns
 
@@ -300,44 +300,58 @@ def _scope_data(
         patched = _patched_scope_data(base, ids, versions, embedder, patch_key)
         if patched is not None:
             return patched
-    if found is None:
-        found = {}
-        for start in range(0, len(ids), READ_BATCH):
+    # Read, embedded if need be and compacted ``READ_BATCH`` items at a time: holding every item's
+    # float32 vector and stacking them took a 929 MB peak to build a 100,000-item scope (a 98 MB matrix
+    # kept); see benchmarks/README.md § Retrieval.
+    size, dim = int(embedder.dim) * 4, int(embedder.dim)
+    ints = np.empty((len(ids), dim), dtype=VECTOR_DTYPE)
+    scales = np.empty(len(ids), dtype=np.float32)
+    kept_ids, texts, types, days = [], [], [], []
+    budget = MAX_EMBED_ON_THE_FLY
+    for start in range(0, len(ids), READ_BATCH):
+        batch_ids = ids[start : start + READ_BATCH]
+        if found is None:
             qs = (
-                base.filter(pk__in=ids[start : start + READ_BATCH])
+                base.filter(pk__in=batch_ids)
                 .order_by()
                 .annotate(vec=FilteredRelation("embeddings", condition=Q(embeddings__model_name=embedder.name)))
                 .values_list("pk", "value_json", "vec__vector", "created_at")
             )
-            found.update((pk, (value or {}, vector, created)) for pk, value, vector, created in qs)
-    size = int(embedder.dim) * 4
-    missing = [pk for pk in ids if pk in found and (found[pk][1] is None or len(found[pk][1]) != size)]
-    fresh: dict[str, np.ndarray] = {}
-    if missing:
-        memories = list(LongTermMemory.objects.filter(pk__in=missing[:MAX_EMBED_ON_THE_FLY]))
-        if memories:
-            vectors = memory_embed_many(memories, embedder=embedder, return_vectors=True)
-            fresh = dict(zip([m.pk for m in memories], vectors, strict=True))
-        cacheable = False
-    kept_ids, vectors, texts, types, days = [], [], [], [], []
-    for pk in ids:
-        if pk not in found:
-            continue
-        value, blob, *created = found[pk]
-        if pk in fresh:
-            vector = fresh[pk]
-        elif blob is not None and len(blob) == size:
-            vector = np.frombuffer(blob, dtype=np.float32)
+            rows = {pk: (value or {}, vector, created) for pk, value, vector, created in qs}
         else:
-            continue
-        kept_ids.append(pk)
-        vectors.append(vector)
-        texts.append(str(value.get("content", "")))
-        types.append(str(value.get("type", "")))
-        days.append(item_day(value, created[0] if created else None))
-    matrix = np.vstack(vectors).astype(np.float32, copy=False) if vectors else np.zeros((0, int(embedder.dim)), np.float32)
+            rows = found
+        missing = [pk for pk in batch_ids if pk in rows and (rows[pk][1] is None or len(rows[pk][1]) != size)]
+        fresh: dict[str, np.ndarray] = {}
+        if missing:
+            cacheable = False
+            memories = list(LongTermMemory.objects.filter(pk__in=missing[:budget])) if budget > 0 else []
+            budget -= len(memories)
+            if memories:
+                vectors = memory_embed_many(memories, embedder=embedder, return_vectors=True)
+                fresh = dict(zip([m.pk for m in memories], vectors, strict=True))
+        vectors = []
+        for pk in batch_ids:
+            if pk not in rows:
+                continue
+            value, blob, *created = rows[pk]
+            if pk in fresh:
+                vector = fresh[pk]
+            elif blob is not None and len(blob) == size:
+                vector = np.frombuffer(blob, dtype=np.float32)
+            else:
+                continue
+            kept_ids.append(pk)
+            vectors.append(vector)
+            texts.append(str(value.get("content", "")))
+            types.append(str(value.get("type", "")))
+            days.append(item_day(value, created[0] if created else None))
+        if vectors:
+            done = len(kept_ids) - len(vectors)
+            ints[done : len(kept_ids)], scales[done : len(kept_ids)] = compact_vectors(np.vstack(vectors))
+    ints, scales = ints[: len(kept_ids)], scales[: len(kept_ids)]
+    ints.flags.writeable = False
+    scales.flags.writeable = False
     cacheable = cacheable and len(kept_ids) == len(ids)
-    ints, scales = compact_vectors(matrix)
     data = ScopeData(
         ids=kept_ids,
         matrix=ints,
