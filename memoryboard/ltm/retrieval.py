@@ -4,10 +4,11 @@
 retrieval and the ``memory_search`` tool; what differs is the scope (a queryset from
 ``ltm.selectors``) and whose pause rules apply. A search:
 
-1. reads the scope's unarchived candidates: id, ``updated_at``, ``relevance_score``, the checksum of
-   their vector for the current model and whether they are paused (one query, no content, no vector);
-   a scope larger than ``EXACT_MAX`` (staff across every user) takes its candidates from the HNSW
-   index instead (``ltm.ann``), filtered by the same queryset;
+1. reads the scope's unarchived candidates: id, ``updated_at`` and ``relevance_score`` (one query, no
+   content, no vector), then the ids of the paused ones (one query: flags and pause rules); a scope
+   larger than ``EXACT_MAX`` (staff across every user) takes its candidates from the HNSW index instead
+   (``ltm.ann``), filtered by the same queryset. Both are read by every search on every host: the
+   database is the one source of truth, nothing about an item's state is cached;
 2. embeds the query (``ranking.query_vector``: the query and its content words); takes the scope's
    vectors, types, keyword index and item days from ``ltm.vector_cache`` (keyed by what the
    candidates are, so never stale) or reads and builds them (one query);
