@@ -74,9 +74,9 @@ def main() -> None:
         # The one search path's candidate query (issue 13), every spelling vs the compact one only.
         cases.append((f"user {user} + agent chat, retrieval candidates",
                       lambda n=ns: _candidate_rows(LongTermMemory.objects.filter(
-                          namespace_texts_q(namespace_spellings(n)), archived=False), None),
+                          namespace_texts_q(namespace_spellings(n)), archived=False)),
                       lambda n=ns: _candidate_rows(LongTermMemory.objects.filter(
-                          namespace_texts_q([n.key()]), archived=False), None)))
+                          namespace_texts_q([n.key()]), archived=False))))
     cases.append(("agent coder, first page by -updated_at", lambda: page(agent_q("coder")),
                   lambda: page(_old_agent_q("coder"))))
     print(f"agents: {agents}; {REPEATS} interleaved repeats per case\n")

@@ -144,14 +144,14 @@ def nearest_current(
     """``(id, cosine)`` of the namespace's current items (paused ones included; expired ones too: the
     caller loads the items and checks), nearest first: the ``count`` nearest to ``vector`` and, of the
     items holding one of ``slot_keys``, the ``count`` nearest; never ``exclude_ids``."""
-    from memoryboard.ltm.retrieval import _candidate_rows, namespace_scope
+    from memoryboard.ltm.retrieval import _version_rows, namespace_scope
 
     spellings = tuple(namespace_spellings(namespace))
 
     def scope():
         return namespace_scope(namespace).filter(archived=False)
 
-    rows = _candidate_rows(scope, None, sql_key=("reconcile", spellings, connection.vendor), versions_only=True)
+    rows = _version_rows(scope, sql_key=("reconcile", spellings, connection.vendor))
     if not rows:
         return []
     key = (spellings, embedder.name, connection.alias)

@@ -4,10 +4,11 @@
 retrieval and the ``memory_search`` tool; what differs is the scope (a queryset from
 ``ltm.selectors``) and whose pause rules apply. A search:
 
-1. reads the scope's unarchived candidates: id, ``updated_at``, ``relevance_score``, the checksum of
-   their vector for the current model and whether they are paused (one query, no content, no vector);
-   a scope larger than ``EXACT_MAX`` (staff across every user) takes its candidates from the HNSW
-   index instead (``ltm.ann``), filtered by the same queryset;
+1. reads the scope's unarchived candidates: id, ``updated_at`` and ``relevance_score`` (one query, no
+   content, no vector), then the ids of the paused ones (one query: flags and pause rules); a scope
+   larger than ``EXACT_MAX`` (staff across every user) takes its candidates from the HNSW index instead
+   (``ltm.ann``), filtered by the same queryset. Both are read by every search on every host: the
+   database is the one source of truth, nothing about an item's state is cached;
 2. embeds the query (``ranking.query_vector``: the query and its content words); takes the scope's
    vectors, types, keyword index and item days from ``ltm.vector_cache`` (keyed by what the
    candidates are, so never stale) or reads and builds them (one query);
@@ -21,15 +22,16 @@ from __future__ import annotations
 
 import json
 import logging
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from datetime import datetime
+from operator import itemgetter
 
 import numpy as np
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
-from django.db.models import BooleanField, CharField, Exists, ExpressionWrapper, FilteredRelation, OuterRef, Q, QuerySet
+from django.db.models import CharField, Exists, FilteredRelation, OuterRef, Q, QuerySet
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -38,7 +40,7 @@ from memoryboard.ltm.embeddings import memory_embed_many
 from memoryboard.ltm.namespaces import Namespace, namespace_spellings
 from memoryboard.ltm.selectors import namespace_q, user_namespaces_q
 from memoryboard.ltm.time_expressions import item_day, query_window
-from memoryboard.ltm.vector_cache import ScopeData, compact_vectors, fingerprint, scope_cache
+from memoryboard.ltm.vector_cache import VECTOR_DTYPE, ScopeData, compact_vectors, fingerprint, scope_cache
 from memoryboard.models import ArchivedReason, LongTermMemory, MemoryAccess, MemoryFlag, PauseRule, UserMemorySettings
 from memoryboard.rows import instances, select_columns
 
@@ -117,8 +119,9 @@ class Candidate:
 class Ranking:
     """What :func:`memory_rank` found: the results, and every candidate with its outcome (best first).
 
-    The candidates are kept as arrays and turned into :class:`Candidate` objects only when read
-    (a receipt reads the first few; the evaluation all of them).
+    The candidates are kept as arrays and turned into ids, outcome names and :class:`Candidate` objects
+    only when read (a receipt reads the first 20 and the counts; the evaluation all of them): at 100,000
+    candidates the two lists cost ~10 ms of CPU per search.
     """
 
     query: str
@@ -127,16 +130,35 @@ class Ranking:
     min_relevance: float
     results: list[ScoredMemory] = field(default_factory=list)
     index: str = "exact"  # or "hnsw"
-    _ids: list[str] = field(default_factory=list)  # scored candidates, best first
-    _outcomes: list[str] = field(default_factory=list)
+    _scored: list[str] = field(default_factory=list)  # the scored candidates' ids, in the scope's order
+    _order: np.ndarray | None = None  # positions in ``_scored``, best first
+    _codes: np.ndarray | None = None  # each ranked candidate's outcome, an index into _OUTCOME_NAMES
     _scores: ranking.Scores | None = None  # aligned with ``_ids``
     _unscored: list[str] = field(default_factory=list)  # candidates without a vector
 
+    def _ranked_ids(self, count: int | None = None) -> list[str]:
+        if self._order is None:
+            return []
+        order = self._order if count is None else self._order[:count]
+        return [self._scored[i] for i in order.tolist()]
+
+    @cached_property
+    def _ids(self) -> list[str]:
+        """The scored candidates' ids, best first."""
+        return self._ranked_ids()
+
+    @cached_property
+    def _outcomes(self) -> list[str]:
+        """Their outcomes, aligned with ``_ids``."""
+        return [] if self._codes is None else _OUTCOME_NAMES[self._codes].tolist()
+
     def top_candidates(self, n: int | None = None) -> list[Candidate]:
         """The first ``n`` candidates (all when ``None``), best first; those without a vector last."""
-        count = len(self._ids) if n is None else min(n, len(self._ids))
+        total = 0 if self._order is None else len(self._order)
+        count = total if n is None else min(n, total)
         parts = self._scores.parts_list(count) if count else []
-        found = [Candidate(pk, outcome, part) for pk, outcome, part in zip(self._ids, self._outcomes, parts)]
+        outcomes = _OUTCOME_NAMES[self._codes[:count]].tolist() if count else []
+        found = [Candidate(pk, outcome, part) for pk, outcome, part in zip(self._ranked_ids(count), outcomes, parts)]
         rest = self._unscored if n is None else self._unscored[: max(0, n - count)]
         return found + [Candidate(pk, Outcome.NO_VECTOR, None) for pk in rest]
 
@@ -145,8 +167,13 @@ class Ranking:
         return self.top_candidates()
 
     def summary(self) -> dict:
-        """Counts by outcome."""
-        counts = dict(Counter(self._outcomes))
+        """Counts by outcome, in the order each first appears among the ranked candidates."""
+        counts: dict[str, int] = {}
+        if self._codes is not None and len(self._codes):
+            tally = np.bincount(self._codes, minlength=len(_OUTCOME_NAMES))
+            seen, first = np.unique(self._codes, return_index=True)
+            for code in seen[np.argsort(first)].tolist():
+                counts[_OUTCOME_NAMES[code]] = int(tally[code])
         if self._unscored:
             counts[Outcome.NO_VECTOR] = len(self._unscored)
         return counts
@@ -186,32 +213,13 @@ _CANDIDATE_SQL: dict[tuple, tuple[str, tuple] | None] = {}
 _CANDIDATE_SQL_MAX = 4096
 
 
-def _candidate_rows(base: QuerySet[LongTermMemory] | Callable[[], QuerySet[LongTermMemory]], rules: Q | None, *, sql_key: tuple | None = None,
-                    extra: Sequence[str] = (), versions_only: bool = False) -> list[tuple]:
-    """``(id, updated_at as text, relevance_score, paused, *extra)`` of the scope's items: one query, no
-    content, no vector unless ``extra`` names them (``updated_at`` only names a version of the item: as
-    text, it costs no parsing). ``versions_only``: ``(id, updated_at as text)`` alone, no pause check
-    (the reconcile step's candidates, paused ones included: 2.5 ms of CPU at 5,000 items, 4.5 ms with it).
-
-    ``sql_key``: a hashable name of the SQL of ``base``, ``rules``, ``extra`` and ``versions_only`` (same
-    key, same SQL), to compile it once; ``base`` may then be a function returning the queryset, called
-    only to compile it.
-    """
+def _read_rows(qs: QuerySet | Callable[[], QuerySet], sql_key: tuple | None) -> list[tuple]:
+    """The rows of ``qs`` as the database returns them, its SQL compiled once per ``sql_key`` (a hashable
+    name of that SQL: same key, same SQL), read without the ORM's per-value converters (a third of the
+    time at 5,000 rows). ``qs`` may be a function returning the queryset, called only to compile it."""
     compiled = _CANDIDATE_SQL.get(sql_key, False) if sql_key is not None else False
     if compiled is False:
-        base = base() if callable(base) else base
-        version = Cast("updated_at", output_field=CharField())
-        if versions_only:
-            qs = base.order_by().annotate(version=version).values_list("pk", "version")
-        else:
-            paused = Q(Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True)))
-            if rules is not None:
-                paused |= rules
-            qs = (
-                base.order_by()
-                .annotate(is_paused=ExpressionWrapper(paused, output_field=BooleanField()), version=version)
-                .values_list("pk", "version", "relevance_score", "is_paused", *extra)
-            )
+        qs = qs() if callable(qs) else qs
         try:
             sql, params = qs.query.sql_with_params()
             compiled = (sql, tuple(params))
@@ -224,13 +232,47 @@ def _candidate_rows(base: QuerySet[LongTermMemory] | Callable[[], QuerySet[LongT
     if compiled is None:
         return []
     sql, params = compiled
-    # The ORM's SQL, read without its per-value converters (a third of the time at 5,000 rows).
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return list(cursor.fetchall())
+        return cursor.fetchall()
 
 
-def _index_candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, keys: list[int],
+def _candidate_rows(base: QuerySet[LongTermMemory], *, sql_key: tuple | None = None,
+                    extra: Sequence[str] = ()) -> list[tuple]:
+    """``(id, updated_at as text, relevance_score, *extra)`` of the scope's items: one query, no content,
+    no vector unless ``extra`` names them (``updated_at`` only names a version of the item: as text, it
+    costs no parsing). Whether an item is paused is read apart (:func:`_paused_ids`).
+
+    ``sql_key``: a hashable name of the SQL of ``base`` and ``extra``, to compile it once.
+    """
+    qs = (base.order_by().annotate(version=Cast("updated_at", output_field=CharField()))
+          .values_list("pk", "version", "relevance_score", *extra))
+    return list(_read_rows(qs, None if sql_key is None else (*sql_key, "rows", *extra)))
+
+
+def _version_rows(base: Callable[[], QuerySet[LongTermMemory]], *, sql_key: tuple) -> list[tuple]:
+    """``(id, updated_at as text)`` of the scope's items, paused ones included (the reconcile step's
+    candidates: 2.5 ms of CPU at 5,000 items, 4.5 ms with a pause check); ``base`` is called only when the
+    SQL is compiled, once per ``sql_key``."""
+    def versions() -> QuerySet:
+        return base().order_by().annotate(version=Cast("updated_at", output_field=CharField())).values_list("pk", "version")
+    return list(_read_rows(versions, (*sql_key, "versions")))
+
+
+def _paused_ids(base: QuerySet[LongTermMemory], rules: Q | None, *, sql_key: tuple | None = None) -> set[str]:
+    """The ids of the scope's items that are paused: flagged (``MemoryFlag.paused``) or covered by
+    ``rules`` (:func:`_pause_rules_q`). One query returning only those ids.
+
+    Read apart from the candidates' rows: as an ``EXISTS`` on each of them it cost MariaDB ~0.5 s per
+    100,000 candidates (the same sums with and without it, benchmarks/README.md § Retrieval)."""
+    paused = Q(pk__in=MemoryFlag.objects.filter(paused=True).values("memory_id"))
+    if rules is not None:
+        paused |= rules
+    qs = base.order_by().filter(paused).values_list("pk")
+    return {row[0] for row in _read_rows(qs, None if sql_key is None else (*sql_key, "paused"))}
+
+
+def _index_candidate_rows(base: QuerySet[LongTermMemory], keys: list[int],
                           model_name: str) -> tuple[list[tuple], dict[str, tuple]]:
     """The candidates of a large scope found by the HNSW index (``keys``: embedding row ids), filtered by
     the scope's queryset and state like :func:`_candidate_rows`, and their content and vector, in one
@@ -242,9 +284,8 @@ def _index_candidate_rows(base: QuerySet[LongTermMemory], rules: Q | None, keys:
     rows, found = [], {}
     for start in range(0, len(keys), READ_BATCH):
         qs = base.filter(embeddings__id__in=keys[start : start + READ_BATCH], embeddings__model_name=model_name)
-        for pk, version, relevance, paused, value, vector in _candidate_rows(
-                qs, rules, extra=("value_json", "embeddings__vector")):
-            rows.append((pk, version, relevance, paused))
+        for pk, version, relevance, value, vector in _candidate_rows(qs, extra=("value_json", "embeddings__vector")):
+            rows.append((pk, version, relevance))
             found[pk] = (json.loads(value) if isinstance(value, str) else value or {}, vector)
     return rows, found
 
@@ -264,44 +305,61 @@ def _scope_data(
     data = scope_cache.get(key) if cacheable else None
     if data is not None:
         return data
-    if found is None:
-        found = {}
-        for start in range(0, len(ids), READ_BATCH):
+    # Read, embedded if need be and compacted ``READ_BATCH`` items at a time: holding every item's
+    # float32 vector and stacking them took a 929 MB peak to build a 100,000-item scope (a 98 MB matrix
+    # kept); see benchmarks/README.md § Retrieval.
+    size, dim = int(embedder.dim) * 4, int(embedder.dim)
+    ints = np.empty((len(ids), dim), dtype=VECTOR_DTYPE)
+    scales = np.empty(len(ids), dtype=np.float32)
+    kept_ids, texts, types, days = [], [], [], []
+    total = np.zeros(dim, dtype=np.float64)  # the float32 vectors' sum, for the scope's mean (centrality)
+    budget = MAX_EMBED_ON_THE_FLY
+    for start in range(0, len(ids), READ_BATCH):
+        batch_ids = ids[start : start + READ_BATCH]
+        if found is None:
             qs = (
-                base.filter(pk__in=ids[start : start + READ_BATCH])
+                base.filter(pk__in=batch_ids)
                 .order_by()
                 .annotate(vec=FilteredRelation("embeddings", condition=Q(embeddings__model_name=embedder.name)))
                 .values_list("pk", "value_json", "vec__vector", "created_at")
             )
-            found.update((pk, (value or {}, vector, created)) for pk, value, vector, created in qs)
-    size = int(embedder.dim) * 4
-    missing = [pk for pk in ids if pk in found and (found[pk][1] is None or len(found[pk][1]) != size)]
-    fresh: dict[str, np.ndarray] = {}
-    if missing:
-        memories = list(LongTermMemory.objects.filter(pk__in=missing[:MAX_EMBED_ON_THE_FLY]))
-        if memories:
-            vectors = memory_embed_many(memories, embedder=embedder, return_vectors=True)
-            fresh = dict(zip([m.pk for m in memories], vectors, strict=True))
-        cacheable = False
-    kept_ids, vectors, texts, types, days = [], [], [], [], []
-    for pk in ids:
-        if pk not in found:
-            continue
-        value, blob, *created = found[pk]
-        if pk in fresh:
-            vector = fresh[pk]
-        elif blob is not None and len(blob) == size:
-            vector = np.frombuffer(blob, dtype=np.float32)
+            rows = {pk: (value or {}, vector, created) for pk, value, vector, created in qs}
         else:
-            continue
-        kept_ids.append(pk)
-        vectors.append(vector)
-        texts.append(str(value.get("content", "")))
-        types.append(str(value.get("type", "")))
-        days.append(item_day(value, created[0] if created else None))
-    matrix = np.vstack(vectors).astype(np.float32, copy=False) if vectors else np.zeros((0, int(embedder.dim)), np.float32)
+            rows = found
+        missing = [pk for pk in batch_ids if pk in rows and (rows[pk][1] is None or len(rows[pk][1]) != size)]
+        fresh: dict[str, np.ndarray] = {}
+        if missing:
+            cacheable = False
+            memories = list(LongTermMemory.objects.filter(pk__in=missing[:budget])) if budget > 0 else []
+            budget -= len(memories)
+            if memories:
+                vectors = memory_embed_many(memories, embedder=embedder, return_vectors=True)
+                fresh = dict(zip([m.pk for m in memories], vectors, strict=True))
+        vectors = []
+        for pk in batch_ids:
+            if pk not in rows:
+                continue
+            value, blob, *created = rows[pk]
+            if pk in fresh:
+                vector = fresh[pk]
+            elif blob is not None and len(blob) == size:
+                vector = np.frombuffer(blob, dtype=np.float32)
+            else:
+                continue
+            kept_ids.append(pk)
+            vectors.append(vector)
+            texts.append(str(value.get("content", "")))
+            types.append(str(value.get("type", "")))
+            days.append(item_day(value, created[0] if created else None))
+        if vectors:
+            done = len(kept_ids) - len(vectors)
+            batch = np.vstack(vectors).astype(np.float32, copy=False)
+            ints[done : len(kept_ids)], scales[done : len(kept_ids)] = compact_vectors(batch)
+            total += batch.sum(axis=0, dtype=np.float64)
+    ints, scales = ints[: len(kept_ids)], scales[: len(kept_ids)]
+    ints.flags.writeable = False
+    scales.flags.writeable = False
     cacheable = cacheable and len(kept_ids) == len(ids)
-    ints, scales = compact_vectors(matrix)
     data = ScopeData(
         ids=kept_ids,
         matrix=ints,
@@ -309,8 +367,11 @@ def _scope_data(
         type_weights=ranking.type_weights(types),
         keywords=ranking.KeywordIndex(texts),
         days=np.asarray(days, dtype=np.float64),
-        mean_cosines=matrix @ matrix.mean(axis=0) if len(matrix) else np.zeros(0, np.float32),
     )
+    # Each item's cosine with the scope's mean (ranking.centrality), on the compact rows: within 1e-5 of
+    # the float32 product.
+    mean = (total / len(kept_ids)).astype(np.float32) if kept_ids else np.zeros(dim, np.float32)
+    data = replace(data, mean_cosines=data.cosines(mean))
     if cacheable:
         scope_cache.put(key, data)
     return data
@@ -441,29 +502,36 @@ def memory_rank(
         keys = ann_candidates(model_name=embedder.name, dim=int(embedder.dim), vector=qvec, count=ANN_CANDIDATES)
         if keys is None:
             logger.warning("no HNSW index for %s: exact search over a large scope", embedder.name)
-            rows = _candidate_rows(base, rules)
+            rows = _candidate_rows(base)
         else:
-            rows, found = _index_candidate_rows(base, rules, keys, embedder.name)
+            rows, found = _index_candidate_rows(base, keys, embedder.name)
             result.index = "hnsw"
+        sql_key = None
     else:
         sql_key = None if scope_key is None or rules is not None else (scope_key, user_id, connection.vendor)
-        rows = _candidate_rows(base, rules, sql_key=sql_key)
+        rows = _candidate_rows(base, sql_key=sql_key)
     if as_of is not None:
         rows = _valid_at(rows, as_of)
     if not rows:
         return result  # nothing to compare with: the query is not even embedded
+    paused_ids = _paused_ids(base if found is None else base.filter(pk__in=[row[0] for row in rows]), rules,
+                             sql_key=sql_key)
     if qvec is None:
         qvec = ranking.query_vector(embedder, query)
-    rows.sort()
-    ids, versions, relevances, paused_flags = (list(column) for column in zip(*rows))
+    rows.sort(key=itemgetter(0))  # ids are unique: 10 ms less than comparing tuples at 100,000 rows (SQLite)
+    # One column at a time: ``zip(*rows)`` took 57 ms of CPU for 100,000 rows, this 5 ms.
+    ids, versions, relevances = (list(map(itemgetter(column), rows)) for column in range(3))
     data = _scope_data(base, ids, versions, embedder, cacheable=result.index == "exact", found=found)
     present = data.ids
     if len(present) < len(ids):  # some candidates have no vector: align the columns with ``present``
         result._unscored = [pk for pk in ids if pk not in data.position]
-        keep = [i for i, pk in enumerate(ids) if pk in data.position]
-        relevances, paused_flags = [relevances[i] for i in keep], [paused_flags[i] for i in keep]
+        relevances = [relevance for pk, relevance in zip(ids, relevances) if pk in data.position]
     if not present:
         return result
+    paused_flags = np.zeros(len(present), dtype=bool)
+    if paused_ids:
+        position = data.position
+        paused_flags[[position[pk] for pk in paused_ids if pk in position]] = True
     relevances = np.asarray(relevances, dtype=np.float32)
     # Candidates from the HNSW index are the query's neighbours, not a scope: no centrality.
     central = None
@@ -479,16 +547,15 @@ def memory_rank(
         centrality=central,
     )
     order = ranking.rank_order(scores)
-    paused = np.asarray(paused_flags, dtype=bool)[order]
+    paused = paused_flags[order]
     below = (scores.relevance < minimum)[order]
     eligible = ~paused & ~below
-    result._ids = [present[i] for i in order.tolist()]
+    result._scored, result._order = present, order
     result._scores = scores.reordered(order)
-    returned, expired, memories = _load_unexpired(result._ids, np.flatnonzero(eligible), k, now=now)
-    # Codes into one object array of the names: no string array per search (100,000 items: 5× faster).
-    codes = np.where(paused, 0, np.where(below, 1, np.where(returned, 2, np.where(expired, 4, 3))))
-    result._outcomes = _OUTCOME_NAMES[codes].tolist()
-    chosen = [(result._ids[i], result._scores.parts(int(i))) for i in np.flatnonzero(returned)]
+    returned, expired, memories = _load_unexpired(present, order, np.flatnonzero(eligible), k, now=now)
+    # Outcomes as codes, named when read (``Ranking._outcomes``, ``Ranking.top_candidates``).
+    result._codes = np.where(paused, 0, np.where(below, 1, np.where(returned, 2, np.where(expired, 4, 3))))
+    chosen = [(present[order[i]], result._scores.parts(int(i))) for i in np.flatnonzero(returned)]
     result.results = [
         ScoredMemory(memory=memories[pk], score=parts.final, parts=parts) for pk, parts in chosen if pk in memories
     ]
@@ -515,24 +582,26 @@ def _time_matches(data: ScopeData, query: str, now, embedder, relevances: np.nda
     return ranking.time_matches(data.days, window, anchor)
 
 
-def _load_unexpired(ids: list[str], eligible: np.ndarray, k: int, *, now=None) -> tuple[np.ndarray, np.ndarray, dict]:
+def _load_unexpired(ids: list[str], order: np.ndarray, eligible: np.ndarray, k: int, *,
+                    now=None) -> tuple[np.ndarray, np.ndarray, dict]:
     """The best ``k`` eligible candidates that have not expired (``ltm.expiry``), loaded: masks over the
-    ranked candidates (returned, expired) and the loaded items by id.
+    ranked candidates (returned, expired) and the loaded items by id. ``ids[order[i]]`` is the ``i``-th
+    ranked candidate; ``eligible`` are ranks.
 
     Expiry is checked on the items about to be returned only (their rows are read anyway), not in the
     candidates' SQL: an expired item is rare (the cleanup archives it) and each one found costs one more
     read for the next candidate."""
-    returned = np.zeros(len(ids), dtype=bool)
-    expired = np.zeros(len(ids), dtype=bool)
+    returned = np.zeros(len(order), dtype=bool)
+    expired = np.zeros(len(order), dtype=bool)
     memories: dict[str, LongTermMemory] = {}
     now = now or timezone.now()
     cursor, taken = 0, 0
     while taken < k and cursor < len(eligible):
         batch = eligible[cursor : cursor + (k - taken)]
         cursor += len(batch)
-        loaded = _memories_by_id([ids[i] for i in batch])
+        loaded = _memories_by_id([ids[order[i]] for i in batch])
         for i in batch.tolist():
-            memory = loaded.get(ids[i])
+            memory = loaded.get(ids[order[i]])
             if memory is None:
                 continue
             if expiry.is_expired(memory.value_json, now=now):
@@ -559,7 +628,7 @@ def _with_successors(results: list[ScoredMemory], *, queryset: QuerySet[LongTerm
     already among the results with a better one. Paused and out-of-scope successors are not added.
     """
     stale_scope = queryset.filter(archived=True, archived_reason=ArchivedReason.SUPERSEDED)
-    if not _candidate_rows(stale_scope, rules):  # one query: most scopes have none
+    if not _candidate_rows(stale_scope):  # one query: most scopes have none
         return results
     # A stale item stands in only when it is about the query, whatever the search's own minimum.
     ranked = memory_rank(queryset=stale_scope, query=query, k=k, embedder=embedder, user_id=user_id,

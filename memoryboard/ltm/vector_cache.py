@@ -19,6 +19,16 @@ holds a scope of ~105,000 items (float32 and
 Cosines are computed in float32, a block of rows widened at a time, then scaled: 9 ms of CPU for
 100,000 × 512 (numpy's float16 conversion took 85 ms, and bfloat16 moved cosines by up to 1e-3), within
 1e-5 of the float32 product.
+
+Only what an item's id and ``updated_at`` name is kept (vector, content's keywords, type, day); whether it
+is paused, its ``relevance_score`` (decayed in place) and its expiry are read by every search, so a write
+on another host, or by the agent platform straight into the table, is seen by the next search here.
+
+A worker's memory for search, per process: this cache (at most ``MEMORYBOARD_VECTOR_CACHE_MB``), plus
+while a scope is built ``READ_BATCH`` items' rows and float32 vectors at a time and the scope's keyword
+index (a 100,000-item scope: 268 MB transient peak, tracemalloc, for 118 MB kept; holding every float32
+vector at once took 929 MB), plus while a warm search runs its candidates' rows (100,000 items: 35 MB).
+Measured in benchmarks/README.md § Retrieval.
 """
 
 from __future__ import annotations

@@ -93,3 +93,68 @@ def test_a_scope_fits_the_budget_in_compact_vectors_where_float32_did_not(alice,
     first, _ = _search(alice)
     assert len(scope_cache) == 1  # kept: the next search does not rebuild it
     assert _search(alice)[0] == first
+
+
+def test_a_host_sees_at_once_what_another_host_or_the_platform_wrote(alice, support_user, make_memory, monkeypatch):
+    """Each gunicorn worker (each host) keeps its own scope cache and nobody tells it of a write: a warm
+    search on host A must still follow every write made on host B or straight into the shared table by
+    the agent platform (no ``updated_at`` bump, no memoryboard code), and match a cold search."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memoryboard.ltm import retrieval
+    from memoryboard.ltm.vector_cache import ScopeCache
+    from memoryboard.models import LongTermMemory, MemoryFlag, PauseRule
+
+    host_a, host_b = ScopeCache(), ScopeCache()
+
+    def search_on(host, **options):
+        monkeypatch.setattr(retrieval, "scope_cache", host)
+        found = memory_rank(queryset=memory_queryset_for(alice), query=QUERY, k=5, user_id=str(alice.pk), **options)
+        return {c.memory_id: c.outcome for c in found.candidates}, {item.memory.pk: item.score for item in found.results}
+
+    def on_a_as_cold(**options):
+        warm = search_on(host_a, **options)
+        assert len(host_a) >= 1  # host A searches from its cache
+        assert warm == search_on(ScopeCache(), **options)
+        return warm
+
+    items = [make_memory(alice, f"User note {i} about Java and tea", memory_type="EPISODE") for i in range(4)]
+    fact = make_memory(alice, "User is a Java backend developer")
+    outcomes, results = on_a_as_cold()
+    assert max(results, key=results.get) == fact.pk
+
+    search_on(host_b)  # host B has its own cache, then writes
+    added = make_memory(alice, "User writes Java for a living, a Java developer")
+    outcomes, results = on_a_as_cold()
+    assert added.pk in outcomes and added.pk in results
+
+    # The platform archives an item with a plain UPDATE (updated_at untouched).
+    LongTermMemory.objects.filter(pk=fact.pk).update(archived=True, archived_reason="decay")
+    outcomes, results = on_a_as_cold()
+    assert fact.pk not in outcomes
+
+    # The platform decays a relevance score (bulk_update, updated_at untouched): the new score is used.
+    _outcomes, before = on_a_as_cold()
+    LongTermMemory.objects.filter(pk=added.pk).update(relevance_score=0.0)
+    _outcomes, after = on_a_as_cold()
+    assert after[added.pk] < before[added.pk]
+
+    # A pause flag written on host B, then a pause rule: paused on host A at once.
+    MemoryFlag.objects.create(memory_id=items[0].pk, paused=True)
+    outcomes, results = on_a_as_cold()
+    assert outcomes[items[0].pk] == Outcome.PAUSED and items[0].pk not in results
+    PauseRule.objects.create(user_id=str(alice.pk), memory_type="FACT")
+    outcomes, results = on_a_as_cold()
+    assert outcomes[added.pk] == Outcome.PAUSED and added.pk not in results
+
+    # An item whose expiry passes while host A's cache holds it: expired from that moment on.
+    expires = (timezone.now() + timedelta(hours=1)).isoformat()
+    target = items[1]
+    LongTermMemory.objects.filter(pk=target.pk).update(value_json={**target.value_json, "expiresAt": expires})
+    outcomes, results = on_a_as_cold()
+    assert target.pk in results
+    later = timezone.now() + timedelta(hours=2)
+    outcomes, results = on_a_as_cold(now=later)
+    assert outcomes[target.pk] == Outcome.EXPIRED and target.pk not in results
