@@ -55,6 +55,18 @@ def test_bad_shapes_are_400_naming_the_field(as_user, alice):
     assert "keep_system" in error["fields"]
 
 
+@pytest.mark.parametrize("bad, field", [
+    ({"role": "user", "content": 5}, "messages[1].content"),
+    ({"role": [], "content": "x"}, "messages[1].role"),
+    ({"role": "tool", "tool_call_id": 7, "content": "x"}, "messages[1].tool_call_id"),
+])
+def test_a_bad_message_the_window_drops_is_still_400_naming_it(as_user, alice, bad, field):
+    messages = [REACT[0], bad] + [{"role": "user", "content": "hello"}] * 200
+    response = post(as_user(alice), "sliding_window", {"messages": messages, "params": {"max_tokens": 50}})
+    assert response.status_code == 400
+    assert list(error_of(response)["fields"]) == [field]
+
+
 def test_anthropic_with_top_level_system(as_user, alice):
     turns = [
         {"role": "user", "content": "Weather?"},
