@@ -108,3 +108,20 @@ def test_large_answers_give_index_ranges(as_user, alice):
     body = post(as_user(alice), "trim", {"messages": messages, "params": {"keep_first": 1, "keep_last": 5}}).json()
     assert "dropped" not in body and body["dropped_ranges"] == [[1, 2994]]
     assert body["kept"] == [0, 2995, 2996, 2997, 2998, 2999]
+
+
+def test_the_cycle_collector_is_as_it_was_after_a_context_request(as_user, alice):
+    import gc
+
+    client = as_user(alice)
+    assert gc.isenabled()
+    assert post(client, "sliding_window", {"messages": REACT, "params": {"max_tokens": 50}}).status_code == 200
+    assert gc.isenabled()
+    assert post(client, "sliding_window", {"messages": [{"role": "user"}]}).status_code == 400
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert post(client, "sliding_window", {"messages": REACT}).status_code == 200
+        assert not gc.isenabled()  # left off, as the caller had it
+    finally:
+        gc.enable()
