@@ -179,6 +179,14 @@ def table(runs: list[list[dict]]) -> str:
     return "\n".join(lines)
 
 
+def _load_label(loads: list[float]) -> str:
+    """A line saying the table was measured under load (load average 1 or more on this machine), else ""."""
+    if max(loads, default=0) < 1:
+        return ""
+    return (f"\n**Measured under load** (load average {min(loads):.1f}-{max(loads):.1f} at the starts of the runs: "
+            "other processes shared the CPUs), not a quiet-machine figure.\n")
+
+
 def section(runs: list[list[dict]], loads: list[float]) -> str:
     import platform
 
@@ -205,7 +213,7 @@ the same-run ratios are what to compare).
   message is read (paid inside the end-to-end column), so it can come in under this floor; it also finds
   the window's unit boundary (every result's call inside the window), which the floor does not.
 - Targets: end to end ≥ 3× faster than LangChain; in process within 2× of the floor.
-
+{_load_label(loads)}
 {table(runs)}
 
 Where the API's time went at 4,000 tokens, and what was cut (each figure measured on this machine under
