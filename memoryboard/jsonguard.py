@@ -25,7 +25,11 @@ MAX_DEPTH = 64  # deeper than any message format needs (Anthropic blocks in tool
 
 _CONSTANT = object()  # what Infinity / -Infinity / NaN parse to, so the walk can name their field
 # Integers of 19 digits or more: orjson reads those beyond 64 bits as floats (Python's json keeps them).
-_LONG_NUMBER = re.compile(rb"\d{19}")
+# Found as 19 zeros in the text with every ASCII digit made "0" and every other byte "." (bytes.translate,
+# in C): 0.3 ms on a 0.4 MB agent trace and 4 ms on 3.7 MB, where ``re.search(rb"\d{19}")`` took 5 ms and
+# 35 ms (load 5, same run): the regex was two thirds of parsing the body.
+_DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x2E for byte in range(256))
+_LONG_NUMBER = b"0" * 19
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF][0-9a-fA-F]{2}")
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:,]')
 
@@ -102,7 +106,7 @@ def _parse_fast(text_or_bytes: str | bytes | bytearray, field_prefix: str) -> An
             raw = text_or_bytes.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate in the text itself
             return _CONSTANT
-    if _LONG_NUMBER.search(raw):
+    if _LONG_NUMBER in raw.translate(_DIGITS_AS_ZEROS):
         return _CONSTANT
     try:
         value = orjson.loads(raw)
@@ -122,27 +126,30 @@ _SCAN_FROM_BYTES = 16_384  # below, walking the value is cheaper than scanning t
 def _nesting_depth(raw: bytes | bytearray) -> int:
     """The deepest nesting of ``[``/``{`` outside strings in valid JSON text, with numpy over the positions
     of quotes and brackets (walking the parsed value cost 5× the parse on a 4 MB body). A quote preceded
-    by an odd run of backslashes is inside a string."""
+    by an odd run of backslashes is inside a string; the runs are measured for all such quotes at once
+    (one step per backslash of the longest run): 0.3-0.5 ms on a 0.4 MB agent trace (escaped quotes in every
+    tool call's arguments) and 4-7 ms on 3.7 MB, where a Python loop over those quotes made it 0.7-1.0 ms
+    and 7-13 ms (load 5, same run)."""
     import numpy as np
 
     text = np.frombuffer(raw, dtype=np.uint8)
     quotes = np.flatnonzero(text == 0x22)
-    escaped = quotes[(quotes > 0) & (text[np.maximum(quotes - 1, 0)] == 0x5C)]
-    if len(escaped):
-        drop = []
-        for position in escaped.tolist():  # rare: a quote written \" inside a string
-            start = position - 1
-            while start >= 0 and raw[start] == 0x5C:
-                start -= 1
-            if (position - 1 - start) % 2:
-                drop.append(position)
-        quotes = np.setdiff1d(quotes, np.asarray(drop, dtype=quotes.dtype), assume_unique=True)
-    brackets = np.flatnonzero((text == 0x5B) | (text == 0x7B) | (text == 0x5D) | (text == 0x7D))
+    after_backslash = np.flatnonzero(text[quotes - 1] == 0x5C) if len(quotes) else quotes
+    if len(after_backslash):  # (a quote at offset 0 looks at the last byte: never a backslash in JSON)
+        odd = np.ones(len(after_backslash), dtype=bool)
+        before = quotes[after_backslash] - 2
+        more = (before >= 0) & (text[np.maximum(before, 0)] == 0x5C)
+        while more.any():
+            odd ^= more
+            before -= 1
+            more &= (before >= 0) & (text[np.maximum(before, 0)] == 0x5C)
+        quotes = np.delete(quotes, after_backslash[odd])
+    folded = text | 0x20  # "[" 0x5B and "{" 0x7B fold to 0x7B, "]" 0x5D and "}" 0x7D to 0x7D
+    brackets = np.flatnonzero((folded == 0x7B) | (folded == 0x7D))
     outside = brackets[np.searchsorted(quotes, brackets) % 2 == 0]
     if not len(outside):
         return 0
-    kinds = text[outside]
-    steps = np.where((kinds == 0x5B) | (kinds == 0x7B), 1, -1).astype(np.int32)
+    steps = np.where(folded[outside] == 0x7B, 1, -1).astype(np.int32)
     return int(np.cumsum(steps).max(initial=0))
 
 

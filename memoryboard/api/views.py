@@ -6,6 +6,7 @@ every message view from ``message_queryset_for(request.user)`` (see ``get_querys
 
 from __future__ import annotations
 
+import gc
 from contextlib import contextmanager
 
 from django.conf import settings
@@ -391,6 +392,28 @@ def strategy_slot(request):
         raise Throttled(wait=1, detail=message) from exc
 
 
+@contextmanager
+def collector_paused():
+    """Python's cycle collector paused while the block runs (then back as it was).
+
+    For the strategy bodies: parsing a trace and reading its messages makes one object per JSON value and
+    no cycle, yet every 700 new objects trigger a collection, and the older generations are walked again
+    and again as the parsed body grows. Measured (CPU time, load 6-8, alternated): on 100,000 messages a
+    request took 510 ms instead of 908 ms at 4,000 tokens (LangChain / API 3.7× → 6.5×) and 764 ms
+    instead of 1,137 ms at half of the input (5.3× → 7.6×); on 1,000 and 10,000 messages no difference
+    beyond the noise (the collection after the block gives back what the pause saved). Process-wide:
+    another thread's collections wait for the end of the block too (the objects stay counted, the next
+    collection finds any cycle).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 class ContextApplyView(APIView):
     """Run a context strategy on the given messages. Touches no stored data: any signed-in user."""
 
@@ -403,7 +426,7 @@ class ContextApplyView(APIView):
         responses={200: s.ContextResultSerializer, **_errors(400, 401, 413, 429)},
     )
     def post(self, request, name: str):
-        with strategy_slot(request):
+        with strategy_slot(request), collector_paused():
             read_body_within(request._request, body_limit_for(request.path))
             values = s.context_apply_input(request.data)
             result = conversations.context_apply(

@@ -5,7 +5,7 @@ The input list and its messages are never mutated or copied: output tuples reuse
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import accumulate, repeat, takewhile
 from operator import add, attrgetter
 from typing import Any
@@ -23,7 +23,7 @@ from .config import (
     parse_params,
 )
 from .errors import StrategyConfigError, SummarizerError
-from .formats import cleared_call_inputs, cleared_message, read_conversation
+from .formats import MeasuredConversation, cleared_call_inputs, cleared_message, read_conversation
 from .messages import Message, Role, to_messages
 from .result import ContextResult
 from .summarizer import (
@@ -143,27 +143,36 @@ def sliding_window(messages: Iterable[Any], *, max_tokens: int = 4000) -> Contex
     """
     SlidingWindowConfig(max_tokens)
     msgs = to_messages(messages)
-    n = len(msgs)
+    return _sliding_window(_lengths(msgs), max_tokens, msgs.__getitem__)
+
+
+def _sliding_window(
+    lengths: list[int], max_tokens: int, messages: Callable[[slice], tuple[Message, ...]]
+) -> ContextResult:
+    """SLIDING_WINDOW over the messages' sizes (:attr:`Message.size`); ``messages(slice(start, None))``
+    gives the messages from ``start`` on, the only ones it reads (see :class:`MeasuredConversation`)."""
+    n = len(lengths)
     # Integer arithmetic: tokens <= max_tokens  <=>  chars + 10 * count <= 2.5 * max_tokens, so the
     # comparison is exact. The walk runs in C (accumulate/takewhile) and stops at the first message
     # that would exceed the budget.
     limit = (5 * max_tokens) // 2
-    lengths = _lengths(msgs)
     window = list(takewhile(limit.__ge__, accumulate(map(add, reversed(lengths), repeat(_UNITS_PER_MESSAGE)))))
     count = len(window)
     start = n - count
+    tail = messages(slice(start, None)) if count else ()
     if count:
         # Everything from ``start`` fits; the window begins at the first unit boundary in it.
-        skip = _first_unit_boundary(msgs[start:])
+        skip = _first_unit_boundary(tail)
         if skip:
             start += skip
             count -= skip
             window = window[:count]
+            tail = tail[skip:]
     kept = tuple(range(start, n))
     chars_after = window[-1] - _UNITS_PER_MESSAGE * count if count else 0
     return ContextResult(
         "SLIDING_WINDOW",
-        msgs[start:],
+        tail,
         kept,
         kept,
         tuple(range(start)),
@@ -577,9 +586,13 @@ _EXPECTED_CONFIG = {
 def system_prompt_length(msgs: tuple[Message, ...]) -> int:
     """How many leading messages are the system prompt (SYSTEM messages that are not a summary)."""
     head = 0
-    while head < len(msgs) and msgs[head].role is Role.SYSTEM and not msgs[head].is_summary:
+    while head < len(msgs) and _is_system_prompt(msgs[head]):
         head += 1
     return head
+
+
+def _is_system_prompt(message: Message) -> bool:
+    return message.role is Role.SYSTEM and not message.is_summary
 
 
 def behind_system_prompt(result: ContextResult, head: tuple[Message, ...]) -> ContextResult:
@@ -661,6 +674,18 @@ def apply_context(
         config = params
     else:
         config = parse_params(canonical, params)
+    if canonical == "SLIDING_WINDOW":
+        # The window needs every message's size but only its own messages: built on demand.
+        measured = MeasuredConversation(messages, format=format, system=system)
+        head = 0
+        if keep_system:
+            while head < len(measured) and _is_system_prompt(measured.read(head, head + 1)[0]):
+                head += 1
+        result = _sliding_window(
+            measured.sizes[head:], config.max_tokens, lambda tail: measured.read(head + tail.start)
+        )
+        result = behind_system_prompt(result, measured.read(0, head))
+        return replace(result, format=measured.format, system=measured.system)
     conversation = read_conversation(messages, format=format, system=system)
     msgs = conversation.messages
     head = system_prompt_length(msgs) if keep_system else 0

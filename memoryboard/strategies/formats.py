@@ -31,6 +31,7 @@ from .tokens import BLOCK_CHARS, IMAGE_CHARS
 __all__ = [
     "FORMATS",
     "Conversation",
+    "MeasuredConversation",
     "cleared_message",
     "openai_message",
     "detect_format",
@@ -49,6 +50,8 @@ _ROLES: dict[Any, Role] = {
 }
 # OpenAI's other role names: "developer" is the system prompt of reasoning models, "function" the legacy tool.
 _OPENAI_ROLES = {**_ROLES, "developer": Role.SYSTEM, "function": Role.TOOL}
+# The roles an Anthropic turn may have (a tool result travels inside a user turn).
+_ANTHROPIC_PLAIN_ROLES = {spelling: role for spelling, role in _ROLES.items() if role is not Role.TOOL}
 _ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "image", "document", "thinking", "redacted_thinking", "server_tool_use",
      "web_search_tool_result", "search_result", "container_upload"}
@@ -97,36 +100,48 @@ def _openai_parts(parts: list, prefix: str) -> tuple[str, int]:
     return "\n".join(texts), extra
 
 
-def _openai_calls(calls: object, prefix: str) -> tuple[tuple[ToolCall, ...], int]:
-    where = f"{prefix}.tool_calls"
+def _openai_calls(calls: object, prefix: str | int) -> tuple[tuple[ToolCall, ...], int]:
+    """The tool calls of an assistant message; ``prefix`` names the message (its index in ``messages``,
+    made a field name only for an error)."""
     if not isinstance(calls, list):
-        raise StrategyInputError(where, f"must be a list, got {type(calls).__name__}")
+        raise StrategyInputError(f"{_message_field(prefix)}.tool_calls", f"must be a list, got {type(calls).__name__}")
     out: list[ToolCall] = []
     extra = 0
     for k, call in enumerate(calls):
         # ``type(x) is dict`` first: JSON gives dicts, and the ABC check of Mapping is slow.
         if type(call) is not dict and not isinstance(call, Mapping):
-            raise StrategyInputError(f"{where}[{k}]", f"must be an object, got {type(call).__name__}")
+            raise StrategyInputError(_call_field(prefix, k), f"must be an object, got {type(call).__name__}")
         call_id = call.get("id")
         if type(call_id) is not str or not call_id:
-            raise StrategyInputError(f"{where}[{k}].id", "must be a non-empty string")
+            raise StrategyInputError(f"{_call_field(prefix, k)}.id", "must be a non-empty string")
         kind = call.get("type", "function")
         if type(kind) is not str:
-            raise StrategyInputError(f"{where}[{k}].type", "must be a string")
+            raise StrategyInputError(f"{_call_field(prefix, k)}.type", "must be a string")
         function = call.get(kind)
         if type(function) is not dict and not isinstance(function, Mapping):
-            raise StrategyInputError(f"{where}[{k}].{kind}", "must be an object")
+            raise StrategyInputError(f"{_call_field(prefix, k)}.{kind}", "must be an object")
         name = function.get("name")
         if type(name) is not str or not name:
-            raise StrategyInputError(f"{where}[{k}].{kind}.name", "must be a non-empty string")
+            raise StrategyInputError(f"{_call_field(prefix, k)}.{kind}.name", "must be a non-empty string")
         arguments = function.get("arguments")
         if arguments is None:
             arguments = function.get("input", "")
         if type(arguments) is not str:
-            raise StrategyInputError(f"{where}[{k}].{kind}.arguments", "must be a string (JSON text)")
-        out.append(ToolCall(call_id, name, arguments))
+            raise StrategyInputError(f"{_call_field(prefix, k)}.{kind}.arguments", "must be a string (JSON text)")
+        out.append(_new_tool_call(ToolCall, (call_id, name, arguments)))
         extra += len(name) + len(arguments)
     return tuple(out), extra
+
+
+_new_tool_call = tuple.__new__  # ToolCall(...) without its Python-level __new__ (the values are checked)
+
+
+def _message_field(where: int | str) -> str:
+    return f"messages[{where}]" if type(where) is int else str(where)
+
+
+def _call_field(where: int | str, k: int) -> str:
+    return f"{_message_field(where)}.tool_calls[{k}]"
 
 
 def _stored_calls(calls: object) -> tuple[tuple[ToolCall, ...], int]:
@@ -158,7 +173,8 @@ def _read_openai(obj: Any, where: int | str) -> Message:
         size = len(obj)
         if size == 2:
             # The common shape {"role": "user", "content": "..."}: nothing else to check.
-            role = _OPENAI_ROLES.get(get("role"))
+            raw_role = get("role")
+            role = _OPENAI_ROLES.get(raw_role) if type(raw_role) is str else None
             content = get("content")
             if role is not None and type(content) is str:
                 return checked_message(role, content, (), (), 0, obj)
@@ -168,7 +184,16 @@ def _read_openai(obj: Any, where: int | str) -> Message:
             content = get("content")
             if type(call_id) is str and call_id and type(content) is str:
                 return checked_message(Role.TOOL, content, (), (call_id,), 0, obj)
-    prefix = f"messages[{where}]" if type(where) is int else where
+        elif size == 3 and get("role") == "assistant":
+            # Tool calls {"role": "assistant", "content": null or "...", "tool_calls": [...]}. With the
+            # ToolCall built by tuple.__new__ and the field names made only for an error: 1.8 µs a
+            # message instead of 2.6 µs (a 1,000-message trace read in 1.27 ms instead of 1.45 ms).
+            content = get("content")
+            tool_calls = get("tool_calls")
+            if (content is None or type(content) is str) and type(tool_calls) is list:
+                calls, extra = _openai_calls(tool_calls, where)
+                return checked_message(Role.ASSISTANT, content or "", calls, (), extra, obj)
+    prefix = _message_field(where)
     if type(obj) is dict:
         pass
     elif isinstance(obj, Mapping):
@@ -210,7 +235,7 @@ def _read_openai(obj: Any, where: int | str) -> Message:
     if tool_calls is not None:
         if role is not Role.ASSISTANT:
             raise StrategyInputError(f"{prefix}.tool_calls", "only an assistant message can carry tool calls")
-        calls, cost = _openai_calls(tool_calls, prefix)
+        calls, cost = _openai_calls(tool_calls, where)
         extra += cost
     elif metadata and "tool_calls" in metadata and role is Role.ASSISTANT:
         calls, cost = _stored_calls(metadata["tool_calls"])
@@ -444,6 +469,15 @@ def read_conversation(items: Any, *, format: str | None = None, system: Any = No
         >>> conv.format, conv.messages[0].tool_calls[0].name
         ('openai', 'f')
     """
+    items, fmt = _checked_envelope(items, format, system)
+    read = _READERS[fmt]
+    return Conversation(
+        fmt, tuple([m if type(m) is Message else read(m, i) for i, m in enumerate(items)]), system
+    )
+
+
+def _checked_envelope(items: Any, format: str | None, system: Any) -> tuple[list | tuple, str]:
+    """The messages as a list or tuple and their format, the format and the system prompt checked."""
     if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
         raise StrategyInputError("messages", "must be a list of messages")
     items = items if isinstance(items, (list, tuple)) else list(items)
@@ -453,10 +487,74 @@ def read_conversation(items: Any, *, format: str | None = None, system: Any = No
             raise StrategyInputError("system", "a top-level system prompt belongs to the anthropic format")
         if not isinstance(system, str):
             _anthropic_result_text(system, "system")
-    read = _READERS[fmt]
-    return Conversation(
-        fmt, tuple([m if type(m) is Message else read(m, i) for i, m in enumerate(items)]), system
-    )
+    return items, fmt
+
+
+class MeasuredConversation:
+    """Messages checked and measured like :func:`read_conversation` reads them, but built on demand.
+
+    For a strategy that needs every message's size and only some of the messages, e.g. SLIDING_WINDOW
+    keeping the newest 44 of 1,000: every message is checked (a bad one raises naming its field, as
+    :func:`read_conversation` would) and its :attr:`Message.size` computed, while the common plain shapes
+    (``{"role", "content"}`` with string content, an OpenAI ``tool`` result with its call id) become
+    :class:`Message` objects only when :meth:`read` asks for them. Any other shape is read at once by the
+    format's reader and kept. Measured on benchmarks/agent_traffic.py's traces (CPU time): checking and
+    measuring 1,000 messages 0.83 ms where reading them took 1.42 ms, 10,000 10-13 ms against 17-19 ms; the
+    whole API request at 4,000 tokens 47 ms instead of 65 ms on 10,000 messages, LangChain / API 2.3-2.4× →
+    2.7-2.9× on 1,000 (load 5.7, alternated runs). At half of the input (the window reads half of the
+    messages again) it costs nothing measurable: 3.7-5.8× → 3.9-5.6× on 1,000, 7.0-7.2× → 8.0-8.1× on 10,000.
+
+    Attributes:
+        format: ``"openai"`` or ``"anthropic"``.
+        sizes: Each message's :attr:`Message.size`, in order.
+        system: Anthropic's top-level system prompt as given.
+    """
+
+    __slots__ = ("format", "sizes", "system", "_items", "_read", "_done")
+
+    def __init__(self, items: Any, *, format: str | None = None, system: Any = None) -> None:
+        items, fmt = _checked_envelope(items, format, system)
+        read = _READERS[fmt]
+        sizes: list[int] = []
+        size_of = sizes.append
+        done: dict[int, Message] = {}
+        openai = fmt == "openai"
+        for i, m in enumerate(items):
+            if type(m) is dict:
+                # The readers' own fast paths (_read_openai, _read_anthropic), measured without building the
+                # message: these shapes are valid as they are.
+                content = m.get("content")
+                role = m.get("role")
+                if type(content) is str and type(role) is str:
+                    if not openai:
+                        plain = role in _ANTHROPIC_PLAIN_ROLES
+                    elif len(m) == 2:
+                        plain = role in _OPENAI_ROLES
+                    else:
+                        call_id = m.get("tool_call_id")
+                        plain = len(m) == 3 and role == "tool" and type(call_id) is str and call_id != ""
+                    if plain:
+                        size_of(len(content))
+                        continue
+            message = m if type(m) is Message else read(m, i)
+            done[i] = message
+            size_of(message.size)
+        self.format = fmt
+        self.sizes = sizes
+        self.system = system
+        self._items = items
+        self._read = read
+        self._done = done
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+    def read(self, start: int, stop: int | None = None) -> tuple[Message, ...]:
+        """The messages ``start`` to ``stop`` (exclusive; ``None``: to the end), as :func:`read_conversation`
+        gives them."""
+        done, read, items = self._done, self._read, self._items
+        stop = len(items) if stop is None else min(stop, len(items))
+        return tuple([done[i] if i in done else read(items[i], i) for i in range(start, stop)])
 
 
 def write_message(message: Message, format: str = "openai") -> Any:

@@ -90,6 +90,8 @@ def test_invalid_utf8(as_user, alice):
     response = post_raw(as_user(alice), CONTEXT, b'{"messages": [{"role": "user", "content": "\xff\xfe"}]}')
     assert response.status_code == 400
     assert error_of(response)["code"] == "parse_error"
+    assert list(error_of(response)["fields"]) == ["body"]
+    assert "UTF-8" in error_of(response)["fields"]["body"][0]
 
 
 def test_invalid_utf8_in_query_string(as_user, alice):

@@ -55,6 +55,18 @@ def test_bad_shapes_are_400_naming_the_field(as_user, alice):
     assert "keep_system" in error["fields"]
 
 
+@pytest.mark.parametrize("bad, field", [
+    ({"role": "user", "content": 5}, "messages[1].content"),
+    ({"role": [], "content": "x"}, "messages[1].role"),
+    ({"role": "tool", "tool_call_id": 7, "content": "x"}, "messages[1].tool_call_id"),
+])
+def test_a_bad_message_the_window_drops_is_still_400_naming_it(as_user, alice, bad, field):
+    messages = [REACT[0], bad] + [{"role": "user", "content": "hello"}] * 200
+    response = post(as_user(alice), "sliding_window", {"messages": messages, "params": {"max_tokens": 50}})
+    assert response.status_code == 400
+    assert list(error_of(response)["fields"]) == [field]
+
+
 def test_anthropic_with_top_level_system(as_user, alice):
     turns = [
         {"role": "user", "content": "Weather?"},
@@ -96,3 +108,20 @@ def test_large_answers_give_index_ranges(as_user, alice):
     body = post(as_user(alice), "trim", {"messages": messages, "params": {"keep_first": 1, "keep_last": 5}}).json()
     assert "dropped" not in body and body["dropped_ranges"] == [[1, 2994]]
     assert body["kept"] == [0, 2995, 2996, 2997, 2998, 2999]
+
+
+def test_the_cycle_collector_is_as_it_was_after_a_context_request(as_user, alice):
+    import gc
+
+    client = as_user(alice)
+    assert gc.isenabled()
+    assert post(client, "sliding_window", {"messages": REACT, "params": {"max_tokens": 50}}).status_code == 200
+    assert gc.isenabled()
+    assert post(client, "sliding_window", {"messages": [{"role": "user"}]}).status_code == 400
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert post(client, "sliding_window", {"messages": REACT}).status_code == 200
+        assert not gc.isenabled()  # left off, as the caller had it
+    finally:
+        gc.enable()

@@ -81,3 +81,16 @@ def test_large_bodies_keep_what_json_reads():
     value = parse_json(raw.encode())
     assert value["n"] == 123456789012345678901234567890 and value["s"] == '[{"]}'
     assert value == json.loads(raw)
+
+
+@pytest.mark.parametrize("backslashes", [1, 2, 3, 4, 5])
+def test_large_bodies_count_depth_outside_strings_whatever_the_backslashes(backslashes):
+    # A string holding brackets and ending in a run of backslashes: an even run ends the string at the
+    # quote after it, an odd one escapes that quote. Read wrongly, the nesting after it would be hidden.
+    text = "[[[{{{" + ("\\" * (backslashes // 2) + '"' if backslashes % 2 else "\\" * (backslashes // 2))
+    inside = json.dumps({"pad": _PAD, "s": text, "deep": json.loads("[" * 62 + "]" * 62)})
+    assert parse_json(inside.encode()) == json.loads(inside)
+    too_deep = json.dumps({"pad": _PAD, "s": text, "deep": json.loads("[" * 64 + "]" * 64)})
+    with pytest.raises(JSONGuardError) as caught:
+        parse_json(too_deep.encode())
+    assert caught.value.field == "deep" + "[0]" * (MAX_DEPTH - 1)
