@@ -28,6 +28,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _, ngettext
 from django.views.decorators.http import require_GET, require_POST, require_http_methods
@@ -439,8 +441,10 @@ def _budget_columns(request, messages, budget: int) -> tuple[list[dict], list[di
 def _page(request, *, source: Source | None, input_form: MessagesInputForm | None = None, status: int = 200):
     listed = conversations.conversation_list(queryset=conversations.message_queryset_for(request.user))
     names = users.people(c.user_id for c in listed)
+    show_ids = is_developer(request.user)
     ctx: dict[str, Any] = {
-        "conversations": [(c, names[c.user_id].label if c.user_id else "") for c in listed],
+        "conversations": _conversation_choices(listed, names, show_ids=show_ids),
+        "show_ids": show_ids,
         "input_form": input_form or MessagesInputForm(),
         "source": source,
         "columns": [],
@@ -448,6 +452,9 @@ def _page(request, *, source: Source | None, input_form: MessagesInputForm | Non
         "window": None,
     }
     if source is not None:
+        if source.conversation_id:
+            ctx["source_label"] = next((label for c, label in ctx["conversations"]
+                                        if c.conversation_id == source.conversation_id), "")
         messages = source.messages
         tokens_before = total_tokens(messages)
         mode = "budget" if request.GET.get("mode") == "budget" else "own"
@@ -472,6 +479,30 @@ def _page(request, *, source: Source | None, input_form: MessagesInputForm | Non
                             for name in MEMORY_STRATEGIES]
             ctx["window"] = _context_window(request, source.conversation_id, messages)
     return render(request, "web/playground.html", ctx, status=status)
+
+
+def _conversation_choices(listed, names, *, show_ids: bool) -> list[tuple[Any, str]]:
+    """Each stored conversation with what the page calls it: for developers its id and agent id; for
+    support staff in words (the agent's name, whose it is, its first question), never an id."""
+    if show_ids:
+        return [(c, " · ".join([c.conversation_id, c.agent_id, _("user %(name)s") % {
+            "name": names[c.user_id].label if c.user_id else ""}])) for c in listed]
+    from memoryboard.ltm.user_data import conversation_openings
+    from memoryboard.web.my_memories import agent_labels
+
+    labels = agent_labels()
+    openings = conversation_openings([c.conversation_id for c in listed])
+    choices = []
+    for c in listed:
+        parts = [labels.get(c.agent_id, _("an agent")),
+                 _("user %(name)s") % {"name": names[c.user_id].label if c.user_id else _("unknown")}]
+        opening = " ".join(openings.get(c.conversation_id, "").split())
+        if opening:
+            parts.append("“%s”" % (opening if len(opening) <= 48 else opening[:47] + "…"))
+        if c.started_at:
+            parts.append(date_format(timezone.localtime(c.started_at), "SHORT_DATE_FORMAT"))
+        choices.append((c, " · ".join(parts)))
+    return choices
 
 
 def _context_window(request, conversation_id: str, messages: Sequence[Message]) -> dict[str, Any]:
@@ -627,7 +658,13 @@ def memory_confirm_view(request, name: str):
     form = _bound(request, "memory", name)
     ctx = plan_context(request, name, conversation_id, form, messages=messages)
     back = _push_url(request) + f"#plan-{name.lower()}"
-    return render(request, "web/playground_confirm.html", {"plan": ctx, "back": back,
+    show_ids = is_developer(request.user)
+    listed = conversations.conversation_list(queryset=conversations.message_queryset_for(request.user)
+                                             .filter(conversation_id=conversation_id))
+    label = "".join(text for _c, text in _conversation_choices(
+        listed, users.people(c.user_id for c in listed), show_ids=show_ids))
+    return render(request, "web/playground_confirm.html", {"plan": ctx, "back": back, "show_ids": show_ids,
+                                                             "conversation_label": label,
                                                              "message_count": len(messages)},
                   status=400 if "error" in ctx else 200)
 

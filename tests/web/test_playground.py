@@ -351,3 +351,26 @@ def test_confirmation_names_the_tool_calls_of_the_rows_it_deletes(login, support
     assert "1 tool call" in call_row and "<code>run_sql</code>" in call_row
     result_row = confirm[confirm.index(f'data-row-id="{rows[2].pk}"'):confirm.index(f'data-row-id="{rows[3].pk}"')]
     assert "result of run_sql (call_1)" in result_row
+
+
+def test_support_picks_a_conversation_by_what_it_is_developers_by_id(login, support_user, developer, alice,
+                                                                      make_conversation):
+    conversation = "7d2e4c1a-0b9f-4e6d-a3c5-1f8e2d7b6a90"
+    make_conversation(alice, 4, conversation_id=conversation,
+                      contents=["be brief", "Where do I renew my passport?", "At the city office.", "Thanks"])
+    page = login(support_user).get(reverse("playground")).content.decode()
+    option = re.search(r'<option value="%s"[^>]*>([^<]*)</option>' % conversation, page).group(1)
+    assert conversation not in option
+    assert "Chat assistant" in option and "alice" in option and "Where do I renew my passport?" in option
+    assert "4 messages" in option
+    loaded = login(support_user).get(reverse("playground"), {"conversation": conversation,
+                                                             "m-delete-keep_latest": "2"}).content.decode()
+    line = re.search(r'<p class="pg-source-line"><strong>(.*?)</strong>', loaded, re.S).group(1)
+    assert conversation not in line and "Chat assistant" in line and "4 messages" in line
+    link = re.search(r'href="(/playground/memory/delete/confirm/\?[^"]+)"', loaded).group(1).replace("&amp;", "&")
+    heading = re.search(r"<h1>(.*?)</h1>", login(support_user).get(link).content.decode(), re.S).group(1)
+    assert conversation not in heading and "Chat assistant" in heading
+
+    page = login(developer).get(reverse("playground")).content.decode()
+    option = re.search(r'<option value="%s"[^>]*>([^<]*)</option>' % conversation, page).group(1)
+    assert option.startswith(f"{conversation} · chat · ")
