@@ -112,9 +112,11 @@ def reconcile_candidates(
     from memoryboard.ltm.reconcile_scope import nearest_current
     from memoryboard.ltm.retrieval import _memories_by_id
 
-    vector = embedder.embed([content])[0]
     slot_keys = {slot.key for slot in statement_slots(content)}
-    nearest = nearest_current(namespace=namespace, vector=vector, slot_keys=slot_keys, embedder=embedder,
+    # The statement is embedded only when the namespace holds items to compare with: a first save
+    # embeds it when it is written, after the erase gate (ltm.erase_gate), as every save does.
+    nearest = nearest_current(namespace=namespace, vector=lambda: embedder.embed([content])[0],
+                              slot_keys=slot_keys, embedder=embedder,
                               count=CANDIDATES, exclude_ids=exclude_ids)
     memories = _memories_by_id([pk for pk, _cosine in nearest])
     found = []

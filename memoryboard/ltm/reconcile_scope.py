@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -138,7 +138,8 @@ def _read_written(ids: list[str], embedder) -> dict[str, tuple[str, object, str]
 
 
 def nearest_current(
-    *, namespace: Namespace, vector: np.ndarray, slot_keys: Iterable[str], embedder, count: int,
+    *, namespace: Namespace, vector: np.ndarray | Callable[[], np.ndarray], slot_keys: Iterable[str], embedder,
+    count: int,
     exclude_ids: Iterable[str] = (),
 ) -> list[tuple[str, float]]:
     """``(id, cosine)`` of the namespace's current items (paused ones included; expired ones too: the
@@ -179,6 +180,8 @@ def nearest_current(
     index.written = {pk: index.written[pk] for pk, version in changed
                      if pk in index.written and index.written[pk][0] == version}
 
+    if callable(vector):  # made only when there is something to compare with
+        vector = vector()
     data, vector = index.data, np.asarray(vector, dtype=np.float32)
     cosines = data.cosines(vector) if len(data.ids) else np.zeros(0, np.float32)
     if gone:  # only the built items still current as they were count
