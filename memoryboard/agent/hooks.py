@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+from django.utils.translation import gettext as _
+
 from memoryboard.agent.interceptors import BEFORE_LLM_CALL, ChainContext
 from memoryboard.strategies import CONTEXT_SUMMARY_INSTRUCTION, MAX_CONVERSATION_CHARS, read_conversation, total_tokens
 from memoryboard.strategies.summarizer import transcript_line
@@ -79,7 +81,8 @@ class SummarizationHook:
             out = self._hard_cut(system, middle, newest)
         else:
             out = system + [self._summary_message(middle)] + newest if middle else messages
-        context.notes.append(f"emergency compression ({self.last_action}): {before:.0f} -> {_tokens(out):.0f} tokens")
+        context.notes.append(_("emergency compression (%(action)s): %(before)s -> %(after)s tokens") % {
+            "action": self.last_action, "before": f"{before:.0f}", "after": f"{_tokens(out):.0f}"})
         return out
 
     def _summary_message(self, middle: list[dict]) -> dict:

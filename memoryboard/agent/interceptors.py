@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from django.utils.translation import gettext as _, ngettext
+
 from memoryboard.strategies import read_conversation
 from memoryboard.strategies.units import Units
 
@@ -79,22 +81,29 @@ class ContextEditingInterceptor:
             return messages
         result = context_apply(strategy, messages, params, format="openai", keep_system=True,
                                cache_conversation=context.conversation_id)
-        if result.summary_cache in ("reused", "extended"):
-            context.notes.append(f"context: cached summary {result.summary_cache}")
+        # The notes are read by people (the playground's context window, the API's ``notes``): in the
+        # request's language.
+        if result.summary_cache == "reused":
+            context.notes.append(_("context: cached summary reused"))
+        elif result.summary_cache == "extended":
+            context.notes.append(_("context: cached summary extended"))
         if result.fallback:
-            context.notes.append(f"context: {result.strategy} fallback ({result.fallback})")
+            context.notes.append(_("context: %(strategy)s fallback (%(reason)s)")
+                                 % {"strategy": result.strategy, "reason": result.fallback})
         # Counted as the pages count a conversation: the messages after the system prompt (the agent's own,
         # first), a stored system row among them.
         head = 1 if str(messages[0].get("role", "")).lower() == "system" else 0
         if len(result.messages) != len(messages) or result.summarized or result.cleared:
-            context.notes.append(
-                f"context: {result.strategy} {len(messages) - head} -> {len(result.messages) - head} messages"
-                + (f", {len(result.cleared)} tool results cleared" if result.cleared else "")
-            )
+            note = _("context: %(strategy)s %(before)s -> %(after)s messages") % {
+                "strategy": result.strategy, "before": len(messages) - head, "after": len(result.messages) - head}
+            if result.cleared:
+                note += ngettext(", %(n)s tool result cleared", ", %(n)s tool results cleared",
+                                 len(result.cleared)) % {"n": len(result.cleared)}
+            context.notes.append(note)
         out = result.output()
         if not result.sources or result.sources[-1] != len(messages) - 1:
             # The model must always see what it answers, even if that alone exceeds a budget.
             start = Units(read_conversation(messages, format="openai").messages).start_of(len(messages) - 1)
             out.extend(messages[start:])
-            context.notes.append("context: newest message kept over the strategy's budget")
+            context.notes.append(_("context: newest message kept over the strategy's budget"))
         return out

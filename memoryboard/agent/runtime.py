@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from memoryboard.agent.hooks import SummarizationHook
 from memoryboard.agent.interceptors import ChainContext, ContextEditingInterceptor, run_before_model_chain
@@ -236,7 +237,7 @@ def turn_think(
         except LLMError as exc:
             # Without the embedding endpoint the agent still answers, only without its memories.
             logger.warning("long-term memory retrieval failed: %s", exc.reason)
-            context.notes.append(f"memories not loaded: embeddings unavailable ({exc.reason})")
+            context.notes.append(_("memories not loaded: embeddings unavailable (%(reason)s)") % {"reason": exc.reason})
         else:
             if ranking is not None:
                 memories = ranking.results

@@ -163,3 +163,21 @@ def test_head_and_tail():
     text = "a" * 1000 + "b" * 500 + "c" * 1000
     cut = head_and_tail(text)
     assert cut.startswith("a" * 1000) and cut.endswith("c" * 1000) and "500 characters omitted" in cut
+
+
+@pytest.mark.django_db
+def test_context_notes_are_in_the_readers_language(settings, tmp_path):
+    from django.utils import translation
+
+    from memoryboard.ltm.config import reset_agents_config
+
+    path = tmp_path / "agents.yaml"
+    path.write_text("agent:\n  agents:\n    t: {context: {strategy: TRIM, params: {keep_first: 1, keep_last: 2}}}\n")
+    settings.MEMORYBOARD_AGENTS_FILE = str(path)
+    reset_agents_config()
+    messages = [{"role": "system", "content": "prompt"}] + msgs(10)
+    context = ChainContext(agent=get_agents_config().get("t"))
+    with translation.override("zh-hans"):
+        ContextEditingInterceptor().intercept(messages, context)
+    assert context.notes == ["上下文：TRIM 将 10 条消息变为 3 条"]
+    reset_agents_config()
