@@ -163,19 +163,17 @@ def nearest_current(
         changed = [(pk, version) for pk, version in rows if known(pk) != version]
     # Items of the build no longer current as they were (removed, or changed: then among ``changed``).
     gone = 0 if index is None else len(index.versions) - (len(rows) - len(changed))
-    if index is None or len(changed) + gone > REBUILD_AFTER:
+    read = None
+    if index is not None and len(changed) + gone <= REBUILD_AFTER:
+        to_read = [pk for pk, version in changed if index.written.get(pk, ("",))[0] != version]
+        read = _read_written(to_read, embedder) if to_read else {}
+    if read is None:  # no index yet, too many changes, or an item without a vector: a full build (it embeds)
         index, changed, gone = _build(scope(), dict(rows), embedder, index), [], 0
         _keep(key, index)
     else:
-        to_read = [pk for pk, version in changed if index.written.get(pk, ("",))[0] != version]
-        read = _read_written(to_read, embedder) if to_read else {}
-        if read is None:  # an item without a vector: a full build embeds it
-            index, changed, gone = _build(scope(), dict(rows), embedder, index), [], 0
-            _keep(key, index)
-        else:
-            for pk, (version, blob, content) in read.items():
-                index.written[pk] = (version, np.frombuffer(blob, dtype=np.float32))
-                index.slots[pk] = (version, _slot_keys(content))
+        for pk, (version, blob, content) in read.items():
+            index.written[pk] = (version, np.frombuffer(blob, dtype=np.float32))
+            index.slots[pk] = (version, _slot_keys(content))
     # Only what is current counts: a write rolled back, or an item removed since, is left out.
     index.written = {pk: index.written[pk] for pk, version in changed
                      if pk in index.written and index.written[pk][0] == version}
@@ -199,6 +197,7 @@ def nearest_current(
         position = data.position.get(pk) if pk not in index.written else len(data.ids) + written_ids.index(pk)
         if position is not None:
             cosines[position] = -np.inf
+
     def nearest_first(positions) -> list[int]:  # ties by id: the same whatever the order of the rows
         return sorted(positions, key=lambda i: (-cosines[i], ids[i]))
 

@@ -454,7 +454,8 @@ def _page(request, *, source: Source | None, input_form: MessagesInputForm | Non
     if source is not None:
         if source.conversation_id:
             ctx["source_label"] = next((label for c, label in ctx["conversations"]
-                                        if c.conversation_id == source.conversation_id), "")
+                                        if c.conversation_id == source.conversation_id), None) \
+                or _conversation_label(request, source.conversation_id, show_ids=show_ids)  # beyond the list
         messages = source.messages
         tokens_before = total_tokens(messages)
         mode = "budget" if request.GET.get("mode") == "budget" else "own"
@@ -503,6 +504,14 @@ def _conversation_choices(listed, names, *, show_ids: bool) -> list[tuple[Any, s
             parts.append(date_format(timezone.localtime(c.started_at), "SHORT_DATE_FORMAT"))
         choices.append((c, " · ".join(parts)))
     return choices
+
+
+def _conversation_label(request, conversation_id: str, *, show_ids: bool) -> str:
+    """What the pages call one stored conversation (:func:`_conversation_choices`)."""
+    listed = conversations.conversation_list(queryset=conversations.message_queryset_for(request.user)
+                                             .filter(conversation_id=conversation_id))
+    return "".join(label for _c, label in _conversation_choices(
+        listed, users.people(c.user_id for c in listed), show_ids=show_ids))
 
 
 def _context_window(request, conversation_id: str, messages: Sequence[Message]) -> dict[str, Any]:
@@ -659,12 +668,9 @@ def memory_confirm_view(request, name: str):
     ctx = plan_context(request, name, conversation_id, form, messages=messages)
     back = _push_url(request) + f"#plan-{name.lower()}"
     show_ids = is_developer(request.user)
-    listed = conversations.conversation_list(queryset=conversations.message_queryset_for(request.user)
-                                             .filter(conversation_id=conversation_id))
-    label = "".join(text for _c, text in _conversation_choices(
-        listed, users.people(c.user_id for c in listed), show_ids=show_ids))
     return render(request, "web/playground_confirm.html", {"plan": ctx, "back": back, "show_ids": show_ids,
-                                                             "conversation_label": label,
+                                                             "conversation_label": _conversation_label(
+                                                                 request, conversation_id, show_ids=show_ids),
                                                              "message_count": len(messages)},
                   status=400 if "error" in ctx else 200)
 
