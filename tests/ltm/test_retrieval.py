@@ -145,3 +145,27 @@ def test_search_caps_on_the_fly_embedding(monkeypatch, alice, make_memory):
     found = memory_search(queryset=memory_queryset_for(alice), query="Java developer", k=20)
     assert len(found) == 1 + 2  # the item with a vector, and two embedded on the fly
     assert MemoryEmbedding.objects.count() == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_background_writer_writes_retrievals_that_arrive_together_in_one_batch(monkeypatch, settings, alice,
+                                                                                make_memory):
+    from memoryboard.ltm import access_log
+
+    settings.MEMORYBOARD_TASKS_INLINE = False
+    monkeypatch.setattr(access_log, "LINGER", 1.0)  # wide enough for two retrievals on a busy machine
+    batches = []
+    write = access_log.write_access_records
+    monkeypatch.setattr(access_log, "write_access_records", lambda records: (batches.append(len(records)),
+                                                                               write(records)))
+    memory = make_memory(alice, "User is a Java developer")
+    access_log.flush_access_log(timeout=10)  # the writer is idle
+    batches.clear()
+    for conversation in ("first", "second"):
+        memory_retrieve(namespace=ns(alice), query="Java", agent_id="chat", conversation_id=conversation)
+    assert access_log.flush_access_log(timeout=10)  # a flush ends the wait for more
+    assert batches == [2]
+    memory.refresh_from_db()
+    assert memory.access_count == 2
+    assert set(MemoryAccess.objects.filter(memory_id=memory.pk).values_list("conversation_id", flat=True)) == {
+        "first", "second"}
