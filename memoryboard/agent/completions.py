@@ -11,6 +11,7 @@ turn fails, on its own.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -93,8 +94,9 @@ def chat_completion(
         # the turn's writes: nobody else can know it.
         conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id)
 
-    def store_new_messages() -> None:
-        erase_gate_pass(user_ids=[user_id])
+    def store_new_messages(*, gate: bool = True) -> None:
+        if gate:  # inside the turn's transaction the gate was just passed (``run_turn_atomic``)
+            erase_gate_pass(user_ids=[user_id])
         if fresh:
             conversation_rows_of(conversation_id=conversation_id, user_id=user_id, agent_id=agent.agent_id, fresh=True)
         ChatMessage.objects.bulk_create([
@@ -114,7 +116,7 @@ def chat_completion(
         turn = run_turn_atomic(
             agent=agent, user_id=user_id, conversation_id=conversation_id, history=history,
             user_message=query, turn_messages=turn_messages, client_tools=tools or None, chat_model=chat_model,
-            savepoint=False, before_commit=store_new_messages,
+            savepoint=False, before_commit=partial(store_new_messages, gate=False),
         )
     except (AgentLLMUnavailable, AgentStoreUnavailable):
         with transaction.atomic():

@@ -78,7 +78,8 @@ class AgentStoreUnavailable(RuntimeError):
 def run_turn_atomic(*, conversation_id: str, savepoint: bool = True, before_commit=None, **turn) -> TurnResult:
     """:func:`run_turn` with the turn's writes (items saved by its tool calls, the assistant row) in one
     short transaction after the model has answered (:func:`turn_commit`); its errors name the
-    conversation. ``before_commit``: the caller's own writes of the turn, run first in that transaction.
+    conversation. ``before_commit``: the caller's own writes of the turn, run first in that transaction,
+    after the erase gate (``ltm.erase_gate``; the caller need not pass it again).
     ``savepoint=False`` when the transaction is the outermost one anyway (no SAVEPOINT round trips).
 
     Raises:

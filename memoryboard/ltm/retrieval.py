@@ -561,7 +561,7 @@ def memory_rank(
     ]
     if follow_superseded and not include_superseded and as_of is None:
         result.results = _with_successors(result.results, queryset=queryset, query=query, k=k, embedder=embedder,
-                                          user_id=user_id, minimum=minimum, rules=rules)
+                                          user_id=user_id, minimum=minimum, rules=rules, sql_key=sql_key)
     return result
 
 
@@ -618,7 +618,8 @@ MAX_SUCCESSOR_HOPS = 10
 
 
 def _with_successors(results: list[ScoredMemory], *, queryset: QuerySet[LongTermMemory], query: str, k: int,
-                     embedder, user_id: str | None, minimum: float, rules: Q | None) -> list[ScoredMemory]:
+                     embedder, user_id: str | None, minimum: float, rules: Q | None,
+                     sql_key: tuple | None = None) -> list[ScoredMemory]:
     """A superseded item that matches the query stands in for the current item that replaced it.
 
     "What is the user's job?" matched "I work as a Java backend developer"; "I am a Rust developer now"
@@ -627,11 +628,16 @@ def _with_successors(results: list[ScoredMemory], *, queryset: QuerySet[LongTerm
     the current successor of each one returned takes its place with its score, unless the successor is
     already among the results with a better one. Paused and out-of-scope successors are not added.
     """
-    stale_scope = queryset.filter(archived=True, archived_reason=ArchivedReason.SUPERSEDED)
-    if not _candidate_rows(stale_scope):  # one query: most scopes have none
+    def stale_scope() -> QuerySet[LongTermMemory]:
+        return queryset.filter(archived=True, archived_reason=ArchivedReason.SUPERSEDED)
+
+    # One query for one id: most scopes have none. Its SQL is compiled once per scope, as the candidates'
+    # (0.35 ms of CPU per agent turn less in benchmarks/proxy_profile.py).
+    if not _read_rows(lambda: stale_scope().order_by().values_list("pk")[:1],
+                      None if sql_key is None else (*sql_key, "superseded")):
         return results
     # A stale item stands in only when it is about the query, whatever the search's own minimum.
-    ranked = memory_rank(queryset=stale_scope, query=query, k=k, embedder=embedder, user_id=user_id,
+    ranked = memory_rank(queryset=stale_scope(), query=query, k=k, embedder=embedder, user_id=user_id,
                          min_relevance=max(minimum, ranking.MIN_RELEVANCE), include_superseded=True,
                          follow_superseded=False).results
     if not ranked:
