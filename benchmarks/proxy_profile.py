@@ -112,6 +112,75 @@ def time_stages() -> dict[str, float]:
     return spent
 
 
+# The issue's target for the web process's CPU per proxied turn.
+TARGET_MS = 6.0
+
+
+def print_bound(proxy, floor, *, rounds: int, requests: int) -> None:
+    """CPU per turn of what any implementation of the proxied turn pays in the web process, each measured
+    in this run, in alternating rounds: the floor request (WSGI, middleware, DRF, token authentication),
+    the query's vector (the offline model: the query and its content words), the upstream call through
+    the ``openai`` client with the turn's own messages and tools, and the turn's statements as bare
+    round trips (``SELECT 1`` on the open connection, one per statement the turn sends)."""
+    from django.db import connection
+
+    from memoryboard.llm.chat import OpenAIChatModel
+    from memoryboard.llm.factory import get_chat_model, get_embedder
+    from memoryboard.ltm.ranking import query_vector
+
+    seen: list[str] = []
+    captured: list[tuple] = []
+    inner = OpenAIChatModel.complete
+
+    def capture(self, messages, *, tools=None):
+        captured.append((self, messages, tools))
+        return inner(self, messages, tools=tools)
+
+    def record(execute, sql, params, many, context):
+        seen.append(sql)
+        return execute(sql, params, many, context)
+
+    OpenAIChatModel.complete = capture
+    try:
+        with connection.execute_wrapper(record):
+            proxy()
+    finally:
+        OpenAIChatModel.complete = inner
+    statements = len(seen) + 1  # and the commit
+    chat_model, messages, tools = captured[0] if captured else (get_chat_model(), [], None)
+    embedder = get_embedder()
+    questions = [m.get("content", "") for m in messages if m.get("role") == "user"] or ["What do I like?"]
+    question = questions[-1]
+
+    def embed():
+        query_vector(embedder, question)
+
+    def upstream():
+        chat_model.complete(messages, tools=tools)
+
+    def statements_only():
+        with connection.cursor() as cursor:
+            for _ in range(statements):
+                cursor.execute("SELECT 1")
+                cursor.fetchall()
+
+    parts = {"floor request": floor, "query vector": embed, "upstream call": upstream,
+             f"{statements} bare statements": statements_only}
+    spent: dict[str, list[float]] = {name: [] for name in (*parts, "proxy")}
+    for _round in range(rounds):
+        for name, call in (*parts.items(), ("proxy", proxy)):
+            began = time.process_time()
+            for _ in range(requests):
+                call()
+            spent[name].append((time.process_time() - began) * 1000 / requests)
+    medians = {name: statistics.median(values) for name, values in spent.items()}
+    bound = sum(medians[name] for name in parts)
+    print(f"what no implementation of the turn leaves out, CPU ms per turn ({rounds} rounds of {requests}, medians):")
+    for name in parts:
+        print(f"  {name:<28} {medians[name]:6.2f}")
+    print(f"  {'sum (lower bound)':<28} {bound:6.2f}   target {TARGET_MS:.1f}   the proxy today {medians['proxy']:.2f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database-url", default="mysql://root@127.0.0.1:3306/mb_proxy")
@@ -124,6 +193,8 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=60)
     parser.add_argument("--queries", action="store_true", help="print the SQL of one proxy request")
     parser.add_argument("--stages", action="store_true", help="CPU per request of each stage of a proxied request")
+    parser.add_argument("--bound", action="store_true",
+                        help="CPU of the parts no implementation of the turn can leave out, against the target")
     args = parser.parse_args()
 
     upstream, upstream_port = start_fake_upstream()
@@ -195,6 +266,8 @@ def main() -> int:
             print(f"stages, CPU ms per proxied request ({args.requests} requests, {total:.2f} ms in all):")
             for name, value in spent.items():
                 print(f"  {name:<28} {value * 1000 / args.requests:6.2f}")
+        if args.bound:
+            print_bound(proxy, floor, rounds=args.rounds, requests=args.requests)
         if args.profile:
             import cProfile
             import pstats
