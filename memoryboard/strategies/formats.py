@@ -522,7 +522,10 @@ class MeasuredConversation:
         for i, m in enumerate(items):
             if type(m) is dict:
                 # The readers' own fast paths (_read_openai, _read_anthropic), measured without building the
-                # message: these shapes are valid as they are.
+                # message: these shapes are valid as they are. Inline, not one predicate shared with the
+                # readers: as a function it cost 10 % more here (1,000 messages measured and read 2.04 →
+                # 2.25 ms); tests/strategies/test_measured_window.py holds both to the same sizes,
+                # messages and errors for any generated trace.
                 content = m.get("content")
                 role = m.get("role")
                 if type(content) is str and type(role) is str:
