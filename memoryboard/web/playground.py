@@ -40,7 +40,7 @@ from memoryboard.models import ChatMessage, PlaygroundTrace
 from memoryboard.playground_traces import trace_touch
 from memoryboard.roles import can_apply_memory_strategy, is_developer, is_support
 from memoryboard.strategies.reasons import mid_exchange_start, reasons
-from memoryboard.web.strategy_texts import reason_label
+from memoryboard.web.strategy_texts import fallback_text, reason_label
 from memoryboard.strategies import (
     CONTEXT_STRATEGIES,
     MEMORY_STRATEGIES,
@@ -294,6 +294,7 @@ def column_context(name: str, messages: Sequence[Message], form: StrategyParamsF
     data = result.to_dict()
     ctx.update(
         result=data,
+        fallback=fallback_text(result.fallback_reason),
         saved_percent=round(data["saved_ratio"] * 100, 1),
         rows=segments(result_rows(messages, result), everything=everything),
         everything=everything,
@@ -433,7 +434,7 @@ def _budget_columns(request, messages, budget: int) -> tuple[list[dict], list[di
         summary.append({
             "rank": rank, "name": fit.strategy, "meets": fit.meets, "tokens": r.tokens_after,
             "kept": len(r.kept), "summarized": len(r.summarized), "llm_calls": r.llm_calls,
-            "fallback": r.fallback, "params": _param_text(fit.params), "discarded": bool(discarded_work(r)),
+            "fallback": fallback_text(r.fallback_reason), "params": _param_text(fit.params), "discarded": bool(discarded_work(r)),
         })
     return columns, summary
 
@@ -624,6 +625,7 @@ def plan_context(
     data = plan.to_dict()
     ctx.update(
         plan=data,
+        fallback=fallback_text(plan.fallback_reason),
         saved_percent=round(data["saved_ratio"] * 100, 1),
         # as in the columns: an assistant row names its tool calls, a tool row the call it answers
         deleted_rows=[replace(_row(position.get(m.id), m, "dropped", names), row_id=m.id) for m in shown],

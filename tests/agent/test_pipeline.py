@@ -181,3 +181,19 @@ def test_context_notes_are_in_the_readers_language(settings, tmp_path):
         ContextEditingInterceptor().intercept(messages, context)
     assert context.notes == ["上下文：TRIM 将 10 条消息变为 3 条"]
     reset_agents_config()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("language, expected", [
+    ("en", "context: SUMMARIZE fell back: the summarizer failed (HTTP 500), so only the first 3 messages were kept"),
+    ("zh-hans", "上下文：SUMMARIZE 已降级：总结失败（HTTP 500），因此只保留了前 3 条消息"),
+])
+def test_a_summarizer_failure_note_is_in_the_readers_language(openai_settings, language, expected):
+    from django.utils import translation
+
+    openai_settings.set_fault("http500")
+    messages = [{"role": "system", "content": "prompt"}] + msgs(12)
+    context = ChainContext(agent=get_agents_config().get("chat"))
+    with translation.override(language):
+        ContextEditingInterceptor("SUMMARIZE", {"threshold": 5, "keep_last": 3}).intercept(messages, context)
+    assert expected in context.notes
