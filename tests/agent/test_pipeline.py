@@ -116,12 +116,13 @@ def test_hook_llm_summary_replaces_the_middle():
     chat = FakeChat(reply="the user discussed Rust")
     messages = long_conversation()
     context = ChainContext(agent=None)
-    out = SummarizationHook(chat).intercept(messages, context)
+    hook = SummarizationHook(chat)
+    out = hook.intercept(messages, context)
     assert [m["role"] for m in out] == ["system", "system", "user"]
     assert out[0]["content"] == "prompt" and out[-1]["content"] == "the question"
     assert out[1]["content"] == SUMMARY_PREFIX + "the user discussed Rust"
     assert len(chat.calls[0][1]["content"]) == 50_000
-    assert "llm summary" in context.notes[0]
+    assert "an LLM summary" in context.notes[0] and hook.last_action == "llm summary"
 
 
 def test_hook_llm_failure_keeps_head_and_tail():
@@ -197,3 +198,16 @@ def test_a_summarizer_failure_note_is_in_the_readers_language(openai_settings, l
     with translation.override(language):
         ContextEditingInterceptor("SUMMARIZE", {"threshold": 5, "keep_last": 3}).intercept(messages, context)
     assert expected in context.notes
+
+
+@pytest.mark.parametrize("language, expected", [
+    ("en", "emergency compression (the oldest messages cut): "),
+    ("zh-hans", "紧急压缩（裁掉了最早的消息）："),
+])
+def test_the_emergency_compression_note_is_in_the_readers_language(language, expected):
+    from django.utils import translation
+
+    context = ChainContext(agent=None)
+    with translation.override(language):
+        SummarizationHook(None).intercept(long_conversation(), context)
+    assert context.notes[0].startswith(expected), context.notes
