@@ -76,7 +76,7 @@ def _param_type(spec: dict) -> str:
 
     words = str(TYPE_WORDS.get(spec.get("type"), spec.get("type") or "?"))
     if spec.get("enum"):
-        words += " · " + gettext("one of %(values)s") % {"values": ", ".join(type_label(v) for v in spec["enum"])}
+        words += " · " + gettext("one of %(values)s") % {"values": " / ".join(type_label(v) for v in spec["enum"])}
     if "minimum" in spec and "maximum" in spec:
         words += " · " + gettext("from %(min)s to %(max)s") % {"min": spec["minimum"], "max": spec["maximum"]}
     return words
