@@ -275,5 +275,6 @@ def memory_apply(
             before={"deleted": deleted},
             after={"inserted": inserted, "strategy": plan.strategy, "params": dict(params or {})},
             reason=f"memory strategy {plan.strategy}",
+            subject_user_id=template.user_id,  # the rows may all be gone: the conversation's owner, as read
         )
     return plan

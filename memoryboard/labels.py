@@ -6,7 +6,9 @@ label, never the code itself.
 
 from __future__ import annotations
 
-from django.utils.translation import gettext, gettext_lazy as _
+import json
+
+from django.utils.translation import gettext, gettext_lazy as _, ngettext
 
 from memoryboard.models import ArchivedReason, MemoryType, Source
 
@@ -77,3 +79,27 @@ def reason_label(reason: str | None) -> str:
     if reason.startswith("memory strategy "):
         return gettext("Memory strategy %(name)s") % {"name": reason[len("memory strategy "):]}
     return reason
+
+
+def _value_words(value) -> str:
+    if isinstance(value, list):
+        return ngettext("%(n)d entry", "%(n)d entries", len(value)) % {"n": len(value)}
+    if isinstance(value, dict):
+        return "…"
+    return str(value)
+
+
+def json_words(text: str) -> str | None:
+    """A tool's JSON (its answer, a call's arguments) as a person reads it: an object as "key: value" pairs,
+    a list as a count of results; ``None`` if ``text`` is not a JSON object or list."""
+    if not isinstance(text, str) or text.lstrip()[:1] not in ("[", "{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(value, list):
+        return ngettext("%(n)d result", "%(n)d results", len(value)) % {"n": len(value)}
+    if isinstance(value, dict):
+        return "; ".join(f"{key}: {_value_words(item)}" for key, item in value.items()) or "—"
+    return None

@@ -12,7 +12,7 @@ from django.utils.translation import gettext, gettext_lazy as _, ngettext
 
 from memoryboard.admin.filters import SubjectAgentFilter, SubjectUserFilter
 from memoryboard.admin.paginator import CappedChangeList, CappedCountAdminMixin
-from memoryboard.ltm.namespaces import parse_namespace
+from memoryboard.audit import recorded_snapshots
 from memoryboard.models import AuditLog, LongTermMemory, MemoryState
 from memoryboard.models.audit import OBJECT_TYPES
 from memoryboard.roles import is_developer
@@ -58,32 +58,6 @@ def _snapshot_text(entry: AuditLog) -> str:
         if isinstance(value, dict):
             return _short(str(value.get("content") or ""))
     return ""
-
-
-def _recorded_snapshots(item_ids) -> dict[str, dict]:
-    """For items that no longer exist, the latest snapshot of them an audit entry kept (a purge records the
-    whole item): what it said, whose it was. One query."""
-    found: dict[str, dict] = {}
-    rows = (AuditLog.objects.filter(object_type="memory", object_id__in=list(item_ids))
-            .order_by("-created_at", "-id").values_list("object_id", "before", "after"))
-    for object_id, before, after in rows:
-        if object_id in found:
-            continue
-        for snapshot in (after, before):
-            if isinstance(snapshot, dict) and isinstance(snapshot.get("value_json"), dict):
-                found[object_id] = snapshot
-                break
-    return found
-
-
-def _snapshot_owner(entry: AuditLog) -> str | None:
-    """The owner of an item that is gone, from the namespace a snapshot recorded (a purge's)."""
-    for snapshot in (entry.before, entry.after, getattr(entry, "recorded", None)):
-        ns = parse_namespace(snapshot.get("namespace")) if isinstance(snapshot, dict) and snapshot.get(
-            "namespace") else None
-        if ns:
-            return ns.user_id
-    return None
 
 
 def _gone_words(entry: AuditLog) -> str:
@@ -156,29 +130,23 @@ class ObjectTypeFilter(admin.SimpleListFilter):
 
 
 class SubjectChangeList(CappedChangeList):
-    """Each entry of the page gets ``subject``: the person whose item (or who) it is about.
+    """Each entry of the page gets ``subject``: the person whose data it is about (``subject_user_id``).
 
-    Three queries for the page: the namespaces of its items, the recorded snapshots of those that are
-    gone, then the user directory.
+    Three queries for the page: the texts of its items, the recorded snapshots of those that are gone,
+    then the user directory.
     """
 
     def get_results(self, request):
         super().get_results(request)
         entries = list(self.result_list)
         item_ids = {e.object_id for e in entries if e.object_type == "memory"}
-        owners, texts = {}, {}
-        for pk, namespace, value in (LongTermMemory.objects.filter(pk__in=item_ids)
-                                     .values_list("pk", "namespace", "value_json")):
-            ns = parse_namespace(namespace)
-            if ns:
-                owners[pk] = ns.user_id
-            if isinstance(value, dict):
-                texts[pk] = _short(str(value.get("content") or ""))
-        recorded = _recorded_snapshots(item_ids - set(texts))  # items that are gone
+        texts = {pk: _short(str(value.get("content") or "")) for pk, value in
+                 LongTermMemory.objects.filter(pk__in=item_ids).values_list("pk", "value_json")
+                 if isinstance(value, dict)}
+        recorded = recorded_snapshots(item_ids - set(texts))  # items that are gone
         for e in entries:
             e.recorded = recorded.get(e.object_id) if e.object_type == "memory" else None
-            e.subject_id = (owners.get(e.object_id) or _snapshot_owner(e)) if e.object_type == "memory" else (
-                e.object_id if e.object_type == "user" else None)
+            e.subject_id = e.subject_user_id or None
         found = people({e.subject_id for e in entries if e.subject_id})
         show_ids = is_developer(request.user)
         for e in entries:
@@ -210,7 +178,7 @@ class AuditLogAdmin(ReadOnlyAdminMixin, CappedCountAdminMixin, admin.ModelAdmin)
                 obj.person = people([obj.object_id]).get(obj.object_id)
             if obj.object_type == "memory" and not LongTermMemory.objects.filter(pk=obj.object_id).exists():
                 obj.item_text = ""  # gone: named from what an entry recorded
-                obj.recorded = _recorded_snapshots([obj.object_id]).get(obj.object_id)
+                obj.recorded = recorded_snapshots([obj.object_id]).get(obj.object_id)
         return obj
 
     def get_fields(self, request, obj=None):

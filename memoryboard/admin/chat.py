@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 from django.contrib import admin
 from django.template.defaultfilters import linebreaksbr
 from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.text import Truncator
-from django.utils.translation import gettext, gettext_lazy as _, ngettext
+from django.utils.translation import gettext, gettext_lazy as _
 
 from django.db.models import Q
 
@@ -17,6 +15,7 @@ from memoryboard.admin.filters import ChatAgentFilter, ChatUserFilter, Conversat
 from memoryboard.admin.logentry import IdOnlyLogMixin
 from memoryboard.admin.memory import GoneObjectMixin, PeopleChangeList, person_link
 from memoryboard.admin.paginator import CappedCountAdminMixin
+from memoryboard.labels import json_words
 from memoryboard.models import ChatMessage
 from memoryboard.roles import is_developer
 from memoryboard.users import people
@@ -32,27 +31,14 @@ class MessageChangeList(PeopleChangeList):
             message.show_ids = show_ids
 
 
-def _value_words(value) -> str:
-    if isinstance(value, list):
-        return ngettext("%(n)d entry", "%(n)d entries", len(value)) % {"n": len(value)}
-    if isinstance(value, dict):
-        return "…"
-    return str(value)
-
-
 def content_words(message: ChatMessage) -> str:
     """A message's content for support: its text; a tool's JSON answer as "key: value" pairs; an assistant
     turn that only called tools, the tools it called."""
     content = message.content or ""
-    if message.role == ChatMessage.Role.TOOL and content[:1] in "[{":
-        try:
-            value = json.loads(content)
-        except ValueError:
-            return content
-        if isinstance(value, list):
-            return ngettext("%(n)d result", "%(n)d results", len(value)) % {"n": len(value)}
-        if isinstance(value, dict):
-            return "; ".join(f"{key}: {_value_words(item)}" for key, item in value.items())
+    if message.role == ChatMessage.Role.TOOL:
+        words = json_words(content)
+        if words is not None:
+            return words
     if not content.strip():
         calls = (message.metadata or {}).get("tool_calls") if isinstance(message.metadata, dict) else None
         names = [str(c.get("name") or (c.get("function") or {}).get("name") or "?") for c in calls or []

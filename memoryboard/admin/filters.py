@@ -7,11 +7,12 @@ they are SimpleListFilters that call the shared ``ltm.selectors.filter_memories`
 from __future__ import annotations
 
 from django.contrib import admin
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from memoryboard.ltm.selectors import (
+    exact_text_q,
     filter_memories,
     known_agent_namespaces,
     user_term_q,
@@ -186,7 +187,7 @@ class StateFilter(admin.SimpleListFilter):
 
 
 class SubjectUserFilter(InputFilter):
-    """Audit entries about a user (name, e-mail or id): their items' entries and entries about the user."""
+    """Audit entries about a user (name, e-mail or id): of their items (purged ones too), of the user."""
 
     title = _("subject user")
     parameter_name = "subject_user"
@@ -198,11 +199,7 @@ class SubjectUserFilter(InputFilter):
         term = (self.value() or "").strip()
         if not term:
             return queryset
-        ids = user_ids_matching(term)
-        items = LongTermMemory.objects.filter(user_term_q(term)).values("pk")
-        return queryset.filter(
-            Q(object_type="memory", object_id__in=items) | Q(object_type="user", object_id__in=ids)
-        )
+        return queryset.filter(exact_text_q("subject_user_id", user_ids_matching(term)))
 
 
 class SubjectAgentFilter(AgentFilter):

@@ -82,8 +82,22 @@ class SummarizationHook:
         else:
             out = system + [self._summary_message(middle)] + newest if middle else messages
         context.notes.append(_("emergency compression (%(action)s): %(before)s -> %(after)s tokens") % {
-            "action": self.last_action, "before": f"{before:.0f}", "after": f"{_tokens(out):.0f}"})
+            "action": self._action_words(), "before": f"{before:.0f}", "after": f"{_tokens(out):.0f}"})
         return out
+
+    def _action_words(self) -> str:
+        """``last_action`` (kept in English for logs and tests) in the reader's language, for the note."""
+        action = self.last_action or ""
+        if action == "llm summary":
+            return _("an LLM summary")
+        if action == "hard cut":
+            return _("the oldest messages cut")
+        if action == "fallback: summary longer than its input":
+            return _("the summary was longer than its input: its start and end kept")
+        if action.startswith("fallback: "):
+            return _("the summary failed (%(reason)s): its start and end kept") % {
+                "reason": action.removeprefix("fallback: ")}
+        return action
 
     def _summary_message(self, middle: list[dict]) -> dict:
         from memoryboard.llm.errors import LLMError

@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _, ngettext
 
 from memoryboard.strategies import read_conversation
 from memoryboard.strategies.units import Units
+from memoryboard.web.strategy_texts import fallback_text
 
 BEFORE_LLM_CALL = "BEFORE_LLM_CALL"
 
@@ -87,9 +88,9 @@ class ContextEditingInterceptor:
             context.notes.append(_("context: cached summary reused"))
         elif result.summary_cache == "extended":
             context.notes.append(_("context: cached summary extended"))
-        if result.fallback:
-            context.notes.append(_("context: %(strategy)s fallback (%(reason)s)")
-                                 % {"strategy": result.strategy, "reason": result.fallback})
+        if result.fallback_reason:
+            context.notes.append(_("context: %(strategy)s fell back: %(reason)s")
+                                 % {"strategy": result.strategy, "reason": fallback_text(result.fallback_reason)})
         # Counted as the pages count a conversation: the messages after the system prompt (the agent's own,
         # first), a stored system row among them.
         head = 1 if str(messages[0].get("role", "")).lower() == "system" else 0

@@ -16,9 +16,9 @@ from django.db.models.fields.json import KT
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from memoryboard.audit import audit_record
+from memoryboard.audit import USER_OBJECT_TYPES, audit_record
 from memoryboard.ltm.namespaces import parse_namespace
-from memoryboard.ltm.selectors import exact_text_q, own_memories, user_namespaces
+from memoryboard.ltm.selectors import exact_text_q, own_memories
 from memoryboard.models import (
     OWN_STATE_REASONS,
     ArchivedReason,
@@ -108,16 +108,22 @@ def recent_accesses(*, user_id: str, limit: int = RECENT_ACCESSES) -> list[Memor
 
 
 def audit_trail(*, user_id: str, limit: int = RECENT_AUDIT) -> list[AuditLog]:
-    """The audit entries of the user's items and of the user (exports, erasures), newest first."""
-    from django.db.models import Q
+    """The audit entries about the user, newest first: of their items (those purged since too), of the user
+    (exports, erasures), of their bulk deletes and conversations (``subject_user_id``).
 
-    ids = own_memories(user_id=user_id).values("pk")
-    q = Q(object_type="memory", object_id__in=ids) | Q(object_type="user", object_id=user_id)
-    entries = list(AuditLog.objects.filter(q).order_by("-created_at", "-id")[:limit])
-    for e in entries:  # the item's content as the entry recorded it, to tell the items apart
-        snapshot = e.after if isinstance(e.after, dict) and "value_json" in e.after else e.before
-        value = snapshot.get("value_json") if isinstance(snapshot, dict) else None
-        e.item_text = str(value.get("content", "")) if isinstance(value, dict) else ""
+    Each item entry gets ``item_text`` (the item's text now, else as an entry recorded it) and
+    ``item_gone`` (the item is no longer stored)."""
+    from memoryboard.audit import recorded_snapshots
+
+    entries = list(_audit_rows(str(user_id)).order_by("-created_at", "-id")[:limit])
+    item_ids = {e.object_id for e in entries if e.object_type == "memory"}
+    texts = {pk: str(value.get("content", "")) if isinstance(value, dict) else "" for pk, value in
+             LongTermMemory.objects.filter(pk__in=item_ids).values_list("pk", "value_json")}
+    recorded = recorded_snapshots(item_ids - set(texts))
+    for e in entries:
+        e.item_gone = e.object_type == "memory" and e.object_id not in texts
+        snapshot = recorded.get(e.object_id) or {}
+        e.item_text = texts.get(e.object_id) or str((snapshot.get("value_json") or {}).get("content", ""))
     return entries
 
 
@@ -140,8 +146,6 @@ def conversation_openings(conversation_ids: list[str]) -> dict[str, str]:
 
 # --- Everything stored about a user, table by table: what the export lists is what the erase removes ------
 
-# The object type of a bulk delete's audit entry ("undo" restores the batch; see web.my_memories).
-DELETE_BATCH = "memory_delete_batch"
 EXTRACT_TASK_PATH = "memoryboard.tasks.extract_memories_task"
 
 
@@ -187,38 +191,14 @@ def _conversation_q(user_id: str, field: str = "conversation_id") -> Q:
 
 
 def _audit_rows(user_id: str) -> QuerySet:
-    """Audit entries about the user: of their items (also items purged since, found by the namespace their
-    snapshot recorded), of the user (exports, erasures), of their bulk deletes and of their conversations
-    (a memory strategy's entry records the rows it deleted)."""
-    texts = user_namespaces(user_id)
-    items = Q(object_id__in=_item_ids(user_id)) | Q(before__namespace__in=texts) | Q(after__namespace__in=texts)
-    return AuditLog.objects.filter(
-        (Q(object_type="memory") & items)
-        | (Q(object_type="user") & _user_q(user_id, "object_id"))
-        | Q(object_type=DELETE_BATCH, after__user_id=user_id)
-        | (Q(object_type="conversation") & _conversation_q(user_id, "object_id"))
-    )
+    """Audit entries about the user (``subject_user_id``, see ``memoryboard.audit``): of their items, also
+    items purged since, of the user (exports, erasures, imports, pause rules), of their bulk deletes and of
+    their conversations (a memory strategy's entry records the rows it deleted). Matched byte for byte."""
+    return AuditLog.objects.filter(exact_text_q("subject_user_id", [user_id]))
 
 
 def _snapshot_key(value, key: str):
     return value.get(key) if isinstance(value, dict) else None
-
-
-def _audit_check(user_id: str) -> Callable[[dict], bool]:
-    """The exact form of :func:`_audit_rows` (JSON keys and item ids compared byte for byte)."""
-    texts = set(user_namespaces(user_id))
-    items = set(_items(user_id).values_list("pk", flat=True))
-
-    def check(row: dict) -> bool:
-        kind = row["object_type"]
-        if kind == "memory":
-            return (row["object_id"] in items or _snapshot_key(row["before"], "namespace") in texts
-                    or _snapshot_key(row["after"], "namespace") in texts)
-        if kind == DELETE_BATCH:
-            return _snapshot_key(row["after"], "user_id") == user_id
-        return True  # "user" was matched exactly; "conversation" as conversations are
-
-    return check
 
 
 def _task_check(user_id: str) -> Callable[[dict], bool]:
@@ -319,8 +299,7 @@ def user_data_sections() -> list[Section]:
         Section("memory_accesses", MemoryAccess, lambda u: MemoryAccess.objects.filter(memory_id__in=_item_ids(u)),
                 ("memory_id", "agent_id", "conversation_id", "kind", "relevance", "created_at")),
         Section("audit_log", AuditLog, _audit_rows,
-                ("created_at", "action", "object_type", "object_id", "before", "after", "reason"), erase="anonymise",
-                check=_audit_check),
+                ("created_at", "action", "object_type", "object_id", "before", "after", "reason"), erase="anonymise"),
         Section("summary_cache", SummaryCacheEntry, lambda u: SummaryCacheEntry.objects.filter(_conversation_q(u)),
                 ("conversation_id", "model", "message_count", "summary", "created_at")),
         Section("retrieval_receipts", RetrievalReceipt, lambda u: RetrievalReceipt.objects.filter(_user_q(u)),
@@ -500,6 +479,8 @@ def user_data_erase(*, user_id: str, actor, reason: str = "privacy request") -> 
                 qs = section.model.objects.filter(pk__in=ids[start : start + ERASE_BATCH])
                 if section.erase == "anonymise":
                     qs.update(before=None, after=None)
+                    # Whose it was goes with the content; an entry whose id is the user's own keeps it.
+                    qs.exclude(object_type__in=USER_OBJECT_TYPES).update(subject_user_id="")
                     _erase_typed_reasons(qs)
                 elif section.model is LongTermMemory:
                     qs._raw_delete(qs.db)  # vectors already went with their section; no cascade query

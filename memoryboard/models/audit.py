@@ -46,6 +46,8 @@ class AuditLog(models.Model):
     after = models.JSONField(_("after"), null=True, blank=True)
     reason = models.CharField(_("reason"), max_length=255, blank=True)
     created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+    # The platform user whose data the entry is about ("" for none, or once erased): see memoryboard.audit.
+    subject_user_id = models.CharField(_("subject user"), max_length=255, blank=True, default="", db_index=True)
 
     class Meta:
         db_table = "memoryboard_audit_log"
@@ -53,6 +55,13 @@ class AuditLog(models.Model):
         verbose_name_plural = _("audit log entries")
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["object_type", "object_id"], name="idx_audit_object")]
+
+    def save(self, *args, **kwargs):
+        if not self.subject_user_id and self._state.adding:
+            from memoryboard.audit import audit_subjects
+
+            audit_subjects([self])
+        super().save(*args, **kwargs)
 
     @property
     def actor_text(self) -> str:

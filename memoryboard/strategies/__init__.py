@@ -36,7 +36,7 @@ from .registry import (
     memory_strategy_info,
     normalize_name,
 )
-from .result import ContextResult, MemoryPlan
+from .result import ContextResult, Fallback, MemoryPlan
 from .summarizer import (
     CONTEXT_SUMMARY_INSTRUCTION,
     MAX_CONVERSATION_CHARS,
@@ -64,6 +64,7 @@ __all__ = [
     "MEMORY_SUMMARY_PREFIX",
     "CompositeConfig",
     "ContextResult",
+    "Fallback",
     "DeleteConfig",
     "FilterRules",
     "MemoryPlan",

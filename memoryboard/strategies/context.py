@@ -25,7 +25,7 @@ from .config import (
 from .errors import StrategyConfigError, SummarizerError
 from .formats import MeasuredConversation, cleared_call_inputs, cleared_message, read_conversation
 from .messages import Message, Role, to_messages
-from .result import ContextResult
+from .result import ContextResult, Fallback
 from .summarizer import (
     CONTEXT_SUMMARY_INSTRUCTION,
     MAX_CONVERSATION_CHARS,
@@ -242,11 +242,12 @@ def cut_conversation_text(messages: Iterable[Message], limit: int = MAX_CONVERSA
     return "\n".join(parts)[:limit]
 
 
-def call_summarizer(summarizer: Summarizer, text: str, instruction: str) -> tuple[str | None, str | None]:
+def call_summarizer(summarizer: Summarizer, text: str, instruction: str) -> tuple[str | None, tuple[str, str] | None]:
     """Call a summarizer, turning every failure into a short reason instead of an exception.
 
     Returns:
-        ``(summary, None)`` on success, ``(None, reason)`` on failure.
+        ``(summary, None)`` on success, ``(None, (failure, detail))`` on failure, as in :class:`Fallback`:
+        ``("error", its message)``, ``("empty", "")`` or ``("not_text", the returned type)``.
     """
     try:
         summary = summarizer.summarize(text, instruction=instruction)
@@ -254,11 +255,11 @@ def call_summarizer(summarizer: Summarizer, text: str, instruction: str) -> tupl
         detail = str(exc).strip() or type(exc).__name__
         if not isinstance(exc, SummarizerError) and detail != type(exc).__name__:
             detail = f"{type(exc).__name__}: {detail}"
-        return None, detail[:200]
+        return None, ("error", detail[:200])
     if not isinstance(summary, str):
-        return None, f"summarizer returned {type(summary).__name__}, not text"
+        return None, ("not_text", type(summary).__name__)
     if not summary.strip():
-        return None, "summarizer returned an empty summary"
+        return None, ("empty", "")
     return summary, None
 
 
@@ -334,7 +335,7 @@ def summarize(
         kept = tuple(range(keep))
         return ContextResult(
             "SUMMARIZE", out, kept, kept, tuple(range(keep, n)), (), tokens_before, _tokens(out),
-            llm_calls=1, fallback=f"summarizer failed: {failure}; kept the first {keep} messages",
+            llm_calls=1, fallback_reason=Fallback("kept_first", *failure, kept=keep),
         )
     summary_message = Message(Role.SYSTEM, summary, None, {"summary": True})
     out = (summary_message,) + msgs[cut:]
@@ -348,7 +349,7 @@ def summarize(
 def _cached_summary(
     msgs: tuple[Message, ...], cut: int, threshold: int, units: Units, summarizer: Summarizer, cache: SummaryCache,
     instruction: str = CONTEXT_SUMMARY_INSTRUCTION,
-) -> tuple[int, str | None, str | None, str]:
+) -> tuple[int, str | None, tuple[str, str] | None, str]:
     """The summary of ``msgs[:cut]`` through the cache: ``(cut, summary, failure, state)``; the cut moves
     back to the cached prefix when that one is reused."""
     model = getattr(summarizer, "name", type(summarizer).__name__)
@@ -532,7 +533,7 @@ def _composite(
         step_results[0].tokens_before,
         step_results[-1].tokens_after,
         llm_calls=sum(r.llm_calls for r in step_results),
-        fallback=next((r.fallback for r in step_results if r.fallback), None),
+        fallback_reason=next((r.fallback_reason for r in step_results if r.fallback_reason), None),
         steps=tuple(step_results),
         cleared=tuple(cleared),
         summary_cache=next((r.summary_cache for r in step_results if r.summary_cache), None),

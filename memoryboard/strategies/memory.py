@@ -18,7 +18,7 @@ from .config import DeleteConfig, FilterRules, SummarizeConfig, TrimConfig, norm
 from .context import call_summarizer, cut_conversation_text
 from .errors import StrategyConfigError, StrategyInputError
 from .messages import Message, Role, to_messages
-from .result import MemoryPlan
+from .result import Fallback, MemoryPlan
 from .summarizer import MEMORY_SUMMARY_INSTRUCTION, OfflineSummarizer, Summarizer
 from .tokens import total_tokens
 from .units import Units
@@ -209,7 +209,7 @@ def plan_summarize(
         tokens = total_tokens(msgs)
         return MemoryPlan(
             "SUMMARIZE", (), (), tuple(sorted(m.id for m in msgs)), 1,  # type: ignore[misc]
-            f"summarizer failed: {failure}; nothing deleted", tokens, tokens,
+            Fallback("nothing_deleted", *failure), tokens, tokens,
         )
     summarized_ids = sorted(m.id for m in msgs[:cut])  # type: ignore[type-var]
     row = Message(

@@ -7,7 +7,7 @@ from typing import Any
 
 from .messages import Message
 
-__all__ = ["COMPACT_LIMIT", "ContextResult", "MemoryPlan", "index_ranges", "saved_ratio"]
+__all__ = ["COMPACT_LIMIT", "ContextResult", "Fallback", "MemoryPlan", "index_ranges", "saved_ratio"]
 
 COMPACT_LIMIT = 1000
 """Above this many entries, an index list of the API answer is given only as ranges (``<name>_ranges``)."""
@@ -37,6 +37,43 @@ def saved_ratio(tokens_before: float, tokens_after: float) -> float:
 
 
 @dataclass(frozen=True)
+class Fallback:
+    """Why a strategy fell back, as a code and its numbers (a reader's language says it from these); its
+    English text (``str()``) is what the API gives as ``fallback``.
+
+    Attributes:
+        code: ``"kept_first"`` (a context SUMMARIZE kept only the first ``kept`` messages) or
+            ``"nothing_deleted"`` (a memory SUMMARIZE plan deletes nothing).
+        failure: What the summarizer did: ``"error"`` (it raised; ``detail`` is its message), ``"empty"``
+            (an empty summary) or ``"not_text"`` (``detail`` names the type it returned).
+        detail: The summarizer's own words, or the returned type's name.
+        kept: The first messages kept (``kept_first``).
+
+    Example:
+        >>> str(Fallback("kept_first", "error", "timeout", kept=3))
+        'summarizer failed: timeout; kept the first 3 messages'
+    """
+
+    code: str
+    failure: str
+    detail: str = ""
+    kept: int = 0
+
+    @property
+    def failure_text(self) -> str:
+        if self.failure == "empty":
+            return "summarizer returned an empty summary"
+        if self.failure == "not_text":
+            return f"summarizer returned {self.detail}, not text"
+        return self.detail
+
+    def __str__(self) -> str:
+        if self.code == "nothing_deleted":
+            return f"summarizer failed: {self.failure_text}; nothing deleted"
+        return f"summarizer failed: {self.failure_text}; kept the first {self.kept} messages"
+
+
+@dataclass(frozen=True)
 class ContextResult:
     """What a context strategy did.
 
@@ -53,7 +90,8 @@ class ContextResult:
         tokens_before: Estimated tokens of the input.
         tokens_after: Estimated tokens of the output.
         llm_calls: Summarizer calls made, failed attempts included.
-        fallback: Short reason when a fallback fired, else ``None``.
+        fallback_reason: Why a fallback fired (:class:`Fallback`), else ``None``; ``fallback`` is its
+            English text.
         steps: For COMPOSITE, each step's own result (indexes relative to that step's input).
         format: The input's format (``"openai"`` or ``"anthropic"``); :meth:`to_dict` answers in it.
         system: Anthropic's top-level system prompt, given back as it came (``None`` if absent).
@@ -70,7 +108,7 @@ class ContextResult:
     tokens_before: float
     tokens_after: float
     llm_calls: int = 0
-    fallback: str | None = None
+    fallback_reason: Fallback | None = None
     steps: tuple[ContextResult, ...] = ()
     cleared: tuple[int, ...] = ()
     format: str = "openai"
@@ -80,6 +118,11 @@ class ContextResult:
     @property
     def saved_ratio(self) -> float:
         return saved_ratio(self.tokens_before, self.tokens_after)
+
+    @property
+    def fallback(self) -> str | None:
+        """Short reason when a fallback fired (English), else ``None``."""
+        return None if self.fallback_reason is None else str(self.fallback_reason)
 
     def output(self) -> list[Any]:
         """The output messages in the input's format: a kept message is the very object it was read from."""
@@ -127,7 +170,8 @@ class MemoryPlan:
         inserts: Rows to insert; a summary reuses the smallest deleted id so it sorts in place.
         keep_ids: Row ids left untouched, ascending.
         llm_calls: Summarizer calls made, failed attempts included.
-        fallback: Short reason when a fallback fired, else ``None``.
+        fallback_reason: Why a fallback fired (:class:`Fallback`), else ``None``; ``fallback`` is its
+            English text.
         tokens_before: Estimated tokens of the rows before.
         tokens_after: Estimated tokens of the rows after the plan is applied.
     """
@@ -137,9 +181,14 @@ class MemoryPlan:
     inserts: tuple[Message, ...]
     keep_ids: tuple[int, ...]
     llm_calls: int
-    fallback: str | None
+    fallback_reason: Fallback | None
     tokens_before: float
     tokens_after: float
+
+    @property
+    def fallback(self) -> str | None:
+        """Short reason when a fallback fired (English), else ``None``."""
+        return None if self.fallback_reason is None else str(self.fallback_reason)
 
     @property
     def is_empty(self) -> bool:

@@ -20,3 +20,11 @@ def break_at_underscores(value) -> str:
     from django.utils.safestring import mark_safe
 
     return mark_safe(escape(value).replace("_", "_<wbr>"))
+
+
+@register.filter
+def for_reader(row, show_ids):
+    """A playground row as its reader sees it (``web.playground.row_for_reader``): ``show_ids`` for developers."""
+    from memoryboard.web.playground import row_for_reader
+
+    return row_for_reader(row, bool(show_ids))

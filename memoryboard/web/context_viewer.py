@@ -11,10 +11,30 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext, gettext_lazy as _
+
 from memoryboard.strategies import CompositeConfig, SlidingWindowConfig, estimated_tokens, parse_params
 from memoryboard.strategies.tokens import CHARS_PER_TOKEN
 
 PARTS = ("system", "memory", "tools", "messages")
+
+# The memory tools (``ltm.tools.MEMORY_TOOLS``) as support staff read them: what each does and what each
+# parameter means, in the reader's language. The model reads the English definitions themselves.
+TOOL_WORDS = {
+    "memory_save": (_("Saves one lasting fact, preference, procedure or episode about the user in long-term "
+                      "memory, as a short sentence."), {
+        "content": _("the memory, one sentence"),
+        "type": _("its type: a fact (stable), a preference (may change), a procedure (may expire) or an "
+                  "episode (time-bound)"),
+        "expires_at": _("when it stops being true or useful (a date or a time)"),
+    }),
+    "memory_search": (_("Looks in the user's long-term memory for items that match a query."), {
+        "query": _("what to look for"),
+        "k": _("how many items at most (5 if not given)"),
+    }),
+}
+TYPE_WORDS = {"string": _("text"), "integer": _("whole number"), "number": _("number"), "boolean": _("yes or no"),
+              "array": _("list"), "object": _("set of fields")}
 
 
 @dataclass
@@ -49,6 +69,49 @@ class ContextWindow:
 def _split_system(content: str) -> tuple[str, str]:
     start = content.find("<long_term_memory>")
     return (content, "") if start < 0 else (content[:start], content[start:])
+
+
+def _param_type(spec: dict) -> str:
+    from memoryboard.labels import type_label
+
+    words = str(TYPE_WORDS.get(spec.get("type"), spec.get("type") or "?"))
+    if spec.get("enum"):
+        words += " · " + gettext("one of %(values)s") % {"values": " / ".join(type_label(v) for v in spec["enum"])}
+    if "minimum" in spec and "maximum" in spec:
+        words += " · " + gettext("from %(min)s to %(max)s") % {"min": spec["minimum"], "max": spec["maximum"]}
+    return words
+
+
+def tools_in_words(tools: list[dict]) -> list[dict]:
+    """The tools offered to the model as a list a person reads: each tool's name and what it does, each
+    parameter's name, kind of value, whether it is required and what it means; no JSON."""
+    out = []
+    for tool in tools:
+        function = tool.get("function") or {}
+        name = str(function.get("name") or "?")
+        description, meanings = TOOL_WORDS.get(name, (function.get("description") or "", {}))
+        schema = function.get("parameters") or {}
+        required = set(schema.get("required") or ())
+        out.append({"name": name, "description": description, "params": [
+            {"name": key, "type": _param_type(spec if isinstance(spec, dict) else {}), "required": key in required,
+             "description": meanings.get(key, spec.get("description", "") if isinstance(spec, dict) else "")}
+            for key, spec in (schema.get("properties") or {}).items()]})
+    return out
+
+
+def prompt_in_words(content: str, memories: list) -> str:
+    """The system prompt with its ``<long_term_memory>`` block said in words: each memory's type by its
+    name, its text and its relevance."""
+    from memoryboard.labels import type_label
+
+    base, block = _split_system(content)
+    if not block:
+        return content
+    lines = [gettext("Long-term memory given to the model:")]
+    lines += [gettext("%(n)s. %(type)s: %(text)s (relevance %(score).2f)") % {
+        "n": n, "type": type_label(item.memory.memory_type), "text": " ".join(item.memory.content.split()),
+        "score": item.score} for n, item in enumerate(memories, start=1)]
+    return base.rstrip() + "\n\n" + "\n".join(lines)
 
 
 def _side(messages: list[dict], tools_tokens: float) -> WindowSide:

@@ -27,10 +27,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memoryboard.audit import audit_record
+from memoryboard.audit import DELETE_BATCH, audit_record
 from memoryboard.ltm import services
 from memoryboard.ltm.selectors import filter_memories, own_memories
-from memoryboard.ltm.user_data import DELETE_BATCH, memory_export_payload, user_data_erase
+from memoryboard.ltm.user_data import memory_export_payload, user_data_erase
 from memoryboard.web import data_erase
 from memoryboard.models import (
     ArchivedReason,

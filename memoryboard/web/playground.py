@@ -7,8 +7,9 @@ The whole configuration is in the URL (a GET form; htmx pushes the URL on every 
 (``conversation=`` a stored conversation, or ``trace=`` pasted messages kept as a :class:`PlaygroundTrace`),
 the mode (``mode=budget`` sets every strategy to meet ``budget=`` tokens and ranks them), each strategy's
 parameters (``c-trim-keep_last=``, ``m-filter-keep_roles=``) and the context window's ``agent=``. A reload
-keeps the view; a link shares it. Messages are numbered by their input position (#0 is the first message,
-as in the API's ``kept``/``dropped`` lists) in every column, plan and the context window.
+keeps the view; a link shares it. Messages are numbered for people from #1 (the first message) in every
+column, plan and the context window; ``data-index`` and the data attributes keep the input position from 0,
+as the API's ``kept``/``dropped`` lists do.
 """
 
 from __future__ import annotations
@@ -36,11 +37,12 @@ from django.views.decorators.http import require_GET, require_POST, require_http
 
 from memoryboard import conversations, users
 from memoryboard.jsonguard import JSONGuardError, parse_json
-from memoryboard.models import ChatMessage, PlaygroundTrace
+from memoryboard.labels import json_words
+from memoryboard.models import ChatMessage, LongTermMemory, PlaygroundTrace
 from memoryboard.playground_traces import trace_touch
 from memoryboard.roles import can_apply_memory_strategy, is_developer, is_support
 from memoryboard.strategies.reasons import mid_exchange_start, reasons
-from memoryboard.web.strategy_texts import reason_label
+from memoryboard.web.strategy_texts import fallback_text, reason_label
 from memoryboard.strategies import (
     CONTEXT_STRATEGIES,
     MEMORY_STRATEGIES,
@@ -83,7 +85,7 @@ def playground_access(view):
 
 @dataclass
 class Row:
-    index: int | None  # the input position (#0 first); None for a produced summary
+    index: int | None  # the input position (0 first; shown as #1); None for a produced summary
     role: str
     content: str
     status: str  # input, kept, dropped, summarized, summary, cleared
@@ -91,6 +93,7 @@ class Row:
     calls: tuple = ()  # the tool calls of an assistant message (ToolCall: id, name, arguments)
     answers: str = ""  # for a tool result: "name (call id)" of the call it answers
     reason: str = ""  # why it was dropped, summarized or cleared (translated text)
+    answered: str = ""  # for a tool result: the name of the tool it answers (``answers`` without ids)
 
     @property
     def long(self) -> bool:
@@ -174,7 +177,18 @@ def _row(index: int | None, message: Any, status: str, names: dict[str, str]) ->
     calls = getattr(message, "tool_calls", ())
     answered = getattr(message, "result_ids", ())
     answers = ", ".join(f"{names.get(rid, '?')} ({rid})" for rid in answered)
-    return Row(index, _role(message), _content(message), status, calls=calls, answers=answers)
+    return Row(index, _role(message), _content(message), status, calls=calls, answers=answers,
+               answered=", ".join(names.get(rid, "?") for rid in answered))
+
+
+def row_for_reader(row: Row, show_ids: bool) -> Row:
+    """A row as shown to its reader: developers read it as stored; support staff read a tool's JSON answer
+    and a call's arguments in words ("key: value"), and no call ids."""
+    if show_ids or not (row.calls or row.role == "TOOL"):
+        return row
+    content = (json_words(row.content) or row.content) if row.role == "TOOL" else row.content
+    calls = tuple(c._replace(id="", arguments=json_words(c.arguments) or c.arguments) for c in row.calls)
+    return replace(row, content=content, calls=calls, answers=row.answered)
 
 
 def input_rows(messages: Sequence[Message]) -> list[Row]:
@@ -218,7 +232,7 @@ def mid_exchange_note(messages: Sequence[Message], result) -> str | None:
     if index is None:
         return None
     return _("The kept part starts at #%(n)s, an assistant reply whose question was dropped: the model sees "
-             "an answer without its question.") % {"n": index}
+             "an answer without its question.") % {"n": index + 1}
 
 
 def discarded_work(result) -> list[str]:
@@ -294,6 +308,7 @@ def column_context(name: str, messages: Sequence[Message], form: StrategyParamsF
     data = result.to_dict()
     ctx.update(
         result=data,
+        fallback=fallback_text(result.fallback_reason),
         saved_percent=round(data["saved_ratio"] * 100, 1),
         rows=segments(result_rows(messages, result), everything=everything),
         everything=everything,
@@ -433,7 +448,7 @@ def _budget_columns(request, messages, budget: int) -> tuple[list[dict], list[di
         summary.append({
             "rank": rank, "name": fit.strategy, "meets": fit.meets, "tokens": r.tokens_after,
             "kept": len(r.kept), "summarized": len(r.summarized), "llm_calls": r.llm_calls,
-            "fallback": r.fallback, "params": _param_text(fit.params), "discarded": bool(discarded_work(r)),
+            "fallback": fallback_text(r.fallback_reason), "params": _param_text(fit.params), "discarded": bool(discarded_work(r)),
         })
     return columns, summary
 
@@ -514,10 +529,29 @@ def _conversation_label(request, conversation_id: str, *, show_ids: bool) -> str
         listed, users.people(c.user_id for c in listed), show_ids=show_ids))
 
 
+def _window_rows(side, memories: list, *, show_ids: bool) -> list[Segment]:
+    """One side of the context window as rows: the agent's system prompt (built for the call, not a stored
+    message; its memory block in words for support staff), then the messages with their tool calls."""
+    from memoryboard.web.context_viewer import prompt_in_words
+
+    messages = to_messages(side.messages)
+    names = _tool_names(messages)
+    rows = []
+    for i, (message, position) in enumerate(zip(messages, side.positions)):
+        row = _row(position, message, "kept" if position is not None else ("input" if i == 0 else "summary"), names)
+        if i == 0 and not show_ids:
+            row.content = prompt_in_words(row.content, memories)
+        rows.append(row)
+    return segments(rows)
+
+
 def _context_window(request, conversation_id: str, messages: Sequence[Message]) -> dict[str, Any]:
-    """The context window viewer of a stored conversation, for the agent in ``?agent=`` (default: its own)."""
+    """The context window viewer of a stored conversation, for the agent in ``?agent=`` (default: its own).
+
+    Developers read what the model receives (the tools' JSON, the memory block, the receipt's item ids);
+    support staff read the same request in words: the tools as a list, the memories and receipt by text."""
     from memoryboard.ltm.config import get_agents_config
-    from memoryboard.web.context_viewer import context_window
+    from memoryboard.web.context_viewer import context_window, tools_in_words
 
     first = conversations.message_queryset_for(request.user).filter(conversation_id=conversation_id).first()
     config = get_agents_config()
@@ -527,19 +561,27 @@ def _context_window(request, conversation_id: str, messages: Sequence[Message]) 
         agent_id = first.agent_id
         agent = config.get(agent_id) or config.defaults
     window = context_window(agent=agent, user_id=first.user_id, conversation_id=conversation_id, rows=messages)
+    show_ids = is_developer(request.user)
+    receipt_rows = window.receipt.candidate_rows() if window.receipt is not None else []
+    if not show_ids and receipt_rows:
+        texts = {item.memory.pk: item.memory.content for item in window.memories}
+        missing = {row.get("id") for row in receipt_rows} - set(texts)
+        texts.update((pk, (value or {}).get("content", "") if isinstance(value, dict) else "") for pk, value in
+                     LongTermMemory.objects.filter(pk__in=missing).values_list("pk", "value_json"))
+        receipt_rows = [{**row, "text": texts.get(row.get("id"), "")} for row in receipt_rows]
     return {
         "data": window,
         "agent_id": agent_id,
         "agents": [(a, cfg.label) for a, cfg in sorted(config.agents.items())],
-        # Each side is the agent's system prompt (built for the call, not a stored message) and then the
-        # messages: counted as the conversation list counts them, the prompt named beside the count.
-        "sides": [(label, side, segments([Row(pos, m["role"].upper(), m["content"], "kept" if pos is not None
-                                              else ("input" if i == 0 else "summary"))
-                                          for i, (m, pos) in enumerate(zip(side.messages, side.positions))]),
-                   len(side.messages) - 1)
+        "show_ids": show_ids,
+        # Each side is the agent's system prompt and then the messages: counted as the conversation list
+        # counts them, the prompt named beside the count.
+        "sides": [(label, side, _window_rows(side, window.memories, show_ids=show_ids), len(side.messages) - 1)
                   for label, side in ((_("Before the pipeline"), window.before),
                                       (_("After the pipeline"), window.after))],
-        "tools_json": json.dumps(window.tools, ensure_ascii=False, indent=2),
+        "tools_json": json.dumps(window.tools, ensure_ascii=False, indent=2) if show_ids else "",
+        "tools_words": [] if show_ids else tools_in_words(window.tools),
+        "receipt_rows": receipt_rows,
     }
 
 
@@ -583,7 +625,8 @@ def context_column(request, name: str):
     ctx = column_context(name, source.messages, form, keep_system=keep_system_prompt(request),
                          cache_conversation=source.conversation_id or None,
                          everything=request.GET.get("all") == "1")
-    response = render(request, "web/_context_column.html", {"col": ctx, "mode": "own"},
+    response = render(request, "web/_context_column.html", {"col": ctx, "mode": "own",
+                                                              "show_ids": is_developer(request.user)},
                       status=400 if "error" in ctx else 200)
     return _with_push_url(request, response)
 
@@ -624,13 +667,14 @@ def plan_context(
     data = plan.to_dict()
     ctx.update(
         plan=data,
+        fallback=fallback_text(plan.fallback_reason),
         saved_percent=round(data["saved_ratio"] * 100, 1),
         # as in the columns: an assistant row names its tool calls, a tool row the call it answers
         deleted_rows=[replace(_row(position.get(m.id), m, "dropped", names), row_id=m.id) for m in shown],
         deleted_hidden=max(0, len(delete_ids) - PLAN_ROWS_SHOWN),
         deleted_by_role=sorted((str(role_labels.get(_role_code(r), _role_code(r))).lower(), n)
                                for r, n in roles.items()),
-        deleted_positions=compact_ids(sorted(position[i] for i in delete_ids if i in position)),
+        deleted_positions=compact_ids(sorted(position[i] + 1 for i in delete_ids if i in position)),  # from #1
         inserted_rows=[Row(None, _role(m), m.content, "summary") for m in plan.inserts],
         params_json=json.dumps(params, ensure_ascii=False),
         delete_ids_csv=compact_ids(delete_ids),
@@ -650,7 +694,8 @@ def memory_plan_view(request, name: str):
     messages = to_messages(_conversation_rows(request, conversation_id))  # 404 unless visible
     form = StrategyParamsForm(request.GET, kind="memory", strategy=name)
     ctx = plan_context(request, name, conversation_id, form, messages=messages)
-    response = render(request, "web/_memory_plan.html", {"plan": ctx}, status=400 if "error" in ctx else 200)
+    response = render(request, "web/_memory_plan.html", {"plan": ctx, "show_ids": is_developer(request.user)},
+                      status=400 if "error" in ctx else 200)
     return _with_push_url(request, response)
 
 

@@ -5,7 +5,7 @@ templates translate them at render time (``{% translate col.info.description %}`
 ``memoryboard/strategies/registry.py`` (``tests/i18n`` checks that every description has a translation).
 """
 
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 STRATEGY_TEXTS = (
     gettext_noop('Keep the first N and the last M messages, drop the middle.'),
@@ -57,3 +57,21 @@ def reason_label(code: str) -> str:
     from memoryboard.strategies.reasons import REASONS
 
     return gettext(REASONS[code]) if code in REASONS else code
+
+
+def fallback_text(reason) -> str:
+    """A strategy's fallback (:class:`memoryboard.strategies.Fallback`) in the reader's language; ``""``
+    for none. The summarizer's own error message is quoted as it came."""
+    if reason is None:
+        return ""
+    if reason.failure == "empty":
+        failure = gettext("it returned an empty summary")
+    elif reason.failure == "not_text":
+        failure = gettext("it returned %(type)s instead of text") % {"type": reason.detail}
+    else:
+        failure = reason.detail
+    if reason.code == "nothing_deleted":
+        return gettext("the summarizer failed (%(failure)s), so nothing is deleted") % {"failure": failure}
+    return ngettext("the summarizer failed (%(failure)s), so only the first message was kept",
+                    "the summarizer failed (%(failure)s), so only the first %(n)s messages were kept",
+                    reason.kept) % {"failure": failure, "n": reason.kept}

@@ -116,12 +116,13 @@ def test_hook_llm_summary_replaces_the_middle():
     chat = FakeChat(reply="the user discussed Rust")
     messages = long_conversation()
     context = ChainContext(agent=None)
-    out = SummarizationHook(chat).intercept(messages, context)
+    hook = SummarizationHook(chat)
+    out = hook.intercept(messages, context)
     assert [m["role"] for m in out] == ["system", "system", "user"]
     assert out[0]["content"] == "prompt" and out[-1]["content"] == "the question"
     assert out[1]["content"] == SUMMARY_PREFIX + "the user discussed Rust"
     assert len(chat.calls[0][1]["content"]) == 50_000
-    assert "llm summary" in context.notes[0]
+    assert "an LLM summary" in context.notes[0] and hook.last_action == "llm summary"
 
 
 def test_hook_llm_failure_keeps_head_and_tail():
@@ -181,3 +182,32 @@ def test_context_notes_are_in_the_readers_language(settings, tmp_path):
         ContextEditingInterceptor().intercept(messages, context)
     assert context.notes == ["上下文：TRIM 将 10 条消息变为 3 条"]
     reset_agents_config()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("language, expected", [
+    ("en", "context: SUMMARIZE fell back: the summarizer failed (HTTP 500), so only the first 3 messages were kept"),
+    ("zh-hans", "上下文：SUMMARIZE 已降级：总结失败（HTTP 500），因此只保留了前 3 条消息"),
+])
+def test_a_summarizer_failure_note_is_in_the_readers_language(openai_settings, language, expected):
+    from django.utils import translation
+
+    openai_settings.set_fault("http500")
+    messages = [{"role": "system", "content": "prompt"}] + msgs(12)
+    context = ChainContext(agent=get_agents_config().get("chat"))
+    with translation.override(language):
+        ContextEditingInterceptor("SUMMARIZE", {"threshold": 5, "keep_last": 3}).intercept(messages, context)
+    assert expected in context.notes
+
+
+@pytest.mark.parametrize("language, expected", [
+    ("en", "emergency compression (the oldest messages cut): "),
+    ("zh-hans", "紧急压缩（裁掉了最早的消息）："),
+])
+def test_the_emergency_compression_note_is_in_the_readers_language(language, expected):
+    from django.utils import translation
+
+    context = ChainContext(agent=None)
+    with translation.override(language):
+        SummarizationHook(None).intercept(long_conversation(), context)
+    assert context.notes[0].startswith(expected), context.notes

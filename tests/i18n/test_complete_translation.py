@@ -362,10 +362,11 @@ def _pages(world) -> list[tuple[str, str, str, dict | None]]:
         ("superuser", reverse("admin:memoryboard_retrievalreceipt_change", args=[items["receipt"].pk]), "get", None),
         ("developer", reverse("playground"), "get", None),
         ("developer", reverse("playground") + "?conversation=conv-1", "get", None),
-        # Support staff use the playground too: conversations named in words (the list holds a UUID one).
-        # (A loaded conversation's context window shows what the model receives, its tools' JSON and the
-        # memory block's item ids included, to every role: it is that call, not a page about it.)
+        # Support staff use the playground too: conversations named in words (the list holds a UUID one),
+        # and a loaded conversation's context window in words: its tools as a list, its memories without ids.
         ("superuser", reverse("playground"), "get", None),
+        ("superuser", reverse("playground") + "?conversation=conv-1", "get", None),
+        ("superuser", reverse("playground") + "?conversation=" + world["tool_conversation"], "get", None),
         ("developer", reverse("playground"), "post", {"messages_json": json.dumps([
             {"role": "system", "content": "系统提示"}, {"role": "user", "content": "你好"},
             {"role": "assistant", "content": "你好！"}, {"role": "user", "content": "再见"}])}),

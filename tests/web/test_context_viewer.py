@@ -61,3 +61,39 @@ def test_choosing_another_agent(login, developer, alice, make_conversation):
     html = login(developer).get(reverse("playground"), {"conversation": "c1", "agent": "coder"}).content.decode()
     assert _window(html)["agent"] == "coder"
     assert 'class="part-tools"' not in html  # coder has no memory tools
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_support_reads_the_same_request_in_words_developers_as_sent(login, support_user, developer, alice,
+                                                                    make_memory, make_conversation, settings,
+                                                                    language):
+    """Support staff read the tools as a list (what each does, each parameter's kind of value) and the
+    injected memories and the receipt's candidates by their text; developers read the JSON, the memory block
+    and the item ids the model call carries."""
+    from django.utils import translation
+
+    memory = make_memory(alice, "alice is a Java backend developer")
+    make_conversation(alice, 6, contents=["sys", "I write Java backend code", "ok", "more Java", "sure", "Java?"])
+    settings.LANGUAGE_CODE = language
+    try:
+        support = login(support_user).get(reverse("playground"), {"conversation": "c1"}).content.decode()
+        dev = login(developer).get(reverse("playground"), {"conversation": "c1"}).content.decode()
+    finally:
+        translation.deactivate()
+    window = support[support.index('id="context-window"'):]
+    words = {
+        "en": ["<code>content</code>: text · required — the memory, one sentence",
+               "<code>k</code>: whole number · from 1 to 20 · optional",
+               "Long-term memory given to the model:\n1. Fact: alice is a Java backend developer (relevance"],
+        "zh-hans": ["<code>content</code>: 文本 · 必填 — 这条记忆，一句话",
+                    "<code>k</code>: 整数 · 从 1 到 20 · 可选",
+                    "提供给模型的长期记忆：\n1. 事实：alice is a Java backend developer（相关度"],
+    }[language]
+    for text in words:
+        assert text in window, text
+    assert '<tr data-outcome="returned"><td>alice is a Java backend developer</td>' in window
+    assert memory.pk not in window and "&quot;type&quot;: &quot;function&quot;" not in window
+    assert "&lt;long_term_memory&gt;" not in window
+    dev_window = dev[dev.index('id="context-window"'):]
+    assert "&quot;type&quot;: &quot;function&quot;" in dev_window and "&lt;long_term_memory&gt;" in dev_window
+    assert f"<code>{memory.pk}</code>" in dev_window

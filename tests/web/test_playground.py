@@ -219,7 +219,7 @@ def test_staff_apply_with_confirmation_and_audit(login, support_user, alice, mak
     # the confirmation states what will be deleted: how many, which roles, positions and row ids, the text
     assert "This deletes 3 of the conversation's 8 stored messages for good" in confirm
     assert "(1 assistant, 1 system, 1 user;" in confirm
-    assert "positions 0-2" in confirm
+    assert "positions 1-3" in confirm  # numbered for people from #1
     for position, row in enumerate(rows[:3]):
         assert f'data-index="{position}" data-row-id="{row.pk}"' in confirm and f"row {row.pk}" in confirm
     assert f'name="expected_delete_ids" value="{compact_ids([r.pk for r in rows[:3]])}"' in confirm
@@ -328,7 +328,7 @@ def test_conversation_chooser_names_the_user(login, developer, bob_named, make_c
     assert f"Bob Builder ({bob_named.pk})" in option.group(1)
 
 
-def test_confirmation_names_the_tool_calls_of_the_rows_it_deletes(login, support_user, alice):
+def test_confirmation_names_the_tool_calls_of_the_rows_it_deletes(login, support_user, superuser, alice):
     # A stored tool call has empty content: the confirmation showed an empty row instead of what is deleted.
     def row(role, content, metadata=None):
         return ChatMessage.objects.create(conversation_id="t1", agent_id="coder", user_id=str(alice.pk),
@@ -350,7 +350,12 @@ def test_confirmation_names_the_tool_calls_of_the_rows_it_deletes(login, support
     call_row = confirm[confirm.index(f'data-row-id="{rows[1].pk}"'):confirm.index(f'data-row-id="{rows[2].pk}"')]
     assert "1 tool call" in call_row and "<code>run_sql</code>" in call_row
     result_row = confirm[confirm.index(f'data-row-id="{rows[2].pk}"'):confirm.index(f'data-row-id="{rows[3].pk}"')]
-    assert "result of run_sql (call_1)" in result_row
+    # Support reads the tool's answer in words and no call id; developers read it as stored.
+    assert "result of run_sql: rows: 3" in result_row and "call_1" not in result_row
+    as_developer = login(superuser).get(  # superusers are developers too (and may apply strategies)
+        reverse("playground-memory-confirm", args=["delete"]), {"conversation": "t1", "m-delete-keep_latest": "2"}
+    ).content.decode()
+    assert "result of run_sql (call_1)" in as_developer and '{&quot;rows&quot;: 3}' in as_developer
 
 
 def test_support_picks_a_conversation_by_what_it_is_developers_by_id(login, support_user, developer, alice,

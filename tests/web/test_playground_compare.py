@@ -162,3 +162,24 @@ def test_applying_returns_to_the_view_it_was_confirmed_from(login, support_user,
                             "expected_delete_ids": ",".join(str(r.pk) for r in rows[:6]),
                             "back": "https://evil.example/playground/?x=1"})
     assert response["Location"].startswith("/playground/?conversation=c2")
+
+
+def test_people_read_positions_from_1_while_the_data_keeps_the_input_position(login, support_user, alice,
+                                                                              make_conversation):
+    make_conversation(alice, 30)
+    client = login(support_user)
+    page = client.get(reverse("playground"), {"conversation": "c1", "c-trim-keep_first": "2", "keep_system": "0",
+                                              "c-trim-keep_last": "3"}).content.decode()
+    trim = page[page.index('id="col-trim"'):page.index('id="col-summarize"')]
+    shown = re.findall(r'<li class="msg msg-kept" data-index="(\d+)">\s*<div class="msg-head">.*?'
+                       r'<span class="idx">#(\d+)</span>', trim, re.S)
+    assert shown == [("0", "1"), ("1", "2"), ("27", "28"), ("28", "29"), ("29", "30")]
+    assert "#3–#27" in trim  # the dropped run, collapsed, as people count
+    assert 'data-kept="0-1,27-29"' in trim  # the data attributes keep the API's input positions
+    # A kept part that starts with a reply whose question was dropped names it as people count too.
+    mid = client.get(reverse("playground"), {"conversation": "c1", "c-trim-keep_first": "0", "keep_system": "0",
+                                             "c-trim-keep_last": "2"}).content.decode()
+    assert "The kept part starts at #29, an assistant reply" in mid
+    window = page[page.index('id="context-window"'):page.index('id="memory"')]
+    assert re.search(r'data-index="29">\s*<div class="msg-head">[^\n]*\n[^\n]*<span class="idx">#30</span>', window)
+    assert "<span class=\"idx\">#0</span>" not in page
