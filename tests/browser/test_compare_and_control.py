@@ -130,3 +130,22 @@ def test_end_user_edits_a_memory_deletes_all_and_undoes_it_in_one_step(session, 
     s.page.wait_for_load_state("load")
     assert "我的记忆" in s.text() and "Auto-extracted" not in s.text()
     s.shot("i15_undone_zh")
+
+
+def test_an_opened_long_message_shows_its_text_once(session, developer):
+    long_text = "The deployment pipeline builds the image, runs the tests and pushes to staging. " * 6
+    s = session().login(developer)
+    s.goto("/playground/")
+    s.page.fill("textarea[name=messages_json]", json.dumps([{"role": "user", "content": long_text},
+                                                           {"role": "assistant", "content": "ok"}]))
+    s.page.click("#pg-paste button[type=submit]")
+    s.page.wait_for_load_state("load")
+    message = s.page.locator("#col-before details.msg-content").first
+    assert message.locator("summary .preview").is_visible()
+    assert not message.locator(".msg-full").is_visible()
+    message.locator("summary").click()
+    # Open, the full text is there once: the summary's preview gives way to a label.
+    assert message.locator(".msg-full").is_visible()
+    assert not message.locator("summary .preview").is_visible()
+    assert message.locator("summary .when-open").inner_text() == "Full text"
+    assert message.inner_text().count("pushes to staging") == 6
