@@ -389,3 +389,19 @@ def test_a_change_committed_after_a_later_one_is_still_applied(ann_dir, monkeypa
     monkeypatch.setattr(ann, "GAP_WAIT", 0)  # rolled back, or open for longer than GAP_WAIT: given up
     ann.ann_follow(model_name=MODEL)
     assert ann._read_position(MODEL).gaps == {}
+
+
+def test_a_host_with_nothing_new_to_follow_does_not_load_its_file(ann_dir, monkeypatch, alice, make_memory):
+    """The worker's task after every write: when another task already applied the log, it finds nothing
+    past the position and leaves the file alone (loading it was ~1 s at 1M items); a new change is applied."""
+    tea = make_memory(alice, "User drinks tea")
+    call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+    loads = []
+    load = ann._load
+    monkeypatch.setattr(ann, "_load", lambda model_name: (loads.append(model_name), load(model_name))[1])
+    assert ann.ann_follow(model_name=MODEL) == 0
+    assert loads == []
+    violin = make_memory(alice, "User plays the violin")  # logged by its save
+    assert ann.ann_follow(model_name=MODEL) == 1
+    assert loads == [MODEL] and _indexed_items() == {tea.pk, violin.pk}
+    assert ann.ann_follow(model_name=MODEL) == 0 and loads == [MODEL]
