@@ -62,10 +62,11 @@ class SummarizationHook:
     def __init__(self, chat_model=None, *, threshold: int = EMERGENCY_TOKEN_THRESHOLD) -> None:
         self.chat_model = chat_model
         self.threshold = threshold
-        self.last_action: str | None = None
+        self.last_action: str | None = None  # in English, for logs and tests
+        self._action_words = ""  # the same in the reader's language, for the note
 
     def intercept(self, messages: list[dict], context: ChainContext) -> list[dict]:
-        self.last_action = None
+        self._did(None, "")
         before = _tokens(messages)
         if before <= self.threshold:
             return messages
@@ -82,22 +83,12 @@ class SummarizationHook:
         else:
             out = system + [self._summary_message(middle)] + newest if middle else messages
         context.notes.append(_("emergency compression (%(action)s): %(before)s -> %(after)s tokens") % {
-            "action": self._action_words(), "before": f"{before:.0f}", "after": f"{_tokens(out):.0f}"})
+            "action": self._action_words, "before": f"{before:.0f}", "after": f"{_tokens(out):.0f}"})
         return out
 
-    def _action_words(self) -> str:
-        """``last_action`` (kept in English for logs and tests) in the reader's language, for the note."""
-        action = self.last_action or ""
-        if action == "llm summary":
-            return _("an LLM summary")
-        if action == "hard cut":
-            return _("the oldest messages cut")
-        if action == "fallback: summary longer than its input":
-            return _("the summary was longer than its input: its start and end kept")
-        if action.startswith("fallback: "):
-            return _("the summary failed (%(reason)s): its start and end kept") % {
-                "reason": action.removeprefix("fallback: ")}
-        return action
+    def _did(self, action: str | None, words: str) -> None:
+        """Record what the hook did: ``action`` in English, ``words`` in the reader's language."""
+        self.last_action, self._action_words = action, words
 
     def _summary_message(self, middle: list[dict]) -> dict:
         from memoryboard.llm.errors import LLMError
@@ -115,16 +106,18 @@ class SummarizationHook:
                 raise LLMError("empty response")
         except LLMError as exc:
             logger.warning("emergency summary failed: %s", exc.reason)
-            self.last_action = f"fallback: {exc.reason}"
+            self._did(f"fallback: {exc.reason}",
+                      _("the summary failed (%(reason)s): its start and end kept") % {"reason": exc.reason})
             return {"role": "system", "content": head_and_tail(text)}
         if len(summary) >= len(text):
-            self.last_action = "fallback: summary longer than its input"
+            self._did("fallback: summary longer than its input",
+                      _("the summary was longer than its input: its start and end kept"))
             return {"role": "system", "content": head_and_tail(text)}
-        self.last_action = "llm summary"
+        self._did("llm summary", _("an LLM summary"))
         return {"role": "system", "content": SUMMARY_PREFIX + summary}
 
     def _hard_cut(self, system: list[dict], middle: list[dict], newest: list[dict]) -> list[dict]:
-        self.last_action = "hard cut"
+        self._did("hard cut", _("the oldest messages cut"))
         budget = self.threshold - _tokens(system) - _tokens(newest)
         start = len(middle)
         for a, b in reversed(self._units):
