@@ -82,6 +82,16 @@ def audit_subjects(entries: Iterable[AuditLog], *, models=None) -> None:
             entry.subject_user_id = str(found_owners.get(entry.object_id) or "")[:255]
 
 
+def item_texts(item_ids) -> tuple[dict[str, str], dict[str, dict]]:
+    """For audit entries' items: the text of each one still stored, and for those gone the latest snapshot
+    an entry recorded (:func:`recorded_snapshots`). Two queries."""
+    from memoryboard.models import LongTermMemory
+
+    texts = {pk: str(value.get("content") or "") if isinstance(value, dict) else "" for pk, value in
+             LongTermMemory.objects.filter(pk__in=list(item_ids)).values_list("pk", "value_json")}
+    return texts, recorded_snapshots(set(item_ids) - set(texts))
+
+
 def recorded_snapshots(item_ids) -> dict[str, dict]:
     """For items that no longer exist, the latest snapshot of them an audit entry kept (a purge records the
     whole item): what it said, whose it was. One query."""

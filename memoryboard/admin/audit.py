@@ -12,7 +12,7 @@ from django.utils.translation import gettext, gettext_lazy as _, ngettext
 
 from memoryboard.admin.filters import SubjectAgentFilter, SubjectUserFilter
 from memoryboard.admin.paginator import CappedChangeList, CappedCountAdminMixin
-from memoryboard.audit import recorded_snapshots
+from memoryboard.audit import item_texts, recorded_snapshots
 from memoryboard.models import AuditLog, LongTermMemory, MemoryState
 from memoryboard.models.audit import OBJECT_TYPES
 from memoryboard.roles import is_developer
@@ -140,10 +140,7 @@ class SubjectChangeList(CappedChangeList):
         super().get_results(request)
         entries = list(self.result_list)
         item_ids = {e.object_id for e in entries if e.object_type == "memory"}
-        texts = {pk: _short(str(value.get("content") or "")) for pk, value in
-                 LongTermMemory.objects.filter(pk__in=item_ids).values_list("pk", "value_json")
-                 if isinstance(value, dict)}
-        recorded = recorded_snapshots(item_ids - set(texts))  # items that are gone
+        texts, recorded = item_texts(item_ids)  # the items still stored; snapshots of those gone
         for e in entries:
             e.recorded = recorded.get(e.object_id) if e.object_type == "memory" else None
             e.subject_id = e.subject_user_id or None
@@ -151,7 +148,7 @@ class SubjectChangeList(CappedChangeList):
         show_ids = is_developer(request.user)
         for e in entries:
             e.person = found.get(e.subject_id) if e.subject_id else None
-            e.item_text = texts.get(e.object_id, "") if e.object_type == "memory" else ""
+            e.item_text = _short(texts.get(e.object_id, "")) if e.object_type == "memory" else ""
             e.show_ids = show_ids
         self.result_list = entries
 

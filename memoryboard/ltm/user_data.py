@@ -113,13 +113,10 @@ def audit_trail(*, user_id: str, limit: int = RECENT_AUDIT) -> list[AuditLog]:
 
     Each item entry gets ``item_text`` (the item's text now, else as an entry recorded it) and
     ``item_gone`` (the item is no longer stored)."""
-    from memoryboard.audit import recorded_snapshots
+    from memoryboard.audit import item_texts
 
     entries = list(_audit_rows(str(user_id)).order_by("-created_at", "-id")[:limit])
-    item_ids = {e.object_id for e in entries if e.object_type == "memory"}
-    texts = {pk: str(value.get("content", "")) if isinstance(value, dict) else "" for pk, value in
-             LongTermMemory.objects.filter(pk__in=item_ids).values_list("pk", "value_json")}
-    recorded = recorded_snapshots(item_ids - set(texts))
+    texts, recorded = item_texts({e.object_id for e in entries if e.object_type == "memory"})
     for e in entries:
         e.item_gone = e.object_type == "memory" and e.object_id not in texts
         snapshot = recorded.get(e.object_id) or {}
