@@ -11,7 +11,7 @@ from memoryboard.agent.interceptors import (
     ContextEditingInterceptor,
     run_before_model_chain,
 )
-from memoryboard.ltm.config import get_agents_config
+from memoryboard.ltm.config import get_agents_config, reset_agents_config
 from memoryboard.llm.chat import ChatReply
 from memoryboard.llm.errors import LLMError
 from memoryboard.strategies import total_tokens
@@ -44,15 +44,18 @@ def test_chain_runs_by_order_and_phase():
     assert SummarizationHook.phase == BEFORE_LLM_CALL
 
 
-@pytest.mark.django_db
-def test_context_editing_uses_the_agents_strategy_and_keeps_the_system_prompt(settings, tmp_path):
-    from memoryboard.ltm.config import reset_agents_config
-
+def trim_agent(settings, tmp_path):
+    """An agent "t" whose context strategy is TRIM keeping the first message and the last two."""
     path = tmp_path / "agents.yaml"
     path.write_text("agent:\n  agents:\n    t: {context: {strategy: TRIM, params: {keep_first: 1, keep_last: 2}}}\n")
     settings.MEMORYBOARD_AGENTS_FILE = str(path)
     reset_agents_config()
-    agent = get_agents_config().get("t")
+    return get_agents_config().get("t")
+
+
+@pytest.mark.django_db
+def test_context_editing_uses_the_agents_strategy_and_keeps_the_system_prompt(settings, tmp_path):
+    agent = trim_agent(settings, tmp_path)
     messages = [{"role": "system", "content": "prompt"}] + msgs(10)
     original = [dict(m) for m in messages]
     context = ChainContext(agent=agent)
@@ -170,14 +173,9 @@ def test_head_and_tail():
 def test_context_notes_are_in_the_readers_language(settings, tmp_path):
     from django.utils import translation
 
-    from memoryboard.ltm.config import reset_agents_config
-
-    path = tmp_path / "agents.yaml"
-    path.write_text("agent:\n  agents:\n    t: {context: {strategy: TRIM, params: {keep_first: 1, keep_last: 2}}}\n")
-    settings.MEMORYBOARD_AGENTS_FILE = str(path)
-    reset_agents_config()
+    agent = trim_agent(settings, tmp_path)
     messages = [{"role": "system", "content": "prompt"}] + msgs(10)
-    context = ChainContext(agent=get_agents_config().get("t"))
+    context = ChainContext(agent=agent)
     with translation.override("zh-hans"):
         ContextEditingInterceptor().intercept(messages, context)
     assert context.notes == ["上下文：TRIM 将 10 条消息变为 3 条"]
