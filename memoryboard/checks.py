@@ -7,7 +7,7 @@ from django.core import checks
 
 
 def check_agents_config(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
-    from memoryboard.ltm.config import AgentConfigError, load_agents_config
+    from memoryboard.agents_config import AgentConfigError, load_agents_config
 
     try:
         load_agents_config(settings.MEMORYBOARD_AGENTS_FILE)
@@ -23,7 +23,7 @@ def check_agents_config(app_configs=None, **kwargs) -> list[checks.CheckMessage]
 
 
 def check_namespace_spelling(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
-    from memoryboard.ltm.namespaces import SPELLINGS
+    from memoryboard.models.namespaces import SPELLINGS
 
     value = getattr(settings, "MEMORYBOARD_NAMESPACE_SPELLING", "compact")
     if value not in SPELLINGS:
@@ -77,7 +77,7 @@ def check_embedder(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
 
 def check_default_agent(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
     """The MCP server and imports write under MEMORYBOARD_DEFAULT_AGENT: it must keep long-term memory."""
-    from memoryboard.ltm.config import AgentConfigError, load_agents_config
+    from memoryboard.agents_config import AgentConfigError, load_agents_config
 
     try:
         agents = load_agents_config(settings.MEMORYBOARD_AGENTS_FILE)

@@ -63,7 +63,7 @@ def _snapshot_text(entry: AuditLog) -> str:
 def _gone_words(entry: AuditLog) -> str:
     """A memory item that no longer exists (purged, or erased with its owner's data), in words: its text
     or type as an entry recorded it, if one did; never its id (developers read that on the entry's page)."""
-    from memoryboard.labels import type_label
+    from memoryboard.models.labels import type_label
 
     for snapshot in (entry.before, entry.after, getattr(entry, "recorded", None)):
         value = snapshot.get("value_json") if isinstance(snapshot, dict) else None
@@ -75,7 +75,7 @@ def _gone_words(entry: AuditLog) -> str:
 
 
 def _state_words(snapshot: dict) -> str:
-    from memoryboard.labels import reason_label
+    from memoryboard.models.labels import reason_label
 
     if not snapshot.get("archived"):
         return str(MemoryState.ACTIVE.label)
@@ -85,12 +85,12 @@ def _state_words(snapshot: dict) -> str:
 def audit_changes(entry: AuditLog) -> list[tuple[str, str, str]]:
     """``(what, before, after)`` in words: an item's text, type, state and score; an erasure's rows by kind
     (not table names); a bulk action's count. Unknown shapes give no rows (developers read the JSON)."""
-    from memoryboard.labels import type_label
+    from memoryboard.models.labels import type_label
 
     before, after = entry.before, entry.after
     if isinstance(after, dict) and isinstance(after.get("tables"), dict):  # an erasure: counts per table
-        from memoryboard.ltm.user_data import SECTION_LABELS, user_data_sections
-        from memoryboard.web.data_erase import SUPPORT_LABELS
+        from memoryboard.ltm.people.user_data import SECTION_LABELS, user_data_sections
+        from memoryboard.ltm.people.user_data import SUPPORT_LABELS
 
         keys = {section.table: section.key for section in user_data_sections()}
         labels = {**SECTION_LABELS, **SUPPORT_LABELS}  # staff read this page: "their", not "your"

@@ -15,7 +15,7 @@ from memoryboard.admin.filters import ChatAgentFilter, ChatUserFilter, Conversat
 from memoryboard.admin.logentry import IdOnlyLogMixin
 from memoryboard.admin.memory import GoneObjectMixin, PeopleChangeList, person_link
 from memoryboard.admin.paginator import CappedCountAdminMixin
-from memoryboard.labels import json_words
+from memoryboard.models.labels import json_words
 from memoryboard.models import ChatMessage
 from memoryboard.roles import is_developer
 from memoryboard.users import people

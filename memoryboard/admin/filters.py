@@ -1,7 +1,7 @@
 """List filters of the admin.
 
 Agent, user, type and source live in the namespace text and in ``value_json``, not in columns, so
-they are SimpleListFilters that call the shared ``ltm.selectors.filter_memories``.
+they are SimpleListFilters that call the shared ``ltm.store.selectors.filter_memories``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from django.db.models import Exists, OuterRef
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
-from memoryboard.ltm.selectors import (
+from memoryboard.ltm.store.selectors import (
     exact_text_q,
     filter_memories,
     known_agent_namespaces,
@@ -88,7 +88,7 @@ class ChatAgentFilter(admin.SimpleListFilter):
 
     def lookups(self, request, model_admin):
         from memoryboard.web.my_memories import agent_labels
-        from memoryboard.ltm.config import get_agents_config
+        from memoryboard.agents_config import get_agents_config
 
         labels = agent_labels()
         agents = sorted(get_agents_config().agents)
@@ -168,7 +168,7 @@ class StateFilter(admin.SimpleListFilter):
         return out
 
     def queryset(self, request, queryset):
-        from memoryboard.web.person_items import state_q
+        from memoryboard.ltm.store.states import state_q
 
         value = self.value() or ""
         if value.startswith("archived:"):

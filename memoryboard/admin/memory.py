@@ -1,7 +1,7 @@
 """Admin of long-term memory items (``ah_long_term_memory``), built for a million rows.
 
-Every write goes through the services (``ltm.services`` and ``admin.services``), so it is audited.
-Support staff view, edit, archive, restore and re-embed; developers view; superusers may also purge.
+Every write goes through the services (``ltm.store.items``, ``ltm.write.edits``, ``ltm.write.staff``), so
+it is audited. Support staff view, edit, archive, restore and re-embed; developers view; superusers may also purge.
 """
 
 from __future__ import annotations
@@ -38,30 +38,30 @@ from memoryboard.admin.filters import (
 )
 from memoryboard.admin.meaning import meaning_search_view
 from memoryboard.admin.paginator import CappedChangeList, CappedCountAdminMixin
-from memoryboard.admin.services import (
+from memoryboard.ltm.write.staff import (
     MAX_BULK_ITEMS,
     BulkTooLarge,
     memory_archive_many,
-    memory_merge,
-    memory_merge_selected,
     memory_pause_many,
     memory_purge_many,
     memory_reembed_many,
     memory_restore_many,
     memory_resume_many,
 )
-from memoryboard.labels import reason_label, source_label, type_label
+from memoryboard.ltm.write.staff import memory_merge, memory_merge_selected
+from memoryboard.models.labels import reason_label, source_label, type_label
 from memoryboard.llm.errors import LLMError
-from memoryboard.ltm.config import get_agents_config
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.selectors import (
+from memoryboard.agents_config import get_agents_config
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.store.selectors import (
     configured_agent_namespaces,
     filter_memories,
     memory_queryset_for,
     own_memories,
 )
-from memoryboard.ltm.reconcile import memory_save_reconciled
-from memoryboard.ltm.services import MAX_CONTENT_CHARS, MemoryError, memory_update
+from memoryboard.ltm.write.reconcile import memory_save_reconciled
+from memoryboard.ltm.store.items import MAX_CONTENT_CHARS, MemoryError
+from memoryboard.ltm.write.edits import memory_update
 from memoryboard.models import (
     ArchivedReason,
     AuditLog,
@@ -191,8 +191,8 @@ def _bulk_action(name: str, description, title, service, done):
 
 
 def _review(decision: str, *, memories, actor) -> list[str]:
-    """Approve or reject the selected items that wait for review (``ltm.review``); others are left alone."""
-    from memoryboard.ltm.review import memory_review_approve, memory_review_reject
+    """Approve or reject the selected items that wait for review (``ltm.write.review``); others are left alone."""
+    from memoryboard.ltm.write.review import memory_review_approve, memory_review_reject
 
     service = memory_review_approve if decision == "approve" else memory_review_reject
     return service(memories=memories, actor=actor)
@@ -333,7 +333,7 @@ class LongTermMemoryAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin
             return MemoryState.ARCHIVED, label
         paused = getattr(obj, "is_paused", None)
         if paused is None:
-            from memoryboard.ltm.services import memory_state
+            from memoryboard.ltm.store.states import memory_state
 
             paused = memory_state(obj) == MemoryState.PAUSED
         state = MemoryState.PAUSED if paused else MemoryState.ACTIVE
@@ -531,7 +531,7 @@ class LongTermMemoryAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin
             MemoryAccess.objects.filter(memory_id=obj.pk).first()
         )
         related, related_error = self._related(obj)
-        from memoryboard.ltm.receipts import receipts_for_memory
+        from memoryboard.ltm.search.receipts import receipts_for_memory
 
         from memoryboard.web.my_memories import agent_labels
         from memoryboard.web.person_items import describe
@@ -566,7 +566,7 @@ class LongTermMemoryAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin
             return [("approve_selected", gettext("Approve")), ("reject_selected", gettext("Reject"))]
         if obj.archived:
             return [("restore_selected", gettext("Restore"))]
-        from memoryboard.ltm.services import memory_state
+        from memoryboard.ltm.store.states import memory_state
 
         paused = memory_state(obj) == MemoryState.PAUSED
         return [
@@ -577,8 +577,8 @@ class LongTermMemoryAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin
 
     def _related(self, obj) -> tuple[list, str]:
         """The nearest active items of the same user (duplicates, contradictions), and an error if any."""
-        from memoryboard.ltm import ranking
-        from memoryboard.ltm.retrieval import memory_search
+        from memoryboard.ltm.search import ranking
+        from memoryboard.ltm.search.retrieval import memory_search
 
         if not obj.user_id or not obj.content:
             return [], ""

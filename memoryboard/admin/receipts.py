@@ -43,7 +43,7 @@ class ReceiptAgentFilter(admin.SimpleListFilter):
     parameter_name = "agent_id"
 
     def lookups(self, request, model_admin):
-        from memoryboard.ltm.config import get_agents_config
+        from memoryboard.agents_config import get_agents_config
 
         return [(agent_id, cfg.label) for agent_id, cfg in sorted(get_agents_config().agents.items())]
 

@@ -18,7 +18,7 @@ from django.db import transaction
 
 from memoryboard.agent.runtime import AgentLLMUnavailable, TurnResult
 from memoryboard.agent.service import AgentStoreUnavailable, conversation_rows_of, run_turn_atomic, turn_start
-from memoryboard.ltm.erase_gate import erase_gate_pass
+from memoryboard.ltm.store.erase_gate import erase_gate_pass
 from memoryboard.models import ChatMessage
 
 __all__ = ["CompletionResult", "chat_completion", "content_text", "new_messages"]

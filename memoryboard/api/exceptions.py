@@ -75,8 +75,8 @@ def _domain_error(exc, context=None) -> ApplicationError | None:
     """Errors of the services and the strategy package, as the API reports them."""
     from memoryboard.conversations import ConversationNotFound, StalePlanError
     from memoryboard.llm.errors import LLMError
-    from memoryboard.ltm.erase_gate import UserDataErased
-    from memoryboard.ltm.services import MemoryError
+    from memoryboard.ltm.store.erase_gate import UserDataErased
+    from memoryboard.ltm.store.items import MemoryError
     from memoryboard.strategies import StrategyConfigError, StrategyError
 
     if isinstance(exc, StrategyConfigError) and exc.field != "name":

@@ -11,14 +11,14 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 
-from memoryboard.ltm.selectors import filter_memories
+from memoryboard.ltm.store.selectors import filter_memories
 from memoryboard.models import MemoryType, Source
 
 MAX_OFFSET = 10_000_000
 
 
 class MemoryFilterSet(django_filters.FilterSet):
-    """``agent``, ``user``, ``type``, ``source``, ``archived``: ltm.selectors.filter_memories does the work.
+    """``agent``, ``user``, ``type``, ``source``, ``archived``: ltm.store.selectors.filter_memories does the work.
 
     Filters narrow the caller's scoped queryset; they never widen it (``?user=`` of someone else on an
     end user's own items returns nothing).

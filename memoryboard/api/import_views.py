@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from memoryboard.api.exceptions import ApplicationError, error_body
 from memoryboard.api.serializers import StrictCharField, StrictSerializer
 from memoryboard.api.views import _errors
-from memoryboard.ltm.importing import MODES, MemoryImportError, memory_import
+from memoryboard.ltm.write.importing import MODES, MemoryImportError, memory_import
 from memoryboard.roles import may_write_memories_of, platform_user_id
 
 

@@ -1,7 +1,7 @@
 """The caller's own data: ``GET /api/v1/me/data/`` exports it, ``POST /api/v1/me/data/erase/`` erases it.
 
 Both act on the signed-in user's platform id only (``roles.platform_user_id``); no user can be named.
-The export is exactly what the erase removes (``ltm.user_data.user_data_sections``).
+The export is exactly what the erase removes (``ltm.people.user_data.user_data_sections``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from memoryboard.api.serializers import StrictSerializer
 from memoryboard.api.views import _errors
-from memoryboard.ltm.user_data import memory_export_payload, user_data_erase
+from memoryboard.ltm.people.user_data import memory_export_payload, user_data_erase
 from memoryboard.roles import platform_user_id
 
 ERASE_REASON = "erase all my data"

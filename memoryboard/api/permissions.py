@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-from memoryboard.ltm.services import end_user_may_edit, end_user_may_restore
-from memoryboard.ltm.namespaces import parse_namespace
+from memoryboard.ltm.store.items import end_user_may_edit, end_user_may_restore
+from memoryboard.models.namespaces import parse_namespace
 from memoryboard.roles import (
     can_apply_memory_strategy,
     can_change_any_memory,

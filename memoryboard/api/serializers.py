@@ -8,9 +8,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
-from memoryboard.ltm.namespaces import parse_namespace
-from memoryboard.ltm.retrieval import MAX_K, MAX_QUERY_CHARS
-from memoryboard.ltm.services import MAX_CONTENT_CHARS, memory_state
+from memoryboard.models.namespaces import parse_namespace
+from memoryboard.ltm.search.retrieval import MAX_K, MAX_QUERY_CHARS
+from memoryboard.ltm.store.items import MAX_CONTENT_CHARS
+from memoryboard.ltm.store.states import memory_state
 from memoryboard.models import ChatMessage, LongTermMemory, MemoryState, MemoryType
 from memoryboard.strategies.replay import MAX_STRATEGIES as MAX_REPLAY_STRATEGIES
 

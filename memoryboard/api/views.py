@@ -16,7 +16,13 @@ from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
 from rest_framework import authentication, mixins, serializers, status, viewsets
 from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action, api_view, permission_classes
@@ -26,20 +32,41 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memoryboard import conversations
-from memoryboard.api.renderers import FAST_JSON_RENDERERS
 from memoryboard.api import serializers as s
 from memoryboard.api.exceptions import ApplicationError
-from memoryboard.api.filters import CheapLimitOffsetPagination, MemoryFilterBackend, MemoryFilterSet, bounded_int
+from memoryboard.api.filters import (
+    CheapLimitOffsetPagination,
+    MemoryFilterBackend,
+    MemoryFilterSet,
+    bounded_int,
+)
 from memoryboard.api.middleware import body_limit_for, read_body_within
 from memoryboard.api.permissions import CanApplyMemoryStrategy, CanPlanMemoryStrategy, MemoryAccess
-from memoryboard.api.throttling import SharedScopedRateThrottle, StrategyBusy, login_is_throttled, strategy_request_slot
-from memoryboard.ltm import services
-from memoryboard.ltm.retrieval import memory_search
-from memoryboard.ltm.selectors import memory_queryset_for, own_scope_for
+from memoryboard.api.renderers import FAST_JSON_RENDERERS
+from memoryboard.api.throttling import (
+    SharedScopedRateThrottle,
+    StrategyBusy,
+    login_is_throttled,
+    strategy_request_slot,
+)
+from memoryboard.ltm.search.retrieval import memory_search
+from memoryboard.ltm.store.items import (
+    memory_archive,
+    memory_delete_for_user,
+    memory_restore,
+    memory_restore_for_user,
+)
+from memoryboard.ltm.store.selectors import memory_queryset_for, own_scope_for
+from memoryboard.ltm.write.edits import memory_update
 from memoryboard.models import MemoryFlag
 from memoryboard.roles import can_change_any_memory
-from memoryboard.strategies import CONTEXT_STRATEGIES, MEMORY_STRATEGIES, context_strategy_info, memory_strategy_info
-from memoryboard.strategies import StrategyConfigError
+from memoryboard.strategies import (
+    CONTEXT_STRATEGIES,
+    MEMORY_STRATEGIES,
+    StrategyConfigError,
+    context_strategy_info,
+    memory_strategy_info,
+)
 from memoryboard.strategies.replay import Price
 
 ERRORS = {
@@ -158,9 +185,9 @@ class MemoryViewSet(
     )
     def create(self, request, *args, **kwargs):
         from memoryboard.api.import_views import import_target_user
-        from memoryboard.ltm.config import get_agents_config
-        from memoryboard.ltm.namespaces import build_namespace
-        from memoryboard.ltm.reconcile import memory_save_reconciled
+        from memoryboard.agents_config import get_agents_config
+        from memoryboard.models.namespaces import build_namespace
+        from memoryboard.ltm.write.reconcile import memory_save_reconciled
         from memoryboard.models import Source
 
         data = s.MemoryCreateSerializer(data=request.data)
@@ -172,7 +199,7 @@ class MemoryViewSet(
         if agent is None or not agent.long_term_memory.enabled:
             raise ValidationError({"agent": ["Unknown agent, or one that keeps no long-term memory."]})
         from memoryboard.api.exceptions import ApplicationError
-        from memoryboard.ltm.locks import NamespaceLockTimeout
+        from memoryboard.ltm.store.locks import NamespaceLockTimeout
 
         try:
             result = memory_save_reconciled(
@@ -194,14 +221,14 @@ class MemoryViewSet(
         data.is_valid(raise_exception=True)
         with transaction.atomic():
             if "content" in data.validated_data or "type" in data.validated_data:
-                memory = services.memory_update(
+                memory = memory_update(
                     memory=memory,
                     actor=request.user,
                     content=data.validated_data.get("content"),
                     memory_type=data.validated_data.get("type"),
                 )
             if "expires_at" in data.validated_data:
-                from memoryboard.ltm.expiry import memory_set_expiry
+                from memoryboard.ltm.store.expiry import memory_set_expiry
 
                 memory = memory_set_expiry(memory=memory, actor=request.user,
                                            expires_at=data.validated_data["expires_at"])
@@ -210,9 +237,9 @@ class MemoryViewSet(
     def destroy(self, request, *args, **kwargs):
         memory = self.get_object()
         if can_change_any_memory(request.user):
-            services.memory_archive(memory=memory, actor=request.user)
+            memory_archive(memory=memory, actor=request.user)
         else:
-            services.memory_delete_for_user(memory=memory, actor=request.user)
+            memory_delete_for_user(memory=memory, actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(summary="Archive (support staff), with the reason shown in the audit log",
@@ -222,7 +249,7 @@ class MemoryViewSet(
         memory = self.get_object()
         body = s.ArchiveInputSerializer(data=request.data if isinstance(request.data, dict) else {"reason": request.data})
         body.is_valid(raise_exception=True)
-        memory = services.memory_archive(memory=memory, actor=request.user, note=body.validated_data.get("reason", ""))
+        memory = memory_archive(memory=memory, actor=request.user, note=body.validated_data.get("reason", ""))
         return Response(s.MemorySerializer(memory).data)
 
     @extend_schema(
@@ -234,9 +261,9 @@ class MemoryViewSet(
     def restore(self, request, pk=None):
         memory = self.get_object()
         if can_change_any_memory(request.user):
-            memory = services.memory_restore(memory=memory, actor=request.user)
+            memory = memory_restore(memory=memory, actor=request.user)
         elif memory.archived:  # the permission let through only the caller's own deletes
-            memory = services.memory_restore_for_user(memory=memory, actor=request.user)
+            memory = memory_restore_for_user(memory=memory, actor=request.user)
         return Response(s.MemorySerializer(memory).data)
 
     @extend_schema(
@@ -245,7 +272,7 @@ class MemoryViewSet(
     )
     @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
     def history(self, request, pk=None):
-        from memoryboard.ltm.versions import memory_history
+        from memoryboard.ltm.store.versions import memory_history
 
         entries = memory_history(memory=self.get_object())
         return Response(s.MemoryVersionSerializer([e.as_dict() for e in entries], many=True).data)
@@ -257,7 +284,7 @@ class MemoryViewSet(
     )
     @action(detail=True, methods=["post"], filter_backends=[])
     def revert(self, request, pk=None):
-        from memoryboard.ltm.versions import memory_revert
+        from memoryboard.ltm.write.edits import memory_revert
 
         memory = self.get_object()
         data = s.MemoryRevertSerializer(data=request.data)

@@ -1,4 +1,4 @@
-"""Template filters that show stored codes by their translated names (see ``memoryboard.labels``):
+"""Template filters that show stored codes by their translated names (see ``memoryboard.models.labels``):
 ``{{ row.role|role_label }}``, ``{{ m.memory_type|type_label }}``, ``{{ m.source|source_label }}``,
 ``{{ entry.reason|reason_label }}``."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django import template
 
-from memoryboard import labels
+from memoryboard.models import labels
 
 register = template.Library()
 for _name in ("role_label", "type_label", "source_label", "reason_label"):

@@ -17,7 +17,7 @@ from django import template
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from memoryboard.ltm.selectors import own_memories
+from memoryboard.ltm.store.selectors import own_memories
 from memoryboard.models import ArchivedReason, LongTermMemory
 
 register = template.Library()
@@ -57,13 +57,13 @@ def _user_id(context, user_id):
 
 @register.inclusion_tag("web/_memory_health.html", takes_context=True)
 def memory_health(context, user_id=None, staff=False):
-    from memoryboard.ltm.health import memory_health as health
+    from memoryboard.ltm.write.health import memory_health as health
 
     uid = _user_id(context, user_id)
     review_anchor = "#memory-review"
     rows = []
-    from memoryboard.ltm.duplicates import duplicate_suggestions
-    from memoryboard.ltm.review import conflict_pairs
+    from memoryboard.ltm.write.duplicates import duplicate_suggestions
+    from memoryboard.ltm.write.review import conflict_pairs
 
     scope = own_memories(user_id=uid)
     conflicts = _cached(context, ("conflicts", uid), lambda: conflict_pairs(scope))
@@ -91,10 +91,10 @@ def memory_health(context, user_id=None, staff=False):
 
 @register.inclusion_tag("web/_memory_review.html", takes_context=True)
 def memory_review(context, user_id=None, staff=False):
-    from memoryboard.ltm.duplicates import duplicate_suggestions
-    from memoryboard.ltm.expiry import expiring_soon
-    from memoryboard.ltm.health import EXPIRING_SOON_DAYS
-    from memoryboard.ltm.review import conflict_pairs, pending_review
+    from memoryboard.ltm.write.duplicates import duplicate_suggestions
+    from memoryboard.ltm.store.expiry import expiring_soon
+    from memoryboard.ltm.write.health import EXPIRING_SOON_DAYS
+    from memoryboard.ltm.write.review import conflict_pairs, pending_review
     from memoryboard.roles import can_change_any_memory
 
     request = context["request"]
@@ -141,8 +141,8 @@ def supersede_chain(memory: LongTermMemory, scope) -> list[LongTermMemory]:
 
 @register.inclusion_tag("web/_memory_timeline.html", takes_context=True)
 def memory_timeline(context, memory, staff=False):
-    from memoryboard.ltm.services import end_user_may_edit
-    from memoryboard.ltm.versions import memory_history, reason_text
+    from memoryboard.ltm.store.items import end_user_may_edit
+    from memoryboard.ltm.store.versions import memory_history, reason_text
     from memoryboard.roles import can_change_any_memory
 
     request = context["request"]

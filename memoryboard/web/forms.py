@@ -20,7 +20,7 @@ from memoryboard.strategies import (
     memory_param_spec,
     read_conversation,
 )
-from memoryboard.labels import role_label
+from memoryboard.models.labels import role_label
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 MAX_MESSAGES = 20_000
@@ -265,7 +265,7 @@ class MemorySearchForm(forms.Form):
 
 def agent_choices() -> list[tuple[str, str]]:
     """``(agent id, label)`` of the agents that keep long-term memory (agents.yaml)."""
-    from memoryboard.ltm.config import get_agents_config
+    from memoryboard.agents_config import get_agents_config
 
     return [
         (agent_id, cfg.label)
@@ -336,7 +336,7 @@ class PauseRulesForm(forms.Form):
                                        widget=forms.CheckboxSelectMultiple)
 
     def __init__(self, *args, **kwargs):
-        from memoryboard.ltm.config import get_agents_config
+        from memoryboard.agents_config import get_agents_config
         from memoryboard.models import MemoryType
 
         super().__init__(*args, **kwargs)

@@ -16,22 +16,28 @@ from django.conf import settings
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.db.models import Count, Max, OuterRef, QuerySet, Subquery
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext as _, ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memoryboard.audit import DELETE_BATCH, audit_record
-from memoryboard.ltm import services
-from memoryboard.ltm.selectors import filter_memories, own_memories
-from memoryboard.ltm.user_data import memory_export_payload, user_data_erase
-from memoryboard.web import data_erase
+from memoryboard.audit import audit_record
+from memoryboard.ltm.people.user_data import memory_export_payload, user_data_erase
+from memoryboard.ltm.store.items import (
+    MemoryError,
+    memory_delete_all_for_user,
+    memory_delete_for_user,
+    memory_restore_for_user,
+    memory_set_paused,
+)
+from memoryboard.ltm.store.selectors import filter_memories, own_memories
+from memoryboard.ltm.store.states import memory_state
+from memoryboard.ltm.write.edits import memory_update
 from memoryboard.models import (
     ArchivedReason,
     AuditLog,
@@ -45,8 +51,10 @@ from memoryboard.models import (
     Source,
     UserMemorySettings,
 )
+from memoryboard.models.audit import DELETE_BATCH
+from memoryboard.models.namespaces import build_namespace
 from memoryboard.roles import may_write_memories_of, platform_user_id
-from memoryboard.ltm.namespaces import build_namespace
+from memoryboard.web import data_erase
 from memoryboard.web.forms import (
     MemoryAddForm,
     MemoryBulkForm,
@@ -58,7 +66,7 @@ from memoryboard.web.forms import (
 
 MAX_BULK_ITEMS = 1000
 BULK_SAMPLE = 5
-# Bands of a search hit's final score (ltm.ranking: 0.5 ≈ a close paraphrase, 0.3 ≈ related), in words.
+# Bands of a search hit's final score (ltm.search.ranking: 0.5 ≈ a close paraphrase, 0.3 ≈ related), in words.
 CLOSE_MATCH = 0.5
 RELATED_MATCH = 0.3
 # A bulk delete is one audit entry of object type DELETE_BATCH; its id is the batch that "undo" restores whole.
@@ -120,7 +128,7 @@ def _not_deleted(request) -> QuerySet[LongTermMemory]:
 def _semantic(queryset, query: str) -> list[tuple[LongTermMemory, float, float | None]]:
     """The ranked search (the one ranking function of long-term memory), best first: each item, its
     score and its relevance (``None`` for an item standing in for one it replaced)."""
-    from memoryboard.ltm.retrieval import memory_search
+    from memoryboard.ltm.search.retrieval import memory_search
 
     return [(hit.memory, hit.score, hit.parts.relevance if hit.parts else None)
             for hit in memory_search(queryset=queryset, query=query, k=20)]
@@ -150,7 +158,7 @@ def relevance_words(score: float | None, relevance: float | None = None) -> str:
     """A search hit's relevance in words for end users (raw cosine figures mean nothing to them); a hit
     whose relevance is below the minimum relevance (the assistant would not be given it) is "probably
     unrelated": the search lists the best hits whatever they score (docs/retrieval.md § Fusion)."""
-    from memoryboard.ltm.ranking import MIN_RELEVANCE
+    from memoryboard.ltm.search.ranking import MIN_RELEVANCE
 
     if score is None:
         return ""
@@ -250,7 +258,7 @@ def memory_delete(request, memory_id: str):
     """Delete one of the user's items, active, paused or archived by staff, decay or the limit (kept for the
     retention period, with undo), then purged."""
     memory = get_object_or_404(_not_deleted(request), pk=memory_id)
-    services.memory_delete_for_user(memory=memory, actor=request.user)
+    memory_delete_for_user(memory=memory, actor=request.user)
     # Undo where the delete happened: the page opens on a bar naming the item, with its Undo button.
     return redirect(reverse("my-memories") + "?" + urlencode({"undo": memory.pk}) + "#undo-bar")
 
@@ -261,7 +269,7 @@ def memory_delete(request, memory_id: str):
 def memory_restore(request, memory_id: str):
     """Undo a delete within the retention period."""
     memory = get_object_or_404(_recently_deleted(request), pk=memory_id)
-    services.memory_restore_for_user(memory=memory, actor=request.user)
+    memory_restore_for_user(memory=memory, actor=request.user)
     flash.success(request, _("Memory restored."))
     return redirect("my-memories")
 
@@ -276,7 +284,7 @@ def memory_delete_all(request):
     if request.method == "POST":
         user_id = platform_user_id(request.user)
         with transaction.atomic():  # the batch lists exactly what this delete changed: undo restores it whole
-            ids = services.memory_delete_all_for_user(user_id=user_id, actor=request.user)
+            ids = memory_delete_all_for_user(user_id=user_id, actor=request.user)
             batch = _record_batch(ids, request.user, user_id)
         if batch:
             return redirect(reverse("my-memories") + "?" + urlencode({"deleted": batch}))
@@ -334,7 +342,7 @@ def memory_switch(request):
 
 def _set_paused(request, memory_id: str, paused: bool):
     memory = get_object_or_404(_own(request).filter(archived=False), pk=memory_id)
-    services.memory_set_paused(memory=memory, actor=request.user, paused=paused)
+    memory_set_paused(memory=memory, actor=request.user, paused=paused)
     flash.success(request, _("Memory paused: agents will not use it.") if paused else _("Memory resumed."))
     return redirect("my-memories")
 
@@ -359,11 +367,11 @@ def memory_add(request):
     """Manual add: the user writes an item for one of the agents; embedded on save, ``source="manual"``."""
     form = MemoryAddForm(request.POST)
     if form.is_valid():
-        from memoryboard.ltm.config import get_agents_config
+        from memoryboard.agents_config import get_agents_config
 
         agent_id = form.cleaned_data["agent"]
         config = get_agents_config().get(agent_id)
-        from memoryboard.ltm.reconcile import memory_save_reconciled
+        from memoryboard.ltm.write.reconcile import memory_save_reconciled
 
         try:
             memory_save_reconciled(
@@ -375,7 +383,7 @@ def memory_add(request):
                 agent_id=agent_id,
                 actor=request.user,
             )
-        except services.MemoryError as exc:
+        except MemoryError as exc:
             flash.error(request, f"{exc.field}: {exc.message}" if exc.field else exc.message)
         else:
             flash.success(request, _("Memory added."))
@@ -388,7 +396,7 @@ def _bulk_queryset(request, data: dict) -> QuerySet[LongTermMemory]:
     qs = _own(request).filter(archived=False)
     if data["scope"] == "selected":
         return qs.filter(pk__in=data["ids"])
-    from memoryboard.ltm.config import get_agents_config
+    from memoryboard.agents_config import get_agents_config
 
     config = get_agents_config().get(data["agent"]) if data["agent"] else None
     return filter_memories(
@@ -414,9 +422,9 @@ def _bulk_apply(action: str, memories: list[LongTermMemory], actor, user_id: str
     """Apply a bulk action; a delete is recorded as one batch (returned) that "undo" restores whole."""
     for memory in memories:
         if action == "delete":
-            services.memory_delete_for_user(memory=memory, actor=actor)
+            memory_delete_for_user(memory=memory, actor=actor)
         else:
-            services.memory_set_paused(memory=memory, actor=actor, paused=action == "pause")
+            memory_set_paused(memory=memory, actor=actor, paused=action == "pause")
     if action != "delete":
         return None
     return _record_batch([m.pk for m in memories], actor, user_id)
@@ -478,7 +486,7 @@ def memory_undo_batch(request, batch_id: str):
         # Each back to its state before (active, paused, or archived by others), with its own audit entry
         # (no second entry for the batch: one entry per thing that happened).
         for memory in memories:
-            services.memory_restore_for_user(memory=memory, actor=request.user)
+            memory_restore_for_user(memory=memory, actor=request.user)
     flash.success(request, ngettext("%(n)s memory restored.", "%(n)s memories restored.", len(memories))
                   % {"n": len(memories)})
     return redirect("my-memories")
@@ -562,7 +570,7 @@ def _detail(request, memory: LongTermMemory, edit_form: MemoryEditForm, status: 
     usage = _usage([memory.pk]).get(memory.pk)
     return render(request, "web/my_memory_detail.html", {
         "memory": memory,
-        "state": services.memory_state(memory),
+        "state": memory_state(memory),
         "accesses": page,
         "usage": usage,
         "conversation_of_last_use": bool(usage and usage["conversation"]) and _own_messages(request).filter(
@@ -584,8 +592,8 @@ def memory_edit(request, memory_id: str):
     form = MemoryEditForm(request.POST)
     if form.is_valid():
         try:
-            services.memory_update(memory=memory, actor=request.user, content=form.cleaned_data["content"])
-        except services.MemoryError as exc:
+            memory_update(memory=memory, actor=request.user, content=form.cleaned_data["content"])
+        except MemoryError as exc:
             form.add_error("content", exc.message)
         else:
             flash.success(request, _("Memory changed. The agents now use the new text."))
@@ -625,7 +633,7 @@ def conversation_detail(request, conversation_id: str):
 
 def agent_labels() -> dict[str, str]:
     """Display names of the agents (``name`` in agents.yaml), by agent id and by memory namespace."""
-    from memoryboard.ltm.config import get_agents_config
+    from memoryboard.agents_config import get_agents_config
 
     labels: dict[str, str] = {}
     for agent_id, cfg in sorted(get_agents_config().agents.items()):

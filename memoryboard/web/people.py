@@ -20,8 +20,8 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memoryboard.ltm import user_data
-from memoryboard.ltm.selectors import own_memories
+from memoryboard.ltm.people import user_data
+from memoryboard.ltm.store.selectors import own_memories
 from memoryboard.models import MemoryState, MemoryType
 from memoryboard.web import data_erase, person_items
 from memoryboard.roles import can_change_any_memory, can_read_all_memories

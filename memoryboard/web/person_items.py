@@ -20,12 +20,11 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext as _, ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memoryboard.labels import reason_label
-from memoryboard.ltm import services
-from memoryboard.ltm.namespaces import parse_namespace
-from memoryboard.ltm.selectors import own_memories, user_namespaces_q
+from memoryboard.ltm.store.items import MemoryError, memory_archive, memory_restore
+from memoryboard.ltm.store.selectors import own_memories, user_namespaces_q
+from memoryboard.ltm.store.states import OWN_STATE_REASONS, memory_state
+from memoryboard.ltm.write.edits import memory_update
 from memoryboard.models import (
-    OWN_STATE_REASONS,
     ArchivedReason,
     AuditLog,
     LongTermMemory,
@@ -34,6 +33,8 @@ from memoryboard.models import (
     MemoryStateChange,
     MemoryType,
 )
+from memoryboard.models.labels import reason_label
+from memoryboard.models.namespaces import parse_namespace
 from memoryboard.roles import can_change_any_memory, can_read_all_memories
 from memoryboard.web.forms import SupportArchiveForm, SupportItemEditForm
 
@@ -54,7 +55,7 @@ def _paused_ids():
 
 
 def state_q(state: str) -> Q:
-    """The items in ``state`` (as ``ltm.services.memory_state`` names it)."""
+    """The items in ``state`` (as ``ltm.store.items.memory_state`` names it)."""
     if state == MemoryState.ACTIVE:
         return Q(archived=False) & ~Q(pk__in=_paused_ids())
     if state == MemoryState.PAUSED:
@@ -121,7 +122,7 @@ def _when(value) -> str:
 
 
 def _agent_limit(namespace_agent: str) -> int | None:
-    from memoryboard.ltm.config import get_agents_config
+    from memoryboard.agents_config import get_agents_config
 
     for cfg in get_agents_config().agents.values():
         if cfg.long_term_memory.namespace == namespace_agent:
@@ -180,7 +181,7 @@ def describe(memories: list[LongTermMemory], *, user_id: str) -> list[LongTermMe
     agents, types = agent_labels(), dict(MemoryType.choices)
     chat_url = reverse("admin:memoryboard_chatmessage_changelist")
     for m in memories:
-        m.state = services.memory_state(m, paused=m.pk in paused)
+        m.state = memory_state(m, paused=m.pk in paused)
         m.state_label = MemoryState(m.state).label
         m.type_label = types.get(m.memory_type, m.memory_type or "")
         namespace_agent = _agent_of(m.namespace)
@@ -256,9 +257,9 @@ def person_item_edit(request, user_id: str, memory_id: str):
     form = SupportItemEditForm(request.POST)
     if form.is_valid():
         try:
-            services.memory_update(memory=memory, actor=request.user, content=form.cleaned_data["content"],
+            memory_update(memory=memory, actor=request.user, content=form.cleaned_data["content"],
                                    memory_type=form.cleaned_data["memory_type"])
-        except services.MemoryError as exc:
+        except MemoryError as exc:
             form.add_error("content" if exc.field != "type" else "memory_type", _("The text is not valid."))
         else:
             return _done(request, user_id, memory, _("Saved. The agents now use the new text."))
@@ -273,7 +274,7 @@ def person_item_archive(request, user_id: str, memory_id: str):
     form = SupportArchiveForm(request.POST)
     if not form.is_valid():
         return _row(request, user_id, memory, archive_form=form, status=400)
-    services.memory_archive(memory=memory, actor=request.user, reason=ArchivedReason.STAFF,
+    memory_archive(memory=memory, actor=request.user, reason=ArchivedReason.STAFF,
                             note=form.cleaned_data["note"])
     return _done(request, user_id, memory, _("Archived: agents no longer use it."))
 
@@ -283,7 +284,7 @@ def person_item_archive(request, user_id: str, memory_id: str):
 def person_item_restore(request, user_id: str, memory_id: str):
     """Back to the state before archiving or deleting (a paused item comes back paused)."""
     memory = _item(request, user_id, memory_id, change=True)
-    services.memory_restore(memory=memory, actor=request.user)
+    memory_restore(memory=memory, actor=request.user)
     return _done(request, user_id, memory, _("Restored: agents use it again."))
 
 

@@ -37,12 +37,12 @@ from django.views.decorators.http import require_GET, require_POST, require_http
 
 from memoryboard import conversations, users
 from memoryboard.jsonguard import JSONGuardError, parse_json
-from memoryboard.labels import json_words
+from memoryboard.models.labels import json_words
 from memoryboard.models import ChatMessage, LongTermMemory, PlaygroundTrace
 from memoryboard.playground_traces import trace_touch
 from memoryboard.roles import can_apply_memory_strategy, is_developer, is_support
 from memoryboard.strategies.reasons import mid_exchange_start, reasons
-from memoryboard.web.strategy_texts import fallback_text, reason_label
+from memoryboard.strategy_texts import fallback_text, reason_label
 from memoryboard.strategies import (
     CONTEXT_STRATEGIES,
     MEMORY_STRATEGIES,
@@ -503,7 +503,7 @@ def _conversation_choices(listed, names, *, show_ids: bool) -> list[tuple[Any, s
     if show_ids:
         return [(c, " · ".join([c.conversation_id, c.agent_id, _("user %(name)s") % {
             "name": names[c.user_id].label if c.user_id else ""}])) for c in listed]
-    from memoryboard.ltm.user_data import conversation_openings
+    from memoryboard.ltm.people.user_data import conversation_openings
     from memoryboard.web.my_memories import agent_labels
 
     labels = agent_labels()
@@ -550,7 +550,7 @@ def _context_window(request, conversation_id: str, messages: Sequence[Message]) 
 
     Developers read what the model receives (the tools' JSON, the memory block, the receipt's item ids);
     support staff read the same request in words: the tools as a list, the memories and receipt by text."""
-    from memoryboard.ltm.config import get_agents_config
+    from memoryboard.agents_config import get_agents_config
     from memoryboard.web.context_viewer import context_window, tools_in_words
 
     first = conversations.message_queryset_for(request.user).filter(conversation_id=conversation_id).first()

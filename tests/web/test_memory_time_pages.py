@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from memoryboard.ltm.services import memory_update
+from memoryboard.ltm.write.edits import memory_update
 from memoryboard.models import ArchivedReason, LongTermMemory, MemoryVersion
 
 pytestmark = pytest.mark.django_db

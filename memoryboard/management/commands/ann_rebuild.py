@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from memoryboard.ltm.ann import ann_rebuild, ann_rebuild_count, index_path
+from memoryboard.ltm.search.ann import ann_rebuild, ann_rebuild_count, index_path
 from memoryboard.management.database import require_migrated
 
 

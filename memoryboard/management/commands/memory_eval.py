@@ -11,7 +11,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from memoryboard.ltm.evaluation import (
+from memoryboard.evaluation.retrieval import (
     CONVERSATION_MODES,
     CUTOFFS,
     MODES,
@@ -104,7 +104,7 @@ class Command(BaseCommand):
             self._table(group.replace("by_", "by "), report[group])
 
     def _updates(self, file: str, *, format: str, embedder: str | None, split: str | None) -> None:
-        from memoryboard.ltm.evaluation_updates import UpdatesEvalError, updates_evaluate, validate_updates_set
+        from memoryboard.evaluation.updates import UpdatesEvalError, updates_evaluate, validate_updates_set
 
         data = _read_json(file)
         try:

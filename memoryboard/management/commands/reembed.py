@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from memoryboard.ltm.embeddings import memory_reembed, memory_reembed_count
+from memoryboard.ltm.search.embeddings import memory_reembed, memory_reembed_count
 from memoryboard.management.database import require_migrated
 
 

@@ -9,7 +9,7 @@ fixed here before any tuning: the ranking's constants are chosen on dev only (do
 
 Question kinds: ``single`` (one fact), ``multi`` (several facts), ``time`` (when, a month, a year,
 last month / 上个月, before or after an event), ``paraphrase`` (no keyword token shared with the
-evidence turns or their observations: ``ltm.ranking.tokenize``, which drops English stop words).
+evidence turns or their observations: ``ltm.search.ranking.tokenize``, which drops English stop words).
 """
 
 from __future__ import annotations
@@ -412,7 +412,7 @@ def _tokens(text: str) -> set[str]:
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-    from memoryboard.ltm.ranking import tokenize
+    from memoryboard.ltm.search.ranking import tokenize
 
     return set(tokenize(text))
 
