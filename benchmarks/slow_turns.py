@@ -56,7 +56,7 @@ django.setup()
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
 from memoryboard.models.namespaces import build_namespace
-from memoryboard.ltm.store.items import memory_build
+from memoryboard.ltm.write.items import memory_build
 from memoryboard.ltm.store.upsert import memory_upsert_many
 from memoryboard.ltm.search.embeddings import memory_embed_many
 from django.contrib.auth.hashers import make_password

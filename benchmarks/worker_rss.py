@@ -31,7 +31,7 @@ django.setup()
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
 from memoryboard.models.namespaces import build_namespace
-from memoryboard.ltm.store.items import memory_build
+from memoryboard.ltm.write.items import memory_build
 from memoryboard.ltm.store.upsert import memory_upsert_many
 from memoryboard.ltm.search.embeddings import memory_embed_many
 user, _ = get_user_model().objects.get_or_create(username="rss-user")

@@ -315,3 +315,12 @@ def get_agents_config() -> AgentsConfig:
 def reset_agents_config() -> None:
     global _cached
     _cached = None
+
+
+def agent_labels() -> dict[str, str]:
+    """Display names of the agents (``name`` in agents.yaml), by agent id and by memory namespace."""
+    labels: dict[str, str] = {}
+    for agent_id, cfg in sorted(get_agents_config().agents.items()):
+        labels[agent_id] = cfg.label
+        labels.setdefault(cfg.long_term_memory.namespace, cfg.label)
+    return labels

@@ -90,3 +90,17 @@ def audit_record_many(entries: list[dict]) -> None:
         )
     audit_subjects(rows)
     AuditLog.objects.bulk_create(rows, batch_size=500)
+
+
+def edit_history(memory_id: str) -> list[dict]:
+    """The item's earlier texts, newest first, from the audit log's before/after of each edit."""
+    entries = AuditLog.objects.filter(
+        object_type="memory", object_id=memory_id, action=AuditLog.Action.UPDATE
+    ).order_by("-created_at", "-id")[:50]
+    out = []
+    for entry in entries:
+        before = ((entry.before or {}).get("value_json") or {}).get("content")
+        after = ((entry.after or {}).get("value_json") or {}).get("content")
+        if before is not None and before != after:
+            out.append({"when": entry.created_at, "before": before, "after": after, "by": entry.actor_label})
+    return out

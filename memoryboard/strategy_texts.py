@@ -7,6 +7,8 @@ templates translate them at render time (``{% translate col.info.description %}`
 
 from django.utils.translation import gettext, gettext_noop, ngettext
 
+from memoryboard.strategies.reasons import REASONS
+
 STRATEGY_TEXTS = (
     gettext_noop('Keep the first N and the last M messages, drop the middle.'),
     gettext_noop('Messages kept from the start.'),
@@ -54,8 +56,6 @@ REASON_TEXTS = (
 
 def reason_label(code: str) -> str:
     """The translated text of a reason code of :data:`memoryboard.strategies.reasons.REASONS`."""
-    from memoryboard.strategies.reasons import REASONS
-
     return gettext(REASONS[code]) if code in REASONS else code
 
 

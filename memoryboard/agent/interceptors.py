@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from django.utils.translation import gettext as _, ngettext
 
+from memoryboard.conversations import context_apply
 from memoryboard.strategies import read_conversation
 from memoryboard.strategies.units import Units
 from memoryboard.strategy_texts import fallback_text
@@ -73,8 +74,6 @@ class ContextEditingInterceptor:
         self.params = params
 
     def intercept(self, messages: list[dict], context: ChainContext) -> list[dict]:
-        from memoryboard.conversations import context_apply
-
         agent = context.agent
         strategy = self.strategy or getattr(agent, "context_strategy", None) or "COMPOSITE"
         params = self.params if self.params is not None else dict(getattr(agent, "context_params", {}) or {})

@@ -10,8 +10,9 @@ from django.core.exceptions import PermissionDenied
 from django.db import InterfaceError, OperationalError, transaction
 
 from memoryboard.agent.runtime import AgentLLMUnavailable, TurnResult, history_messages, turn_commit, turn_think
-from memoryboard.conversations import conversation_claim
 from memoryboard.agents_config import get_agents_config
+from memoryboard.conversations import conversation_claim
+from memoryboard.llm.factory import get_chat_model
 from memoryboard.ltm.store.erase_gate import erase_gate_pass
 from memoryboard.models import ChatMessage
 from memoryboard.roles import may_write_memories_of, platform_user_id
@@ -155,8 +156,6 @@ def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str
             role=ChatMessage.Role.USER, content=message,
         )
     if chat_model is None:
-        from memoryboard.llm.factory import get_chat_model
-
         chat_model = get_chat_model()
     turn = run_turn_atomic(
         agent=agent, user_id=user_id, conversation_id=conversation_id,

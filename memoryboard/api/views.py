@@ -10,6 +10,7 @@ import gc
 from contextlib import contextmanager
 
 from django.conf import settings
+from django.contrib.auth import authenticate
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.http import Http404
@@ -32,34 +33,26 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memoryboard import conversations
+from memoryboard.agents_config import get_agents_config
 from memoryboard.api import serializers as s
 from memoryboard.api.exceptions import ApplicationError
-from memoryboard.api.filters import (
-    CheapLimitOffsetPagination,
-    MemoryFilterBackend,
-    MemoryFilterSet,
-    bounded_int,
-)
-from memoryboard.api.middleware import body_limit_for, read_body_within
-from memoryboard.api.permissions import CanApplyMemoryStrategy, CanPlanMemoryStrategy, MemoryAccess
+from memoryboard.api.filters import CheapLimitOffsetPagination, MemoryFilterBackend, MemoryFilterSet, bounded_int
+from memoryboard.api.middleware import read_body_within
+from memoryboard.api.permissions import CanApplyMemoryStrategy, CanPlanMemoryStrategy, MemoryAccess, import_target_user
 from memoryboard.api.renderers import FAST_JSON_RENDERERS
-from memoryboard.api.throttling import (
-    SharedScopedRateThrottle,
-    StrategyBusy,
-    login_is_throttled,
-    strategy_request_slot,
-)
+from memoryboard.api.throttling import SharedScopedRateThrottle, StrategyBusy, login_is_throttled, strategy_request_slot
 from memoryboard.ltm.search.retrieval import memory_search
-from memoryboard.ltm.store.items import (
-    memory_archive,
-    memory_delete_for_user,
-    memory_restore,
-    memory_restore_for_user,
-)
+from memoryboard.ltm.store.expiry import memory_set_expiry
+from memoryboard.ltm.store.items import memory_archive, memory_delete_for_user, memory_restore, memory_restore_for_user
+from memoryboard.ltm.store.locks import NamespaceLockTimeout
 from memoryboard.ltm.store.selectors import memory_queryset_for, own_scope_for
-from memoryboard.ltm.write.edits import memory_update
-from memoryboard.models import MemoryFlag
+from memoryboard.ltm.store.versions import memory_history
+from memoryboard.ltm.write.edits import memory_revert, memory_update
+from memoryboard.ltm.write.reconcile import memory_save_reconciled
+from memoryboard.models import MemoryFlag, Source
+from memoryboard.models.namespaces import build_namespace
 from memoryboard.roles import can_change_any_memory
+from memoryboard.shared.errors import body_limit_for
 from memoryboard.strategies import (
     CONTEXT_STRATEGIES,
     MEMORY_STRATEGIES,
@@ -68,24 +61,6 @@ from memoryboard.strategies import (
     memory_strategy_info,
 )
 from memoryboard.strategies.replay import Price
-
-ERRORS = {
-    400: OpenApiResponse(s.ErrorSerializer, description="Invalid input; `fields` names the field at fault."),
-    401: OpenApiResponse(s.ErrorSerializer, description="Not signed in."),
-    403: OpenApiResponse(s.ErrorSerializer, description="The caller's role may not do this."),
-    404: OpenApiResponse(s.ErrorSerializer, description="Not found, or not the caller's."),
-    405: OpenApiResponse(s.ErrorSerializer, description="Method not allowed."),
-    409: OpenApiResponse(s.ErrorSerializer, description="The data changed since the plan; nothing was changed."),
-    413: OpenApiResponse(s.ErrorSerializer, description="The body is too large."),
-    429: OpenApiResponse(s.ErrorSerializer, description="Too many attempts; try again later."),
-    502: OpenApiResponse(s.ErrorSerializer, description="The language model failed."),
-    503: OpenApiResponse(s.ErrorSerializer, description="The database is unavailable; nothing was changed."),
-}
-
-
-def _errors(*codes: int) -> dict:
-    return {code: ERRORS[code] for code in codes}
-
 
 # --- health ----------------------------------------------------------------------------------------
 
@@ -126,12 +101,10 @@ class TokenView(APIView):
 
     @extend_schema(
         request=s.TokenRequestSerializer,
-        responses={200: s.TokenSerializer, 400: ERRORS[400], 429: OpenApiResponse(s.ErrorSerializer)},
+        responses={200: s.TokenSerializer, 400: s.ERROR_RESPONSES[400], 429: OpenApiResponse(s.ErrorSerializer)},
         auth=[],
     )
     def post(self, request):
-        from django.contrib.auth import authenticate
-
         data = s.TokenRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         username = data.validated_data["username"]
@@ -148,16 +121,17 @@ class TokenView(APIView):
 
 
 @extend_schema_view(
-    list=extend_schema(summary="List memories the caller may see", responses={200: s.MemorySerializer(many=True), **_errors(400, 401)}),
-    retrieve=extend_schema(summary="One memory", responses={200: s.MemorySerializer, **_errors(401, 404)}),
+    list=extend_schema(summary="List memories the caller may see",
+                       responses={200: s.MemorySerializer(many=True), **s.error_responses(400, 401)}),
+    retrieve=extend_schema(summary="One memory", responses={200: s.MemorySerializer, **s.error_responses(401, 404)}),
     partial_update=extend_schema(
         summary="Change content, type and/or expires_at (re-embedded, audited; a new version)",
         request=s.MemoryUpdateSerializer,
-        responses={200: s.MemorySerializer, **_errors(400, 401, 403, 404)},
+        responses={200: s.MemorySerializer, **s.error_responses(400, 401, 403, 404)},
     ),
     destroy=extend_schema(
         summary="Delete: a soft delete for end users (restorable), an archive for support staff",
-        responses={204: None, **_errors(401, 403, 404)},
+        responses={204: None, **s.error_responses(401, 403, 404)},
     ),
 )
 class MemoryViewSet(
@@ -181,15 +155,9 @@ class MemoryViewSet(
         summary="Create a memory (through the reconcile step: a repeat reinforces, an update supersedes)",
         request=s.MemoryCreateSerializer,
         responses={201: s.MemoryCreateResultSerializer, 200: s.MemoryCreateResultSerializer,
-                   **_errors(400, 401, 403, 503)},
+                   **s.error_responses(400, 401, 403, 503)},
     )
     def create(self, request, *args, **kwargs):
-        from memoryboard.api.import_views import import_target_user
-        from memoryboard.agents_config import get_agents_config
-        from memoryboard.models.namespaces import build_namespace
-        from memoryboard.ltm.write.reconcile import memory_save_reconciled
-        from memoryboard.models import Source
-
         data = s.MemoryCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -198,9 +166,6 @@ class MemoryViewSet(
         agent = get_agents_config().get(agent_id)
         if agent is None or not agent.long_term_memory.enabled:
             raise ValidationError({"agent": ["Unknown agent, or one that keeps no long-term memory."]})
-        from memoryboard.api.exceptions import ApplicationError
-        from memoryboard.ltm.store.locks import NamespaceLockTimeout
-
         try:
             result = memory_save_reconciled(
                 namespace=build_namespace(agent_namespace=agent.long_term_memory.namespace, user_id=user_id),
@@ -228,8 +193,6 @@ class MemoryViewSet(
                     memory_type=data.validated_data.get("type"),
                 )
             if "expires_at" in data.validated_data:
-                from memoryboard.ltm.store.expiry import memory_set_expiry
-
                 memory = memory_set_expiry(memory=memory, actor=request.user,
                                            expires_at=data.validated_data["expires_at"])
         return Response(s.MemorySerializer(memory).data)
@@ -243,7 +206,8 @@ class MemoryViewSet(
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(summary="Archive (support staff), with the reason shown in the audit log",
-                   request=s.ArchiveInputSerializer, responses={200: s.MemorySerializer, **_errors(400, 401, 403, 404)})
+                   request=s.ArchiveInputSerializer,
+                   responses={200: s.MemorySerializer, **s.error_responses(400, 401, 403, 404)})
     @action(detail=True, methods=["post"])
     def archive(self, request, pk=None):
         memory = self.get_object()
@@ -255,7 +219,7 @@ class MemoryViewSet(
     @extend_schema(
         summary="Restore (support staff; end users their own deleted items)",
         request=None,
-        responses={200: s.MemorySerializer, **_errors(401, 403, 404)},
+        responses={200: s.MemorySerializer, **s.error_responses(401, 403, 404)},
     )
     @action(detail=True, methods=["post"])
     def restore(self, request, pk=None):
@@ -268,24 +232,20 @@ class MemoryViewSet(
 
     @extend_schema(
         summary="The versions of an item's text and type, oldest first",
-        responses={200: s.MemoryVersionSerializer(many=True), **_errors(401, 404)},
+        responses={200: s.MemoryVersionSerializer(many=True), **s.error_responses(401, 404)},
     )
     @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
     def history(self, request, pk=None):
-        from memoryboard.ltm.store.versions import memory_history
-
         entries = memory_history(memory=self.get_object())
         return Response(s.MemoryVersionSerializer([e.as_dict() for e in entries], many=True).data)
 
     @extend_schema(
         summary="Go back to an earlier version's text and type (a new version, audited)",
         request=s.MemoryRevertSerializer,
-        responses={200: s.MemorySerializer, **_errors(400, 401, 403, 404)},
+        responses={200: s.MemorySerializer, **s.error_responses(400, 401, 403, 404)},
     )
     @action(detail=True, methods=["post"], filter_backends=[])
     def revert(self, request, pk=None):
-        from memoryboard.ltm.write.edits import memory_revert
-
         memory = self.get_object()
         data = s.MemoryRevertSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -306,7 +266,7 @@ class MemoryViewSet(
                              description="What was believed then: items valid at this date (start of day, UTC) or "
                                          "date and time, whatever their state now (deleted and rejected excepted)."),
         ],
-        responses={200: s.ScoredMemorySerializer(many=True), **_errors(400, 401)},
+        responses={200: s.ScoredMemorySerializer(many=True), **s.error_responses(400, 401)},
     )
     @action(detail=False, methods=["get"], pagination_class=None)
     def search(self, request):
@@ -355,7 +315,7 @@ class ConversationViewSet(viewsets.GenericViewSet):
         parameters=[OpenApiParameter("limit", {"type": "integer", "minimum": 1,
                                                 "maximum": CheapLimitOffsetPagination.max_limit},
                                      description="1..200 (default 200).")],
-        responses={200: s.ConversationSerializer(many=True), **_errors(400, 401)},
+        responses={200: s.ConversationSerializer(many=True), **s.error_responses(400, 401)},
     )
     def list(self, request):
         most = CheapLimitOffsetPagination.max_limit
@@ -365,7 +325,7 @@ class ConversationViewSet(viewsets.GenericViewSet):
 
     @extend_schema(
         summary="Messages of one conversation, oldest first",
-        responses={200: s.ChatMessageSerializer(many=True), **_errors(400, 401, 404)},
+        responses={200: s.ChatMessageSerializer(many=True), **s.error_responses(400, 401, 404)},
     )
     @action(detail=True, methods=["get"])
     def messages(self, request, conversation_id=None):
@@ -384,7 +344,8 @@ def _info(info) -> dict:
 
 
 class StrategyListView(APIView):
-    @extend_schema(summary="Context and memory strategies with their parameters", responses={200: s.StrategyListSerializer, **_errors(401)})
+    @extend_schema(summary="Context and memory strategies with their parameters",
+                   responses={200: s.StrategyListSerializer, **s.error_responses(401)})
     def get(self, request):
         return Response(
             {
@@ -450,7 +411,7 @@ class ContextApplyView(APIView):
         summary="Apply a context strategy to messages",
         parameters=[NAME_PARAMETER],
         request=s.ContextApplySerializer,
-        responses={200: s.ContextResultSerializer, **_errors(400, 401, 413, 429)},
+        responses={200: s.ContextResultSerializer, **s.error_responses(400, 401, 413, 429)},
     )
     def post(self, request, name: str):
         with strategy_slot(request), collector_paused():
@@ -472,7 +433,7 @@ class ContextReplayView(APIView):
         "(tokens sent, tokens a prompt cache would serve, messages dropped / cleared / summarized, summary "
         "calls) and the totals; with `price`, the estimated cost.",
         request=s.ReplaySerializer,
-        responses={200: s.ReplayResultSerializer, **_errors(400, 401, 413, 429)},
+        responses={200: s.ReplayResultSerializer, **s.error_responses(400, 401, 413, 429)},
     )
     def post(self, request):
         with strategy_slot(request):
@@ -492,7 +453,7 @@ class ContextReplayView(APIView):
 
 MEMORY_STRATEGY_RESPONSES = {
     200: s.MemoryPlanSerializer,
-    **_errors(400, 401, 403, 404, 413, 429),
+    **s.error_responses(400, 401, 403, 404, 413, 429),
     409: OpenApiResponse(s.ErrorSerializer, description="The plan is stale."),
 }
 

@@ -1,6 +1,6 @@
 """Audit entries say whose data they are about (``subject_user_id``, indexed), filled for existing rows.
 
-The data step reads each entry as ``memoryboard.models.audit.audit_subjects`` does when it writes one: the namespace an item's
+The data step reads each entry as ``memoryboard.audit`` does when it writes one: the namespace an item's
 snapshot recorded, else the item's own while it exists; the user an entry names; a bulk delete's
 ``user_id``; a conversation's owner. Entries an erase anonymised recorded nothing and stay empty.
 """

@@ -119,7 +119,7 @@ def memory_archive(
     *, memory: LongTermMemory, actor, reason: str = ArchivedReason.STAFF, note: str = ""
 ) -> LongTermMemory:
     """Archive an item. ``note`` is why, in the actor's words (support's typed reason): kept with the
-    reason code as ``"<reason>: <note>"`` in the audit entry and the state change (``labels.reason_label``
+    reason code as ``"<reason>: <note>"`` in the audit entry and the state change (``models.labels.reason_label``
     shows it as "<reason in words>: <note>")."""
     if reason not in ArchivedReason.values:
         raise MemoryError(f"Unknown archive reason {reason!r}.", field="reason")
@@ -307,7 +307,8 @@ def memory_delete_all_for_user(*, user_id: str, actor) -> list[str]:
             )
         audit_record_many(entries)
         MemoryStateChange.objects.bulk_create(changes, batch_size=500)
-        announce_states_changed(memory_ids=[m.pk for m, c in zip(memories, changes) if c.old_state != MemoryState.ARCHIVED])
+        announce_states_changed(memory_ids=[m.pk for m, c in zip(memories, changes)
+                                            if c.old_state != MemoryState.ARCHIVED])
     return ids
 
 
@@ -394,7 +395,8 @@ def memory_set_paused(*, memory: LongTermMemory, actor, paused: bool) -> LongTer
             before={"paused": was_paused},
             after={"paused": paused},
         )
-        record_state_change(memory.pk, old_state, memory_state(memory, paused=paused), actor, "pause" if paused else "resume")
+        record_state_change(memory.pk, old_state, memory_state(memory, paused=paused), actor,
+                            "pause" if paused else "resume")
     return memory
 
 

@@ -45,7 +45,7 @@ def memory_archive_many(*, ids: Sequence[str], actor=None, reason: str, note: st
         actor: the user, or None for a job.
         reason: an :class:`ArchivedReason` value.
         note: the reason a person typed; recorded with the reason as ``"<reason>: <note>"`` in the audit
-            entries and state changes, as ``services.memory_archive`` does.
+            entries and state changes, as ``items.memory_archive`` does.
 
     Returns:
         The ids that were archived.

@@ -307,7 +307,7 @@ def memory_reconcile_write(
     *, namespace: Namespace, memory: LongTermMemory, actor=None, embedder=None, now: datetime | None = None,
     use_judge: bool = True, judged: Decision | None = None,
 ) -> ReconcileResult:
-    """Reconcile the unsaved item ``memory`` (from ``services.memory_build``) and write what was decided.
+    """Reconcile the unsaved item ``memory`` (from ``write.items.memory_build``) and write what was decided.
 
     The caller holds the namespace's lock and a transaction (:func:`memory_save_reconciled` does both).
     ``memory.value_json`` may already carry ``validFrom`` (the message time) and ``expiresAt``; a time
@@ -402,7 +402,7 @@ def memory_save_reconciled(
     Args:
         observed_at: when the statement was made (the message time; default now): its ``validFrom``
             unless it names another time, and its ``created_at`` when earlier than now.
-        expires_at: stored as ``expiresAt`` (``services.memory_build``: else the agent's ``ttl-days``).
+        expires_at: stored as ``expiresAt`` (``write.items.memory_build``: else the agent's ``ttl-days``).
 
     Raises:
         MemoryError: bad content or type (before anything is locked or written).

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.test.utils import override_settings
 from tqdm import tqdm
 
 from memoryboard.evaluation.retrieval import (
@@ -22,6 +23,8 @@ from memoryboard.evaluation.retrieval import (
     validate_conversation_set,
     validate_eval_set,
 )
+from memoryboard.evaluation.updates import UpdatesEvalError, updates_evaluate, validate_updates_set
+from memoryboard.llm.factory import get_embedder
 from memoryboard.management.database import require_migrated
 
 
@@ -77,10 +80,6 @@ class Command(BaseCommand):
         require_migrated()
         model = None
         if embedder is not None:
-            from django.test.utils import override_settings
-
-            from memoryboard.llm.factory import get_embedder
-
             with override_settings(MEMORYBOARD_EMBEDDER=embedder):
                 model = get_embedder()
         reports = {}
@@ -104,8 +103,6 @@ class Command(BaseCommand):
             self._table(group.replace("by_", "by "), report[group])
 
     def _updates(self, file: str, *, format: str, embedder: str | None, split: str | None) -> None:
-        from memoryboard.evaluation.updates import UpdatesEvalError, updates_evaluate, validate_updates_set
-
         data = _read_json(file)
         try:
             validate_updates_set(data)
@@ -114,10 +111,6 @@ class Command(BaseCommand):
         require_migrated()
         model = None
         if embedder is not None:
-            from django.test.utils import override_settings
-
-            from memoryboard.llm.factory import get_embedder
-
             with override_settings(MEMORYBOARD_EMBEDDER=embedder):
                 model = get_embedder()
         report = updates_evaluate(data=data, split=split, embedder=model)
