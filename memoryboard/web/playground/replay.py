@@ -13,7 +13,6 @@ import json
 from typing import Any
 
 import numpy as np
-
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -25,7 +24,7 @@ from django.views.decorators.http import require_GET
 from memoryboard import conversations
 from memoryboard.strategies import CONTEXT_STRATEGIES, StrategyError
 from memoryboard.strategies.replay import Price, StrategyReplay
-from memoryboard.web.playground import _bound, _source, playground_access
+from memoryboard.web.playground.source import bound_form, playground_access, source_of
 
 # US dollars per million tokens (input, cached input, output): a starting point, edited in the page.
 PRICE_PRESETS: dict[str, Price] = {
@@ -142,7 +141,7 @@ def _rows_csv(results: list[StrategyReplay]) -> str:
 def replay_view(request):
     """``?conversation=`` or ``?trace=`` (as the playground), ``strategy=`` (repeated), each strategy's
     parameters as in the playground, ``model=`` and ``price_*=``; ``export=json|csv`` downloads the figures."""
-    source = _source(request)
+    source = source_of(request)
     chosen = _chosen(request)
     preset, price, price_error = _price(request)
     ctx: dict[str, Any] = {
@@ -155,7 +154,7 @@ def replay_view(request):
     }
     if source is None:
         return render(request, "web/playground_replay.html", ctx)
-    forms = {name: _bound(request, "context", name) for name in chosen}
+    forms = {name: bound_form(request, "context", name) for name in chosen}
     strategies = []
     for name, form in forms.items():
         if form.is_bound and not form.is_valid():
