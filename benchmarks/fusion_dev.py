@@ -28,7 +28,7 @@ from collections import defaultdict
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DATA = ROOT / "tests" / "ltm" / "data"
+DATA = ROOT / "tests" / "data"
 
 
 def _setup():

@@ -9,7 +9,7 @@ Run::
 
 Parts (one run, one fresh SQLite file in a temporary directory, never the development database):
 
-1. Quality: ``manage.py memory_eval`` on ``tests/ltm/data/bilingual_eval.json`` with the default model
+1. Quality: ``manage.py memory_eval`` on ``tests/data/bilingual_eval.json`` with the default model
    and with the hashing embedder; hybrid against semantic alone, keyword alone and the model's plain
    cosine; the dev and test splits of the queries (section "Retrieval quality"). The conversation set's
    figures come from ``manage.py memory_eval`` (section "Retrieval quality on conversations").
@@ -46,7 +46,7 @@ if str(ROOT) not in sys.path:
 README = ROOT / "benchmarks" / "README.md"
 HEADING = "## Retrieval"
 QUALITY_HEADING = "## Retrieval quality"
-EVAL_SET = ROOT / "tests" / "ltm" / "data" / "bilingual_eval.json"
+EVAL_SET = ROOT / "tests" / "data" / "bilingual_eval.json"
 PARTS = ("quality", "curve", "reembed", "exact", "hnsw")
 SIZES = (200, 1_000, 5_000, 10_000, 20_001, 100_000)
 DIM = 512

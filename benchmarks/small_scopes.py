@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-EVAL_SET = ROOT / "tests" / "ltm" / "data" / "bilingual_eval.json"
+EVAL_SET = ROOT / "tests" / "data" / "bilingual_eval.json"
 
 
 def main() -> None:

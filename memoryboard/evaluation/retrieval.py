@@ -169,7 +169,7 @@ def memory_evaluate(
     return report
 
 
-# --- the conversation set (tests/ltm/data/conversation_eval.json) -------------------------------------
+# --- the conversation set (tests/data/conversation_eval.json) -------------------------------------
 
 STORES = ("turns", "observations")
 

@@ -1,6 +1,6 @@
 """The ``updates`` suite of ``manage.py memory_eval``: memories that change over time.
 
-A set of scenarios (tests/ltm/data/updates_eval.json, English and Chinese), each a few statements said
+A set of scenarios (tests/data/updates_eval.json, English and Chinese), each a few statements said
 some days apart, saved through the reconcile step (``ltm.write.reconcile.memory_save_reconciled``, the path
 of every write), then asked about with the one search (``retrieval.memory_rank``, as an agent's
 retrieval). Each scenario has a namespace of its own with a few unrelated background items; everything

@@ -14,7 +14,7 @@ from memoryboard.evaluation.retrieval import memory_evaluate
 from memoryboard.ltm.search.ranking import tokenize
 from memoryboard.models import LongTermMemory
 
-SET = Path(__file__).parent / "data" / "bilingual_eval.json"
+SET = Path(__file__).parents[1] / "data" / "bilingual_eval.json"
 DATA = json.loads(SET.read_text(encoding="utf-8"))
 
 
@@ -86,7 +86,7 @@ def test_command_names_what_is_wrong(tmp_path, body, field):
 
 # --- the conversation set ---------------------------------------------------------------------------
 
-CONVERSATION_SET = Path(__file__).parent / "data" / "conversation_eval.json"
+CONVERSATION_SET = Path(__file__).parents[1] / "data" / "conversation_eval.json"
 CONVERSATIONS = json.loads(CONVERSATION_SET.read_text(encoding="utf-8"))
 
 

@@ -95,7 +95,7 @@ CENTRALITY_MIN_ITEMS = 20
 LANGUAGE_AXIS_MIN_ITEMS = 8
 # Per embedding model, the cosine that unrelated texts typically reach (floor) and the one that a
 # close paraphrase reaches (ceiling): the semantic part maps that range to 0..1 (above it, beyond 1). Measured on the
-# bilingual set (tests/ltm/data/bilingual_eval.json): with USE, unrelated queries' best item 0.11-0.29
+# bilingual set (tests/data/bilingual_eval.json): with USE, unrelated queries' best item 0.11-0.29
 # (median 0.20), the expected item's median 0.41; USE's floor is where MIN_RELEVANCE meets a cosine of 0.1625
 # (docs/retrieval.md: the trade-off). Models not listed use DEFAULT_COSINE_RANGE.
 COSINE_RANGE = {

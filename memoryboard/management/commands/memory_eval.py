@@ -28,9 +28,9 @@ from memoryboard.llm.factory import get_embedder
 from memoryboard.management.database import require_migrated
 
 
-SHIPPED = [Path(__file__).resolve().parents[3] / "tests" / "ltm" / "data" / name
+SHIPPED = [Path(__file__).resolve().parents[3] / "tests" / "data" / name
            for name in ("bilingual_eval.json", "conversation_eval.json")]
-UPDATES_FILE = Path(__file__).resolve().parents[3] / "tests" / "ltm" / "data" / "updates_eval.json"
+UPDATES_FILE = Path(__file__).resolve().parents[3] / "tests" / "data" / "updates_eval.json"
 
 
 def _read_json(file: str):
@@ -57,7 +57,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="Do not show the progress bar.")
         parser.add_argument("--suite", choices=["retrieval", "updates"], default="retrieval",
                             help="retrieval (default): recall of the search; updates: memories over time "
-                                 "(default set tests/ltm/data/updates_eval.json).")
+                                 "(default set tests/data/updates_eval.json).")
         parser.add_argument("--split", choices=["dev", "test", "all"], default="all",
                             help="updates suite: the scenarios of one split (default both).")
 

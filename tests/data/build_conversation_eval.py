@@ -1,6 +1,6 @@
 """Build ``conversation_eval.json``: multi-session conversations, their extracted items and questions.
 
-Deterministic (seeded): ``python tests/ltm/data/build_conversation_eval.py`` rewrites the same file. The
+Deterministic (seeded): ``python tests/data/build_conversation_eval.py`` rewrites the same file. The
 conversations are composed from hand-written facts below (each with several phrasings in English and
 Chinese), the people, places and dates of each conversation, small talk between the facts, and changes
 of mind spread over two sessions. Every question names its evidence turns; the extracted items
@@ -411,7 +411,7 @@ def _fill(text: str, values: dict, lang: str, name: str, pronoun: str) -> str:
 def _tokens(text: str) -> set[str]:
     import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from memoryboard.ltm.search.ranking import tokenize
 
     return set(tokenize(text))
