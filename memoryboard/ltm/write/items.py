@@ -2,7 +2,7 @@
 
 Every statement an agent, a person or an import saves is built by :func:`memory_build`; the reconcile step
 (``write.reconcile``) decides whether it is stored. :func:`memory_create` stores one as it is (no
-reconcile: fixtures, the demo data). Edits go through ``write.edits``.
+reconcile: the tests' and benchmarks' fixtures). Edits go through ``write.edits``.
 """
 
 from __future__ import annotations
