@@ -1,4 +1,4 @@
-"""HNSW build speed, same run: memoryboard's index (``ltm.ann``'s parameters, usearch) against FAISS's
+"""HNSW build speed, same run: memoryboard's index (``ltm.search.ann``'s parameters, usearch) against FAISS's
 ``IndexHNSWFlat`` on the same clustered random 512-d vectors, both on every core.
 
 Run: ``.venv/bin/python benchmarks/ann_build.py [--n 200000] [--runs 3] [--ef-add 64,128]`` (FAISS comes with
@@ -35,7 +35,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--ef-add", default="", help="EXPANSION_ADD values of ours to build (default: ltm.ann's)")
+    parser.add_argument("--ef-add", default="", help="EXPANSION_ADD values of ours to build (default: ltm.search.ann's)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryboard.settings")
@@ -44,7 +44,7 @@ def main() -> None:
     django.setup()
     import faiss
 
-    from memoryboard.ltm import ann
+    from memoryboard.ltm.search import ann
 
     vectors = clustered(args.n)
     keys = np.arange(args.n, dtype=np.uint64)

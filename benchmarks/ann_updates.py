@@ -53,7 +53,7 @@ def _setup() -> None:
 
 
 def _build(n: int) -> pathlib.Path:
-    from memoryboard.ltm import ann
+    from memoryboard.ltm.search import ann
 
     rng = np.random.default_rng(13)
     index = ann._new_index(DIM)
@@ -70,23 +70,23 @@ def _build(n: int) -> pathlib.Path:
 
 def _run(label: str, master: pathlib.Path, writes: int, offset: int, apply) -> dict:
     """Write ``writes`` items (their tasks queued, not run), then run the queued tasks with ``apply``."""
-    from memoryboard.ltm import ann
-    from memoryboard.ltm.namespaces import build_namespace
-    from memoryboard.ltm.services import memory_create
-    import memoryboard.tasks as tasks
+    from memoryboard.ltm.search import ann
+    from memoryboard.models.namespaces import build_namespace
+    from memoryboard.ltm.write.items import memory_create
+    from memoryboard.ltm.search import embeddings
 
     shutil.copyfile(master, ann.index_path(MODEL))
     shutil.copyfile(master.with_suffix(".json"), ann.position_path(MODEL))
     ann._views.clear()
     queued: list[dict] = []
-    real_task = tasks.ann_update_task
-    tasks.ann_update_task = type("Queue", (), {"enqueue": staticmethod(lambda **kwargs: queued.append(kwargs))})
+    real_task = embeddings.ann_update_task
+    embeddings.ann_update_task = type("Queue", (), {"enqueue": staticmethod(lambda **kwargs: queued.append(kwargs))})
     try:
         items = [memory_create(namespace=build_namespace(agent_namespace="chat", user_id=f"u{i % 7}"),
                                content=f"User practises scale number {offset + i} on the cello",
                                memory_type="FACT", agent_id="chat") for i in range(writes)]
     finally:
-        tasks.ann_update_task = real_task
+        embeddings.ann_update_task = real_task
     saves = []
     real_save = ann._save
     ann._save = lambda index, model_name, position: (saves.append(1), real_save(index, model_name, position))
@@ -115,8 +115,8 @@ def main() -> None:
     parser.add_argument("--readme", action="store_true")
     args = parser.parse_args()
     _setup()
-    from memoryboard.ltm import ann
-    from memoryboard.tasks import ann_update_task
+    from memoryboard.ltm.search import ann
+    from memoryboard.ltm.search.tasks import ann_update_task
 
     started = time.perf_counter()
     master = _build(args.n)

@@ -1,9 +1,9 @@
-"""How the fusion of ``ltm.ranking`` was chosen: fusions of the model's and BM25's scores compared on the
+"""How the fusion of ``ltm.search.ranking`` was chosen: fusions of the model's and BM25's scores compared on the
 dev split of both evaluation sets, then reported once on test (docs/retrieval.md § Fusion).
 
 Run: ``.venv/bin/python benchmarks/fusion_dev.py [--split dev|test|both]``.
 
-Scores in numpy with the functions of ``ltm.ranking`` and ``ltm.time_expressions`` (the query vector
+Scores in numpy with the functions of ``ltm.search.ranking`` and ``ltm.search.time_expressions`` (the query vector
 with its content words, the language axis of the scope, BM25 with the project's tokens, the time
 window of the question): no database, so the search's own figures come from ``manage.py memory_eval``;
 this script only compares fusions of the same parts. Printed per fusion: the conversation set's
@@ -28,7 +28,7 @@ from collections import defaultdict
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DATA = ROOT / "tests" / "ltm" / "data"
+DATA = ROOT / "tests" / "data"
 
 
 def _setup():
@@ -44,7 +44,7 @@ class Scope:
     """One store of one conversation (or the bilingual set): vectors, BM25, axis, days."""
 
     def __init__(self, embedder, texts, types, days):
-        from memoryboard.ltm import ranking
+        from memoryboard.ltm.search import ranking
 
         self.texts = texts
         self.matrix = np.asarray(embedder.embed(texts), dtype=np.float32)
@@ -57,7 +57,7 @@ class Scope:
 
 
 def _parts(embedder, scope: Scope, query: str, model_name: str):
-    from memoryboard.ltm import ranking
+    from memoryboard.ltm.search import ranking
 
     qvec = ranking.query_vector(embedder, query)
     plain = np.asarray(embedder.embed([query])[0], dtype=np.float32)
@@ -171,7 +171,7 @@ def fusions():
 
 
 def _time_flags(scope: Scope, window, fused_for_anchor) -> np.ndarray:
-    from memoryboard.ltm import ranking
+    from memoryboard.ltm.search import ranking
 
     if window is None:
         return np.zeros(len(scope.days))
@@ -201,8 +201,8 @@ def main() -> None:
     args = parser.parse_args()
     _setup()
     from memoryboard.llm.factory import get_embedder
-    from memoryboard.ltm.evaluation import conversation_items, conversation_expected
-    from memoryboard.ltm.time_expressions import item_day, query_window
+    from memoryboard.evaluation.retrieval import conversation_items, conversation_expected
+    from memoryboard.ltm.search.time_expressions import item_day, query_window
 
     embedder = get_embedder()
     splits = ("dev", "test") if args.split == "both" else (args.split,)

@@ -87,10 +87,10 @@ def seed(users: int, memories: int) -> list[str]:
     from django.contrib.auth import get_user_model
     from rest_framework.authtoken.models import Token
 
-    from memoryboard.ltm.embeddings import memory_embed_many
-    from memoryboard.ltm.namespaces import build_namespace
-    from memoryboard.ltm.services import memory_build
-    from memoryboard.ltm.store import memory_upsert_many
+    from memoryboard.ltm.search.embeddings import memory_embed_many
+    from memoryboard.models.namespaces import build_namespace
+    from memoryboard.ltm.write.items import memory_build
+    from memoryboard.ltm.store.upsert import memory_upsert_many
     from memoryboard.models import LongTermMemory
 
     user_model = get_user_model()
@@ -297,7 +297,7 @@ taken in turn with the other endpoints' so that a drift of the machine's speed h
 the ratio to the floor measured in the same run is what to compare.
 
 - **floor**: `GET /api/v1/ping/`, a trivial DRF view: DRF's own `TokenAuthentication` (one ORM query) and a
-  JSON answer. The API's other views authenticate with `memoryboard.api.authentication.TokenAuthentication`
+  JSON answer. The API's other views authenticate with `memoryboard.shared.authentication.TokenAuthentication`
   (one hand-written query that also reads the caller's role groups).
 - **list**: `GET /api/v1/memories/?limit=20`: the caller's items, newest first (scoped queryset, no `COUNT(*)`).
 - **search**: `GET /api/v1/memories/search/?q=…&k=10`: embed the query, cosine top-10 over the caller's
@@ -308,13 +308,13 @@ the ratio to the floor measured in the same run is what to compare.
 
 {"All targets met." if not misses else "Targets missed in this run:" + chr(10) + chr(10).join("- " + m for m in misses)}
 
-What an end user's search request does (`MemoryViewSet.search` → `ltm.retrieval.memory_search`),
+What an end user's search request does (`MemoryViewSet.search` → `ltm.search.retrieval.memory_search`),
 three queries in all:
 
 1. token authentication: the user and their role groups in one hand-written query;
 2. the candidates: the ids of the user's unarchived items (index `idx_ltm_ns_archived`) with the count
    of their pause rules and their vector generation; while the generation is unchanged the process
-   already knows their vectors (`ltm.vector_cache`), and for the same ids as last time, their matrix;
+   already knows their vectors (`ltm.search.vector_cache`), and for the same ids as last time, their matrix;
    otherwise the same query also joins each item's vector row id and checksum, and the vectors come
    from the checksum-keyed cache or one more query;
 3. the 10 best items with their pause flags, built with the ORM's converters.

@@ -5,7 +5,7 @@ are stored with the spaced spelling ``["agent:x", "user:n", "memories"]``)::
 
     DATABASE_URL=mysql://root@127.0.0.1:3306/mb_bench_admin .venv/bin/python benchmarks/namespaces.py
 
-Each case runs the query memoryboard issues now (``ltm.selectors``: an indexed ``namespace IN`` over every
+Each case runs the query memoryboard issues now (``ltm.store.selectors``: an indexed ``namespace IN`` over every
 spelling real writers produce, re-checked with ``BINARY``) and the one it issued before issue 12 (``IN``
 over the compact spelling plus a ``LIKE BINARY`` suffix check), interleaved in the same run, and prints
 the median ms of each, their ratio and the rows each finds (the old query misses the spaced rows).
@@ -57,10 +57,10 @@ def _old_agent_q(agent: str):
 
 def main() -> None:
     _setup()
-    from memoryboard.ltm.namespaces import build_namespace, namespace_spellings
-    from memoryboard.ltm.retrieval import _candidate_rows
-    from memoryboard.ltm.selectors import namespace_texts_q
-    from memoryboard.ltm.selectors import agent_q, known_agent_namespaces, user_namespaces_q
+    from memoryboard.models.namespaces import build_namespace, namespace_spellings
+    from memoryboard.ltm.search.retrieval import _candidate_rows
+    from memoryboard.ltm.store.selectors import namespace_texts_q
+    from memoryboard.ltm.store.selectors import agent_q, known_agent_namespaces, user_namespaces_q
     from memoryboard.models import LongTermMemory
 
     agents = [ns for ns, _label in known_agent_namespaces()]

@@ -72,7 +72,7 @@ def time_stages() -> dict[str, float]:
         setattr(owner, attr, timed)
 
     mod = importlib.import_module
-    from memoryboard.api.authentication import TokenAuthentication
+    from memoryboard.shared.authentication import TokenAuthentication
     from memoryboard.llm.chat import OpenAIChatModel
     from memoryboard.llm.factory import get_embedder
 
@@ -93,20 +93,20 @@ def time_stages() -> dict[str, float]:
         (mod("memoryboard.api.openai_views"), "parse_completion_request", "parse request"),
         (mod("memoryboard.agent.completions"), "conversation_rows_of", "conversation claim"),
         (mod("memoryboard.agent.runtime"), "memory_switches", "switches"),
-        (mod("memoryboard.ltm.retrieval"), "_pause_rules_q", "retrieval: pause rules"),
-        (mod("memoryboard.ltm.retrieval"), "_candidate_rows", "retrieval: candidates"),
+        (mod("memoryboard.ltm.search.retrieval"), "_pause_rules_q", "retrieval: pause rules"),
+        (mod("memoryboard.ltm.search.retrieval"), "_candidate_rows", "retrieval: candidates"),
         (embedder, "embed", "retrieval: embed query"),
-        (mod("memoryboard.ltm.retrieval"), "_scope_data", "retrieval: scope data"),
-        (mod("memoryboard.ltm.ranking"), "score", "retrieval: score"),
-        (mod("memoryboard.ltm.receipts"), "receipt_record", "retrieval: receipt"),
+        (mod("memoryboard.ltm.search.retrieval"), "scope_data", "retrieval: scope data"),
+        (mod("memoryboard.ltm.search.ranking"), "score", "retrieval: score"),
+        (mod("memoryboard.ltm.search.receipts"), "receipt_record", "retrieval: receipt"),
         (mod("memoryboard.agent.runtime"), "build_system_prompt", "system prompt"),
         (mod("memoryboard.agent.runtime"), "run_before_model_chain", "context chain"),
         (OpenAIChatModel, "complete", "upstream call"),
         (mod("memoryboard.agent.runtime"), "_enqueue_extraction", "extraction filter"),
         (mod("memoryboard.api.openai_views"), "completion_body", "response body"),
-        (mod("memoryboard.ltm.retrieval"), "_memories_by_id", "retrieval: best items"),
-        (mod("memoryboard.ltm.retrieval"), "memory_log_access", "retrieval: access log"),
-        (mod("memoryboard.ltm.receipts"), "receipt_build", "retrieval: receipt build"),
+        (mod("memoryboard.ltm.search.retrieval"), "memories_by_id", "retrieval: best items"),
+        (mod("memoryboard.ltm.search.retrieval"), "memory_log_access", "retrieval: access log"),
+        (mod("memoryboard.ltm.search.receipts"), "receipt_build", "retrieval: receipt build"),
     ]:
         wrap(owner, attr, name)
     return spent
@@ -126,7 +126,7 @@ def print_bound(proxy, floor, *, rounds: int, requests: int) -> None:
 
     from memoryboard.llm.chat import OpenAIChatModel
     from memoryboard.llm.factory import get_chat_model, get_embedder
-    from memoryboard.ltm.ranking import query_vector
+    from memoryboard.ltm.search.ranking import query_vector
 
     seen: list[str] = []
     captured: list[tuple] = []

@@ -13,7 +13,7 @@ end to end through the service, each in its own transaction as a request makes i
 
 - without: ``services.memory_create`` (the item, its vector, the audit entry);
 - with: ``reconcile.memory_save_reconciled`` (the namespace lock, the candidates of
-  ``ltm.reconcile_scope``: the nearest by cosine and those of the same slot, the offline rules' decision,
+  ``ltm.write.reconcile_scope``: the nearest by cosine and those of the same slot, the offline rules' decision,
   the same writes, or a reinforcement when the rules find a repeat).
 
 Each save adds an item, so the next search of the scope finds it changed: the reconcile step's index of
@@ -71,9 +71,9 @@ def _statement(rng: random.Random, n: int) -> str:
 def _fill(namespace, count: int, rng: random.Random, model: str, dim: int) -> None:
     from django.db import connection, transaction
 
-    from memoryboard.ltm.embeddings import _upsert_sql
-    from memoryboard.ltm.services import memory_build
-    from memoryboard.ltm.store import memory_upsert_many
+    from memoryboard.ltm.search.embeddings import _upsert_sql
+    from memoryboard.ltm.write.items import memory_build
+    from memoryboard.ltm.store.upsert import memory_upsert_many
     from memoryboard.models import vector_checksum
 
     memories = [memory_build(namespace=namespace, content=_statement(rng, i), memory_type="FACT", source="manual",
@@ -102,10 +102,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         _setup(pathlib.Path(tmp) / "bench.sqlite3")
         from memoryboard.llm.factory import get_embedder, warm_up
-        from memoryboard.ltm.namespaces import build_namespace
-        from memoryboard.ltm.reconcile import memory_save_reconciled
-        from memoryboard.ltm.retrieval import memory_rank, namespace_scope
-        from memoryboard.ltm.services import memory_create
+        from memoryboard.models.namespaces import build_namespace
+        from memoryboard.ltm.write.reconcile import memory_save_reconciled
+        from memoryboard.ltm.search.retrieval import memory_rank, namespace_scope
+        from memoryboard.ltm.write.items import memory_create
 
         warm_up()
         embedder = get_embedder()

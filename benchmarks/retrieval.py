@@ -9,7 +9,7 @@ Run::
 
 Parts (one run, one fresh SQLite file in a temporary directory, never the development database):
 
-1. Quality: ``manage.py memory_eval`` on ``tests/ltm/data/bilingual_eval.json`` with the default model
+1. Quality: ``manage.py memory_eval`` on ``tests/data/bilingual_eval.json`` with the default model
    and with the hashing embedder; hybrid against semantic alone, keyword alone and the model's plain
    cosine; the dev and test splits of the queries (section "Retrieval quality"). The conversation set's
    figures come from ``manage.py memory_eval`` (section "Retrieval quality on conversations").
@@ -18,7 +18,7 @@ Parts (one run, one fresh SQLite file in a temporary directory, never the develo
    table that holds all of them: warm (the scope's vectors and keyword index cached) and cold (cache
    cleared before each search: what the cache saves). Stored vectors are random unit vectors under the
    default model's name (embedding 136,000 texts would take minutes and measure the model, not search).
-3. 1,000,000 × 512 exact: the scoring of ``ltm.ranking`` plus the top-K order against the numpy floor
+3. 1,000,000 × 512 exact: the scoring of ``ltm.search.ranking`` plus the top-K order against the numpy floor
    (``matrix @ query`` + ``argpartition``), same run, round-robin.
 4. HNSW (``usearch``, i8, 2 threads): build rate on random 512-d vectors, search time and recall@10
    against exact search on the same queries.
@@ -46,7 +46,7 @@ if str(ROOT) not in sys.path:
 README = ROOT / "benchmarks" / "README.md"
 HEADING = "## Retrieval"
 QUALITY_HEADING = "## Retrieval quality"
-EVAL_SET = ROOT / "tests" / "ltm" / "data" / "bilingual_eval.json"
+EVAL_SET = ROOT / "tests" / "data" / "bilingual_eval.json"
 PARTS = ("quality", "curve", "reembed", "exact", "hnsw")
 SIZES = (200, 1_000, 5_000, 10_000, 20_001, 100_000)
 DIM = 512
@@ -106,7 +106,7 @@ def _create_mysql_database(database_url: str) -> None:
 def bench_quality() -> list[tuple[str, str]]:
     from memoryboard.llm.embeddings import HashingEmbedder
     from memoryboard.llm.factory import get_embedder
-    from memoryboard.ltm.evaluation import MODES, SPLITS, memory_evaluate
+    from memoryboard.evaluation.retrieval import MODES, SPLITS, memory_evaluate
 
     data = json.loads(EVAL_SET.read_text(encoding="utf-8"))
     rows = []
@@ -136,7 +136,7 @@ def quality_section(quality: list[tuple[str, str]]) -> str:
         "item, 28 related): recall@1 / @5 / @10 / MRR. Hybrid = the one ranking with the minimum relevance "
         "an agent's retrieval applies (a user's search lists the items below it after these); semantic and keyword = the same candidates ordered by the cosine part or BM25 alone, no "
         "threshold; model = the embedder's plain cosine of query and item (no query view, no language axis). "
-        "The constants of `ltm.ranking` were chosen on the dev split (the even positions); test was held out "
+        "The constants of `ltm.search.ranking` were chosen on the dev split (the even positions); test was held out "
         "(docs/retrieval.md). Deterministic: no timing, no noise.", "",
         "| embedder, mode | R@1 / R@5 / R@10 / MRR |", "|---|---:|",
         *[f"| {name} | {value} |" for name, value in quality], "",
@@ -144,9 +144,9 @@ def quality_section(quality: list[tuple[str, str]]) -> str:
 
 
 def _seed(sizes) -> None:
-    from memoryboard.ltm.namespaces import build_namespace
-    from memoryboard.ltm.services import memory_build
-    from memoryboard.ltm.store import memory_upsert_many
+    from memoryboard.models.namespaces import build_namespace
+    from memoryboard.ltm.write.items import memory_build
+    from memoryboard.ltm.store.upsert import memory_upsert_many
     from memoryboard.models import MemoryEmbedding, vector_checksum
 
     rng = np.random.default_rng(7)
@@ -173,9 +173,9 @@ def _seed(sizes) -> None:
 
 def bench_curve(sizes, repeats: int) -> list[tuple[int, float, float, float]]:
     from memoryboard.llm.factory import get_embedder
-    from memoryboard.ltm.retrieval import memory_rank
-    from memoryboard.ltm.selectors import own_memories
-    from memoryboard.ltm.vector_cache import scope_cache
+    from memoryboard.ltm.search.retrieval import memory_rank
+    from memoryboard.ltm.store.selectors import own_memories
+    from memoryboard.ltm.search.vector_cache import scope_cache
 
     embedder = get_embedder()
     rows = []
@@ -208,7 +208,7 @@ def bench_curve(sizes, repeats: int) -> list[tuple[int, float, float, float]]:
 
 
 def bench_1m(repeats: int) -> tuple[float, float]:
-    from memoryboard.ltm import ranking
+    from memoryboard.ltm.search import ranking
 
     rng = np.random.default_rng(3)
     n = 1_000_000
@@ -241,8 +241,8 @@ def bench_1m(repeats: int) -> tuple[float, float]:
 def bench_hnsw(n: int, queries: int) -> dict[str, float]:
     from usearch.index import Index
 
-    from memoryboard.ltm import ann
-    from memoryboard.ltm.retrieval import ANN_CANDIDATES
+    from memoryboard.ltm.search import ann
+    from memoryboard.ltm.search.retrieval import ANN_CANDIDATES
 
     rng = np.random.default_rng(5)
     # Clustered vectors (sentence embeddings are not uniform on the sphere): 1,000 centres plus noise.
@@ -273,10 +273,10 @@ def bench_hnsw(n: int, queries: int) -> dict[str, float]:
 
 def bench_reembed(n: int) -> float:
     from memoryboard.llm.factory import get_embedder
-    from memoryboard.ltm.embeddings import memory_reembed
-    from memoryboard.ltm.namespaces import build_namespace
-    from memoryboard.ltm.services import memory_build
-    from memoryboard.ltm.store import memory_upsert_many
+    from memoryboard.ltm.search.embeddings import memory_reembed
+    from memoryboard.models.namespaces import build_namespace
+    from memoryboard.ltm.write.items import memory_build
+    from memoryboard.ltm.store.upsert import memory_upsert_many
     from memoryboard.models import LongTermMemory
 
     data = json.loads(EVAL_SET.read_text(encoding="utf-8"))
@@ -373,7 +373,7 @@ def main() -> None:
         "One user's top-10 through `memory_rank` (query embedding with the default model, candidate query, "
         "scoring, rows of the results, the first 20 candidates as a retrieval receipt reads them), SQLite, every "
         "scope in one table; the last column reads every candidate, as the evaluation does. Warm: the scope's vectors and keyword "
-        "index cached (`ltm.vector_cache` at the product's default `MEMORYBOARD_VECTOR_CACHE_MB`); cold: cache "
+        "index cached (`ltm.search.vector_cache` at the product's default `MEMORYBOARD_VECTOR_CACHE_MB`); cold: cache "
         "cleared before each search. SQLite and MariaDB alternated: `--alternate`.", "",
         "| items of the user | warm p50 ms | warm p95 ms | warm CPU ms | cold p50 ms | cold CPU ms | cold ÷ warm (CPU) "
         "| warm CPU ms, every candidate read |",

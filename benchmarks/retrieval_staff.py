@@ -84,8 +84,8 @@ def main() -> None:
     from django.db import connection
 
     call_command("migrate", verbosity=0)
-    from memoryboard.ltm import ranking
-    from memoryboard.ltm.namespaces import build_namespace
+    from memoryboard.ltm.search import ranking
+    from memoryboard.models.namespaces import build_namespace
     from memoryboard.models import LongTermMemory, MemoryEmbedding, vector_checksum
 
     rng = np.random.default_rng(11)
@@ -117,7 +117,7 @@ def main() -> None:
         if have % 50_000 < BATCH:
             print(f"  seeded {have:,} ({have / (time.perf_counter() - start):,.0f}/s)", flush=True)
 
-    from memoryboard.ltm.ann import ann_rebuild
+    from memoryboard.ltm.search.ann import ann_rebuild
 
     build_load = [os.getloadavg()[0]]
     t, cpu = time.perf_counter(), time.process_time()
@@ -179,7 +179,7 @@ def main() -> None:
     client = Client(HTTP_HOST="127.0.0.1")
     client.force_login(staff)
 
-    from memoryboard.ltm import ann, retrieval
+    from memoryboard.ltm.search import ann, retrieval
 
     # Each setting (candidates asked of the index / HNSW ef_search) serves every query, in turn per
     # query, so that the machine's load drifts over all of them alike; the code's own setting first.

@@ -55,10 +55,10 @@ import django
 django.setup()
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.services import memory_build
-from memoryboard.ltm.store import memory_upsert_many
-from memoryboard.ltm.embeddings import memory_embed_many
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.write.items import memory_build
+from memoryboard.ltm.store.upsert import memory_upsert_many
+from memoryboard.ltm.search.embeddings import memory_embed_many
 from django.contrib.auth.hashers import make_password
 password = make_password("slow-turns-pw")
 out = []

@@ -4,7 +4,7 @@ sub-scopes of its items (the expected item plus ``size - 1`` others).
 Run: ``.venv/bin/python benchmarks/small_scopes.py [--sizes 10,30] [--draws 15] [--view-weights 0,0.2,0.4]``.
 Prints, per scope size and query-view weight, the share of draws where the expected item is ranked first
 and returned (its match at least ``MIN_RELEVANCE``) and the share where it is returned at all. Scores
-with ``ltm.ranking`` directly (the one scoring function, BM25 over the sub-scope, the language axis when
+with ``ltm.search.ranking`` directly (the one scoring function, BM25 over the sub-scope, the language axis when
 the sub-scope has enough items of each script), in numpy: no database. Figures in docs/retrieval.md.
 """
 
@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-EVAL_SET = ROOT / "tests" / "ltm" / "data" / "bilingual_eval.json"
+EVAL_SET = ROOT / "tests" / "data" / "bilingual_eval.json"
 
 
 def main() -> None:
@@ -37,7 +37,7 @@ def main() -> None:
 
     django.setup()
     from memoryboard.llm.factory import get_embedder, warm_up
-    from memoryboard.ltm import ranking
+    from memoryboard.ltm.search import ranking
 
     warm_up()
     embedder = get_embedder()

@@ -30,10 +30,10 @@ import django
 django.setup()
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.services import memory_build
-from memoryboard.ltm.store import memory_upsert_many
-from memoryboard.ltm.embeddings import memory_embed_many
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.write.items import memory_build
+from memoryboard.ltm.store.upsert import memory_upsert_many
+from memoryboard.ltm.search.embeddings import memory_embed_many
 user, _ = get_user_model().objects.get_or_create(username="rss-user")
 namespace = build_namespace(agent_namespace="chat", user_id=str(user.pk))
 batch = [memory_build(namespace=namespace, content=f"Item {{n}}: the user likes topic {{n % 97}} and place {{n % 31}}",

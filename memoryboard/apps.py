@@ -1,7 +1,11 @@
 import sys
+import threading
 
 from django.apps import AppConfig
+from django.core import checks
 from django.utils.translation import gettext_lazy as _
+
+from memoryboard.llm.factory import warm_up
 
 
 class TasksDbConfig(AppConfig):
@@ -12,6 +16,7 @@ class TasksDbConfig(AppConfig):
     verbose_name = _("Background tasks")
 
     def ready(self) -> None:
+        # Its receivers need the app registry (models): importable only once the apps are loaded.
         from django_tasks_db import signal_handlers  # noqa: F401
 
 
@@ -21,10 +26,8 @@ class MemoryboardConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from django.core import checks
-
-        from memoryboard import checks as memoryboard_checks
-        from memoryboard import signals
+        # The checks and receivers import the models: importable only once the app registry is ready.
+        from memoryboard import checks as memoryboard_checks, signals
 
         checks.register(memoryboard_checks.check_agents_config)
         checks.register(memoryboard_checks.check_namespace_spelling)
@@ -40,8 +43,4 @@ class MemoryboardConfig(AppConfig):
 
 def _warm_up_in_background() -> None:
     """Load the embedder while the server or worker starts (a first search would wait ~1.5 s for it)."""
-    import threading
-
-    from memoryboard.llm.factory import warm_up
-
     threading.Thread(target=warm_up, name="memoryboard-warm-up", daemon=True).start()

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core import checks
+from django.core.exceptions import ImproperlyConfigured
+
+from memoryboard.agents_config import AgentConfigError, load_agents_config
+from memoryboard.llm.factory import EMBEDDER_CHOICES, embedder_choice
+from memoryboard.models.namespaces import SPELLINGS
+from memoryboard.settings import MISSING_SECRET_KEY_PREFIX
 
 
 def check_agents_config(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
-    from memoryboard.ltm.config import AgentConfigError, load_agents_config
-
     try:
         load_agents_config(settings.MEMORYBOARD_AGENTS_FILE)
     except AgentConfigError as exc:
@@ -23,8 +27,6 @@ def check_agents_config(app_configs=None, **kwargs) -> list[checks.CheckMessage]
 
 
 def check_namespace_spelling(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
-    from memoryboard.ltm.namespaces import SPELLINGS
-
     value = getattr(settings, "MEMORYBOARD_NAMESPACE_SPELLING", "compact")
     if value not in SPELLINGS:
         return [
@@ -52,8 +54,6 @@ def check_database_backend(app_configs=None, **kwargs) -> list[checks.CheckMessa
 
 
 def check_embedder(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
-    from memoryboard.llm.factory import EMBEDDER_CHOICES, embedder_choice
-
     choice = embedder_choice()
     if choice not in EMBEDDER_CHOICES:
         return [
@@ -77,8 +77,6 @@ def check_embedder(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
 
 def check_default_agent(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
     """The MCP server and imports write under MEMORYBOARD_DEFAULT_AGENT: it must keep long-term memory."""
-    from memoryboard.ltm.config import AgentConfigError, load_agents_config
-
     try:
         agents = load_agents_config(settings.MEMORYBOARD_AGENTS_FILE)
     except AgentConfigError:
@@ -113,8 +111,6 @@ def check_api_language(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
 
 def check_secret_key(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
     """With DEBUG off, the key must come from MEMORYBOARD_SECRET_KEY (one key for every worker and host)."""
-    from memoryboard.settings import MISSING_SECRET_KEY_PREFIX
-
     if settings.DEBUG or not str(settings.SECRET_KEY).startswith(MISSING_SECRET_KEY_PREFIX):
         return []
     return [
@@ -135,8 +131,6 @@ def refuse_to_serve_on_errors() -> None:
     Raises:
         django.core.exceptions.ImproperlyConfigured: naming each error and its hint.
     """
-    from django.core.exceptions import ImproperlyConfigured
-
     errors = [message for message in checks.run_checks(tags=[checks.Tags.security])
               if message.level >= checks.ERROR]
     if errors:

@@ -13,11 +13,15 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Min, QuerySet
+from django.utils.translation import gettext as _
 
 from memoryboard.audit import audit_record
+from memoryboard.llm.factory import get_summarizer
 from memoryboard.models import AuditLog, ChatMessage, ConversationOwner
 from memoryboard.roles import can_read_all_memories, platform_user_id
 from memoryboard.strategies import ContextResult, MemoryPlan, apply_context, plan_memory
+from memoryboard.strategies.replay import replay
+from memoryboard.summary_cache import ConversationSummaryCache
 
 
 class ConversationNotFound(LookupError):
@@ -33,8 +37,6 @@ CONVERSATION_ID_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._:@+=~-]{0,254}")
 
 def conversation_id_problem(value: Any) -> str | None:
     """Why ``value`` cannot name a conversation (a sentence for the 400), or None when it can."""
-    from django.utils.translation import gettext as _
-
     if not isinstance(value, str):
         return _("A conversation id must be a string.")
     if len(value) > MAX_CONVERSATION_ID:
@@ -50,8 +52,6 @@ class StalePlanError(RuntimeError):
 
 
 def _summarizer():
-    from memoryboard.llm.factory import get_summarizer
-
     return get_summarizer()
 
 
@@ -167,8 +167,6 @@ def context_replay(
 ) -> list:
     """Replay the messages call by call under each strategy with the configured summarizer (see
     :func:`memoryboard.strategies.replay.replay`; raises StrategyError on bad input)."""
-    from memoryboard.strategies.replay import replay
-
     return replay(messages, strategies, format=format, system=system, summarizer=_summarizer())
 
 
@@ -191,8 +189,6 @@ def context_apply(
     """
     cache = None
     if cache_conversation:
-        from memoryboard.summary_cache import ConversationSummaryCache
-
         cache = ConversationSummaryCache(cache_conversation)
     return apply_context(
         name, messages, params, summarizer=_summarizer(), format=format, system=system, keep_system=keep_system,

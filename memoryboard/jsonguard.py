@@ -21,6 +21,13 @@ import math
 import re
 from typing import Any
 
+import numpy as np
+
+try:
+    import orjson
+except ImportError:  # an optional speed-up (requirements.txt installs it)
+    orjson = None
+
 MAX_DEPTH = 64  # deeper than any message format needs (Anthropic blocks in tool results: about 8)
 
 _CONSTANT = object()  # what Infinity / -Infinity / NaN parse to, so the walk can name their field
@@ -96,9 +103,7 @@ def _parse_fast(text_or_bytes: str | bytes | bytearray, field_prefix: str) -> An
     ``1e400``, lone surrogates and text that is not UTF-8, so a value it returns holds no such thing and
     only its depth is left to check. Anything it refuses, and integers of 19 digits or more (which it
     would read as floats), go the slow way, which names the field. ``_CONSTANT`` when it cannot answer."""
-    try:
-        import orjson
-    except ImportError:  # an optional speed-up
+    if orjson is None:
         return _CONSTANT
     raw = text_or_bytes if isinstance(text_or_bytes, (bytes, bytearray)) else None
     if raw is None:
@@ -130,8 +135,6 @@ def _nesting_depth(raw: bytes | bytearray) -> int:
     (one step per backslash of the longest run): 0.3-0.5 ms on a 0.4 MB agent trace (escaped quotes in every
     tool call's arguments) and 4-7 ms on 3.7 MB, where a Python loop over those quotes made it 0.7-1.0 ms
     and 7-13 ms (load 5, same run)."""
-    import numpy as np
-
     text = np.frombuffer(raw, dtype=np.uint8)
     quotes = np.flatnonzero(text == 0x22)
     after_backslash = np.flatnonzero(text[quotes - 1] == 0x5C) if len(quotes) else quotes

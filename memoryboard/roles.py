@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.auth.models import Group, Permission
+from django.utils.module_loading import import_string
 
 SUPPORT_GROUP = "support"
 DEVELOPERS_GROUP = "developers"
@@ -72,8 +74,6 @@ def can_apply_memory_strategy(user) -> bool:
 
 def platform_user_id(user) -> str:
     """The platform user id of a signed-in Django user (see MEMORYBOARD_USER_ID_FUNCTION)."""
-    from django.utils.module_loading import import_string
-
     func = import_string(settings.MEMORYBOARD_USER_ID_FUNCTION)
     return str(func(user))
 
@@ -100,8 +100,6 @@ GROUP_PERMISSIONS: dict[str, list[str]] = {
 
 def ensure_role_groups(**kwargs) -> None:
     """Create the role groups with their permissions (post_migrate; idempotent)."""
-    from django.contrib.auth.models import Group, Permission
-
     for name, codenames in GROUP_PERMISSIONS.items():
         group, _ = Group.objects.get_or_create(name=name)
         perms = Permission.objects.filter(content_type__app_label="memoryboard", codename__in=codenames)

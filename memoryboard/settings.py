@@ -72,8 +72,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Writes of a request that began before the user's erase are refused (ltm.erase_gate).
-    "memoryboard.ltm.erase_gate.WorkBegunMiddleware",
+    # Writes of a request that began before the user's erase are refused (ltm.store.erase_gate).
+    "memoryboard.ltm.store.erase_gate.WorkBegunMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # LocaleMiddleware, except that API clients naming no language get English (docs/decisions.md).
@@ -213,7 +213,7 @@ AUTHENTICATION_BACKENDS = ["memoryboard.api.throttling.ThrottledModelBackend"]
 REST_FRAMEWORK = {
     # Token first: an anonymous request gets 401 with WWW-Authenticate: Token (session-first would say 403).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "memoryboard.api.authentication.TokenAuthentication",
+        "memoryboard.shared.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -298,10 +298,10 @@ DEFAULT_EXCEPTION_REPORTER = "memoryboard.web.errors.SiteExceptionReporter"
 DEFAULT_EXCEPTION_REPORTER_FILTER = "memoryboard.web.errors.SecretsHiddenFilter"
 # Where user names and e-mails come from (see memoryboard/users.py): a class or callable by dotted path.
 MEMORYBOARD_USER_DIRECTORY = os.environ.get("MEMORYBOARD_USER_DIRECTORY", "memoryboard.users.DjangoUserDirectory")
-MEMORYBOARD_USER_ID_FUNCTION = "memoryboard.ltm.namespaces.default_user_id"
+MEMORYBOARD_USER_ID_FUNCTION = "memoryboard.users.default_user_id"
 
 # The spelling memoryboard writes namespaces in: compact (Jackson's), spaced, compact-ascii, spaced-ascii.
-# Reads find every spelling real writers produce (ltm.namespaces.namespace_spellings), whatever this is.
+# Reads find every spelling real writers produce (models.namespaces.namespace_spellings), whatever this is.
 MEMORYBOARD_NAMESPACE_SPELLING = os.environ.get("MEMORYBOARD_NAMESPACE_SPELLING", "compact")
 
 # Long-term memory lifecycle.
@@ -312,13 +312,13 @@ MEMORYBOARD_DELETED_RETENTION_DAYS = env_int("MEMORYBOARD_DELETED_RETENTION_DAYS
 # Pasted playground traces not opened for this many days are removed by purge_deleted (0: kept forever).
 MEMORYBOARD_PLAYGROUND_TRACE_RETENTION_DAYS = env_int("MEMORYBOARD_PLAYGROUND_TRACE_RETENTION_DAYS", 90)
 
-# HNSW index files of large scopes (ltm.ann), one per embedding model; built by manage.py ann_rebuild.
+# HNSW index files of large scopes (ltm.search.ann), one per embedding model; built by manage.py ann_rebuild.
 MEMORYBOARD_ANN_DIR = os.environ.get("MEMORYBOARD_ANN_DIR", str(BASE_DIR / "var" / "ann"))
 # How often each process's follower applies the index change log to this host's files (seconds; at once
 # when a search sees a removal or a long backlog). 0: no thread; a staff search follows the log itself.
 MEMORYBOARD_ANN_FOLLOW_SECONDS = float(os.environ.get("MEMORYBOARD_ANN_FOLLOW_SECONDS", "10"))
 
-# What searches build per scope (vectors, keyword index), kept in each process (ltm.vector_cache).
+# What searches build per scope (vectors, keyword index), kept in each process (ltm.search.vector_cache).
 MEMORYBOARD_VECTOR_CACHE_MB = float(os.environ.get("MEMORYBOARD_VECTOR_CACHE_MB", "128"))
 
 LOGGING = {

@@ -18,21 +18,30 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from django.apps import apps
 from django.conf import settings
 from django.db import close_old_connections, connection, connections, transaction
 from django.utils import timezone
+from django_tasks.base import TaskResultStatus
+
+from memoryboard.models import WorkerHeartbeat
 
 logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
 RECOVER_EVERY_SECONDS = 60
+# The extraction task as the task table names it (``ltm.write.tasks``). Rows written before it moved there
+# keep its old path: the erase and the support pages find those too.
+EXTRACT_TASK_PATH = "memoryboard.ltm.write.tasks.extract_memories_task"
+EXTRACT_TASK_PATHS = (EXTRACT_TASK_PATH, "memoryboard.tasks.extract_memories_task")
 # Tasks that may run again after a lost run without doing anything twice.
 RETRY_SAFE_TASKS = frozenset({
-    "memoryboard.tasks.extract_memories_task",
-    "memoryboard.tasks.ann_update_task",
+    EXTRACT_TASK_PATH,
+    "memoryboard.ltm.search.tasks.ann_update_task",
 })
 WORKER_LOST_PATH = "memoryboard.task_recovery.WorkerLost"
 
@@ -51,9 +60,15 @@ def _seconds(name: str, default: int) -> timedelta:
     return timedelta(seconds=int(getattr(settings, name, default)))
 
 
-def worker_heartbeat(*, worker_id: str, now=None) -> None:
-    from memoryboard.models import WorkerHeartbeat
+def task_result_model():
+    """``django_tasks_db``'s ``DBTaskResult``, or None when that app is not installed (tasks run elsewhere)."""
+    for config in apps.get_app_configs():
+        if config.name == "django_tasks_db":
+            return config.get_model("DBTaskResult")
+    return None
 
+
+def worker_heartbeat(*, worker_id: str, now=None) -> None:
     unique = ["worker_id"] if connection.features.supports_update_conflicts_with_target else None
     WorkerHeartbeat.objects.bulk_create([WorkerHeartbeat(worker_id=worker_id[:64], seen_at=now or timezone.now())],
                                         update_conflicts=True, unique_fields=unique, update_fields=["seen_at"])
@@ -65,11 +80,7 @@ def tasks_recover(*, now=None) -> RecoverySummary:
     Returns:
         The ids of the tasks put back to READY and of those marked FAILED.
     """
-    from django_tasks.base import TaskResultStatus
-    from django_tasks_db.models import DBTaskResult
-
-    from memoryboard.models import WorkerHeartbeat
-
+    DBTaskResult = task_result_model()
     now = now or timezone.now()
     lost_after = _seconds("MEMORYBOARD_WORKER_LOST_SECONDS", 60)
     stale_after = _seconds("MEMORYBOARD_TASK_STALE_SECONDS", 900)
@@ -118,8 +129,6 @@ class HeartbeatThread(threading.Thread):
     def run(self) -> None:
         every = float(getattr(settings, "MEMORYBOARD_WORKER_HEARTBEAT_SECONDS", 10))
         last_recovery = 0.0
-        import time
-
         while not self.stopped.is_set():
             close_old_connections()
             try:
@@ -136,16 +145,10 @@ class HeartbeatThread(threading.Thread):
 
 def failed_extractions(*, user_id: str | None = None, limit: int = 50) -> list[dict]:
     """Failed extraction tasks, newest first (of one platform user when given): when, conversation, why."""
-    from django.apps import apps
-
-    if not apps.is_installed("django_tasks_db"):
+    DBTaskResult = task_result_model()
+    if DBTaskResult is None:
         return []
-    from django_tasks.base import TaskResultStatus
-    from django_tasks_db.models import DBTaskResult
-
-    from memoryboard.ltm.user_data import EXTRACT_TASK_PATH
-
-    qs = DBTaskResult.objects.filter(task_path=EXTRACT_TASK_PATH, status=TaskResultStatus.FAILED)
+    qs = DBTaskResult.objects.filter(task_path__in=EXTRACT_TASK_PATHS, status=TaskResultStatus.FAILED)
     if user_id is not None:
         qs = qs.filter(args_kwargs__kwargs__user_id=str(user_id))
     out = []

@@ -21,12 +21,15 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db.models import Q
 from django.utils.module_loading import import_string
 
+from memoryboard.roles import platform_user_id
+
 DEFAULT_DIRECTORY = "memoryboard.users.DjangoUserDirectory"
-DEFAULT_ID_FUNCTION = "memoryboard.ltm.namespaces.default_user_id"
+DEFAULT_ID_FUNCTION = "memoryboard.users.default_user_id"
 # A name that matches more people than this is too vague to filter by: the filter takes the first ones.
 MAX_MATCHES = 20
 # With a custom id function, the Django users are mapped once and kept this long.
@@ -68,6 +71,11 @@ class UserDirectory(Protocol):
         whose name or e-mail contains it."""
 
 
+def default_user_id(user) -> str:
+    """The platform user id of a signed-in Django user: its primary key (``MEMORYBOARD_USER_ID_FUNCTION``)."""
+    return str(user.pk)
+
+
 def _person(user, user_id: str) -> Person:
     full = (user.get_full_name() or "").strip() if hasattr(user, "get_full_name") else ""
     username = user.get_username()
@@ -79,8 +87,6 @@ class DjangoUserDirectory:
     """People are Django's users; the platform id follows ``MEMORYBOARD_USER_ID_FUNCTION``."""
 
     def __init__(self):
-        from django.contrib.auth import get_user_model
-
         self.model = get_user_model()
         self.by_pk = getattr(settings, "MEMORYBOARD_USER_ID_FUNCTION", DEFAULT_ID_FUNCTION) == DEFAULT_ID_FUNCTION
 
@@ -99,8 +105,6 @@ class DjangoUserDirectory:
 
     def _mapping(self) -> dict[str, str]:
         """Platform id → Django pk for every user (only with a custom id function), cached briefly."""
-        from memoryboard.roles import platform_user_id
-
         mapping = cache.get(MAPPING_CACHE_KEY)
         if mapping is None:
             mapping = {platform_user_id(u): u.pk for u in self.model.objects.all()[:MAX_MAPPED_USERS]}
@@ -108,8 +112,6 @@ class DjangoUserDirectory:
         return mapping
 
     def _platform_id(self, user) -> str:
-        from memoryboard.roles import platform_user_id
-
         return str(user.pk) if self.by_pk else platform_user_id(user)
 
     def people(self, user_ids: Iterable[str]) -> dict[str, Person]:

@@ -39,8 +39,8 @@ def _fresh_cache(_tasks_inline_and_offline):
     tests (a rolled-back test may leave ids and timestamps to the next)."""
     from django.core.cache import cache, caches
 
-    from memoryboard.ltm.reconcile_scope import forget_scope_indexes
-    from memoryboard.ltm.vector_cache import scope_cache
+    from memoryboard.ltm.write.reconcile_scope import forget_scope_indexes
+    from memoryboard.ltm.search.vector_cache import scope_cache
 
     scope_cache.clear()
     forget_scope_indexes()  # the reconcile step's per-namespace indexes (ids repeat across tests)
@@ -113,11 +113,11 @@ def login(client):
 @pytest.fixture
 def make_memory(db):
     """Create a stored item for a user: make_memory(user, "content", type="FACT", agent="chat")."""
-    from memoryboard.ltm.namespaces import build_namespace
-    from memoryboard.ltm.services import memory_create
+    from memoryboard.models.namespaces import build_namespace
+    from memoryboard.ltm.write.items import memory_create
 
     def make(user, content, *, memory_type="FACT", agent="chat", source="agent_tool", archived_reason=None):
-        from memoryboard.ltm.services import memory_archive
+        from memoryboard.ltm.store.items import memory_archive
 
         memory = memory_create(
             namespace=build_namespace(agent_namespace=agent, user_id=str(user.pk)),

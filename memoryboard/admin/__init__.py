@@ -12,6 +12,7 @@ from memoryboard.admin.audit import AuditLogAdmin
 from memoryboard.admin.chat import ChatMessageAdmin
 from memoryboard.admin.memory import LongTermMemoryAdmin
 from memoryboard.admin.receipts import RetrievalReceiptAdmin
+from memoryboard.roles import is_developer
 
 # The site is memoryboard (templates/admin/base_site.html shows the name, the dashboard links and the
 # language switch). No model sidebar: its 280 px are the memory list's, which must fit 1366 px.
@@ -26,8 +27,6 @@ def _with_show_ids(site):
 
     @functools.wraps(each_context)
     def each_context_with_show_ids(request):
-        from memoryboard.roles import is_developer
-
         return {**each_context(request), "show_ids": is_developer(request.user)}
 
     site.each_context = each_context_with_show_ids

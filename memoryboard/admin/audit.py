@@ -2,42 +2,22 @@
 
 from __future__ import annotations
 
-import json
-
 from django.contrib import admin
 from django.urls import reverse
-from django.utils.http import urlencode
 from django.utils.html import format_html, format_html_join
+from django.utils.http import urlencode
 from django.utils.translation import gettext, gettext_lazy as _, ngettext
 
+from memoryboard.admin.common import ReadOnlyAdminMixin, person_link, pretty_json
 from memoryboard.admin.filters import SubjectAgentFilter, SubjectUserFilter
 from memoryboard.admin.paginator import CappedChangeList, CappedCountAdminMixin
 from memoryboard.audit import item_texts, recorded_snapshots
+from memoryboard.ltm.people.user_data import SECTION_LABELS, SUPPORT_LABELS, user_data_sections
 from memoryboard.models import AuditLog, LongTermMemory, MemoryState
 from memoryboard.models.audit import OBJECT_TYPES
+from memoryboard.models.labels import reason_label, type_label
 from memoryboard.roles import is_developer
 from memoryboard.users import people
-
-
-class ReadOnlyAdminMixin:
-    """No add, change or delete for anyone; viewing follows the model's view permission."""
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-def pretty_json(value) -> str:
-    """Indented JSON in a <pre>, escaped (memory content may hold markup)."""
-    if value is None:
-        return "—"
-    return format_html('<pre class="mb-json">{}</pre>', json.dumps(value, indent=2, ensure_ascii=False,
-                                                                  sort_keys=True, default=str))
 
 
 def _short(text: str) -> str:
@@ -63,8 +43,6 @@ def _snapshot_text(entry: AuditLog) -> str:
 def _gone_words(entry: AuditLog) -> str:
     """A memory item that no longer exists (purged, or erased with its owner's data), in words: its text
     or type as an entry recorded it, if one did; never its id (developers read that on the entry's page)."""
-    from memoryboard.labels import type_label
-
     for snapshot in (entry.before, entry.after, getattr(entry, "recorded", None)):
         value = snapshot.get("value_json") if isinstance(snapshot, dict) else None
         if isinstance(value, dict) and value.get("content"):
@@ -75,8 +53,6 @@ def _gone_words(entry: AuditLog) -> str:
 
 
 def _state_words(snapshot: dict) -> str:
-    from memoryboard.labels import reason_label
-
     if not snapshot.get("archived"):
         return str(MemoryState.ACTIVE.label)
     return reason_label(snapshot.get("archived_reason")) or str(MemoryState.ARCHIVED.label)
@@ -85,12 +61,8 @@ def _state_words(snapshot: dict) -> str:
 def audit_changes(entry: AuditLog) -> list[tuple[str, str, str]]:
     """``(what, before, after)`` in words: an item's text, type, state and score; an erasure's rows by kind
     (not table names); a bulk action's count. Unknown shapes give no rows (developers read the JSON)."""
-    from memoryboard.labels import type_label
-
     before, after = entry.before, entry.after
     if isinstance(after, dict) and isinstance(after.get("tables"), dict):  # an erasure: counts per table
-        from memoryboard.ltm.user_data import SECTION_LABELS, user_data_sections
-        from memoryboard.web.data_erase import SUPPORT_LABELS
 
         keys = {section.table: section.key for section in user_data_sections()}
         labels = {**SECTION_LABELS, **SUPPORT_LABELS}  # staff read this page: "their", not "your"
@@ -201,8 +173,6 @@ class AuditLogAdmin(ReadOnlyAdminMixin, CappedCountAdminMixin, admin.ModelAdmin)
 
     @admin.display(description=_("subject user"))
     def subject(self, obj):
-        from memoryboard.admin.memory import person_link
-
         return person_link(getattr(obj, "person", None))
 
     @admin.display(description=_("actor"), ordering="actor_label")

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import Q
 from django.template.defaultfilters import linebreaksbr
 from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.text import Truncator
 from django.utils.translation import gettext, gettext_lazy as _
 
-from django.db.models import Q
-
+from memoryboard.admin.common import GoneObjectMixin, PeopleChangeList, person_link
 from memoryboard.admin.filters import ChatAgentFilter, ChatUserFilter, ConversationFilter
 from memoryboard.admin.logentry import IdOnlyLogMixin
-from memoryboard.admin.memory import GoneObjectMixin, PeopleChangeList, person_link
 from memoryboard.admin.paginator import CappedCountAdminMixin
-from memoryboard.labels import json_words
+from memoryboard.agents_config import agent_labels
 from memoryboard.models import ChatMessage
+from memoryboard.models.labels import json_words
 from memoryboard.roles import is_developer
 from memoryboard.users import people
 
@@ -129,8 +129,6 @@ class ChatMessageAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin, a
 
     @admin.display(description=_("agent"), ordering="agent_id")
     def agent(self, obj):
-        from memoryboard.web.my_memories import agent_labels
-
         return agent_labels().get(obj.agent_id, obj.agent_id)
 
     @admin.display(description=_("content"))

@@ -1,7 +1,7 @@
 """List filters of the admin.
 
 Agent, user, type and source live in the namespace text and in ``value_json``, not in columns, so
-they are SimpleListFilters that call the shared ``ltm.selectors.filter_memories``.
+they are SimpleListFilters that call the shared ``ltm.store.selectors.filter_memories``.
 """
 
 from __future__ import annotations
@@ -11,13 +11,11 @@ from django.db.models import Exists, OuterRef
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
-from memoryboard.ltm.selectors import (
-    exact_text_q,
-    filter_memories,
-    known_agent_namespaces,
-    user_term_q,
-)
+from memoryboard.agents_config import agent_labels, get_agents_config
+from memoryboard.ltm.store.selectors import exact_text_q, filter_memories, known_agent_namespaces, user_term_q
+from memoryboard.ltm.store.states import state_q
 from memoryboard.models import ArchivedReason, LongTermMemory, MemoryFlag, MemoryState, MemoryType, Source
+from memoryboard.users import user_ids_matching
 
 
 def paused_exists() -> Exists:
@@ -64,8 +62,6 @@ class AgentFilter(admin.SimpleListFilter):
     parameter_name = "agent"
 
     def lookups(self, request, model_admin):
-        from memoryboard.web.my_memories import agent_labels
-
         choices = known_agent_namespaces()
         current = self.value()
         if current and current not in dict(choices):
@@ -87,9 +83,6 @@ class ChatAgentFilter(admin.SimpleListFilter):
     parameter_name = "agent_id"
 
     def lookups(self, request, model_admin):
-        from memoryboard.web.my_memories import agent_labels
-        from memoryboard.ltm.config import get_agents_config
-
         labels = agent_labels()
         agents = sorted(get_agents_config().agents)
         if self.value() and self.value() not in agents:
@@ -168,8 +161,6 @@ class StateFilter(admin.SimpleListFilter):
         return out
 
     def queryset(self, request, queryset):
-        from memoryboard.web.person_items import state_q
-
         value = self.value() or ""
         if value.startswith("archived:"):
             reason = value.partition(":")[2]
@@ -194,8 +185,6 @@ class SubjectUserFilter(InputFilter):
     placeholder = _("Name, e-mail or user id")
 
     def queryset(self, request, queryset):
-        from memoryboard.users import user_ids_matching
-
         term = (self.value() or "").strip()
         if not term:
             return queryset
@@ -223,8 +212,6 @@ class ChatUserFilter(InputFilter):
     placeholder = _("Name, e-mail or user id")
 
     def queryset(self, request, queryset):
-        from memoryboard.users import user_ids_matching
-
         term = (self.value() or "").strip()
         return queryset.filter(user_id__in=user_ids_matching(term)) if term else queryset
 

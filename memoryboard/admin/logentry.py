@@ -2,7 +2,7 @@
 
 Django writes ``str(obj)`` into ``LogEntry.object_repr``: for a memory item or a chat message that is its
 content, which would then outlive the item's erase. These admins write the id instead; the erase also
-deletes the rows about the user's items and messages (``ltm.user_data``, section ``admin_log``).
+deletes the rows about the user's items and messages (``ltm.people.user_data``, section ``admin_log``).
 """
 
 from __future__ import annotations

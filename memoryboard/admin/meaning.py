@@ -1,4 +1,4 @@
-"""The admin's search by meaning: the one search (``ltm.retrieval.memory_rank``) over the items the staff
+"""The admin's search by meaning: the one search (``ltm.search.retrieval.memory_rank``) over the items the staff
 member may see, one user's or everyone's, each result with the parts of its score.
 
 The changelist's own search stays a text search (substring or id, paginated and counted); ranking by
@@ -13,8 +13,8 @@ from django.template.response import TemplateResponse
 from django.utils.translation import gettext, gettext_lazy as _
 
 from memoryboard.llm.errors import LLMError
-from memoryboard.ltm.retrieval import DEFAULT_K, MAX_K, MAX_QUERY_CHARS, memory_rank
-from memoryboard.ltm.selectors import memory_queryset_for, user_term_q
+from memoryboard.ltm.search.retrieval import DEFAULT_K, MAX_K, MAX_QUERY_CHARS, memory_rank
+from memoryboard.ltm.store.selectors import memory_queryset_for, user_term_q
 from memoryboard.models.retrieval import INDEX_LABELS, OUTCOME_LABELS
 from memoryboard.users import attach_people
 

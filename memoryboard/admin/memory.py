@@ -1,44 +1,53 @@
 """Admin of long-term memory items (``ah_long_term_memory``), built for a million rows.
 
-Every write goes through the services (``ltm.services`` and ``admin.services``), so it is audited.
-Support staff view, edit, archive, restore and re-embed; developers view; superusers may also purge.
+Every write goes through the services (``ltm.store.items``, ``ltm.write.edits``, ``ltm.write.staff``), so
+it is audited. Support staff view, edit, archive, restore and re-embed; developers view; superusers may also purge.
 """
 
 from __future__ import annotations
 
 from django import forms
 from django.conf import settings
-from django.db import connection
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db import connection
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from urllib.parse import quote
-
 from django.urls import path, reverse
 from django.utils.formats import date_format
 from django.utils.html import format_html
 from django.utils.http import urlencode
-from django.utils.timezone import localtime
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
+from django.utils.timezone import localtime
 from django.utils.translation import gettext, gettext_lazy as _, ngettext
 
+from memoryboard.admin.audit import audit_changes
+from memoryboard.admin.common import GoneObjectMixin, PeopleChangeList, person_link
+from memoryboard.admin.filters import AgentFilter, SourceFilter, StateFilter, TypeFilter, UserFilter, paused_exists
 from memoryboard.admin.logentry import IdOnlyLogMixin
-from memoryboard.admin.filters import (
-    AgentFilter,
-    SourceFilter,
-    StateFilter,
-    TypeFilter,
-    UserFilter,
-    paused_exists,
-)
 from memoryboard.admin.meaning import meaning_search_view
-from memoryboard.admin.paginator import CappedChangeList, CappedCountAdminMixin
-from memoryboard.admin.services import (
+from memoryboard.admin.paginator import CappedCountAdminMixin
+from memoryboard.agents_config import agent_labels, get_agents_config
+from memoryboard.llm.errors import LLMError
+from memoryboard.ltm.search import ranking
+from memoryboard.ltm.search.receipts import receipts_for_memory
+from memoryboard.ltm.search.retrieval import memory_search
+from memoryboard.ltm.store.items import MAX_CONTENT_CHARS, MemoryError
+from memoryboard.ltm.store.selectors import (
+    configured_agent_namespaces,
+    filter_memories,
+    memory_queryset_for,
+    own_memories,
+)
+from memoryboard.ltm.store.states import memory_state
+from memoryboard.ltm.write.edits import memory_update
+from memoryboard.ltm.write.reconcile import memory_save_reconciled
+from memoryboard.ltm.write.review import memory_review_approve, memory_review_reject
+from memoryboard.ltm.write.staff import (
     MAX_BULK_ITEMS,
     BulkTooLarge,
     memory_archive_many,
@@ -50,18 +59,6 @@ from memoryboard.admin.services import (
     memory_restore_many,
     memory_resume_many,
 )
-from memoryboard.labels import reason_label, source_label, type_label
-from memoryboard.llm.errors import LLMError
-from memoryboard.ltm.config import get_agents_config
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.selectors import (
-    configured_agent_namespaces,
-    filter_memories,
-    memory_queryset_for,
-    own_memories,
-)
-from memoryboard.ltm.reconcile import memory_save_reconciled
-from memoryboard.ltm.services import MAX_CONTENT_CHARS, MemoryError, memory_update
 from memoryboard.models import (
     ArchivedReason,
     AuditLog,
@@ -72,7 +69,10 @@ from memoryboard.models import (
     MemoryType,
     Source,
 )
+from memoryboard.models.labels import reason_label, source_label, type_label
+from memoryboard.models.namespaces import build_namespace
 from memoryboard.roles import can_change_any_memory, can_purge, is_developer
+from memoryboard.shared.item_words import describe
 from memoryboard.users import attach_people, person
 
 PREVIEW_CHARS = 120
@@ -134,46 +134,11 @@ class MemoryAddForm(_MemoryForm):
         self.fields["agent"].choices = configured_agent_namespaces()
 
 
-URL_SAFE = "!$&'()*+,;=/~:@"  # what reverse() leaves unquoted
-
-
-class GoneObjectMixin:
-    """An address of an object that no longer exists (an old link, a purged item) says so in words to
-    support and goes back to the list; developers keep Django's message with the id."""
-
-    def _get_obj_does_not_exist_redirect(self, request, opts, object_id):
-        if is_developer(request.user):
-            return super()._get_obj_does_not_exist_redirect(request, opts, object_id)
-        self.message_user(request, gettext("This %(name)s no longer exists: it was deleted, purged or erased.")
-                          % {"name": opts.verbose_name}, messages.WARNING)
-        return HttpResponseRedirect(reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"))
-
-
-def person_link(p) -> str:
-    """A user as support knows them: the name linked to their user page, and the platform id."""
-    if p is None:
-        return "—"
-    url = reverse("people") + quote(p.user_id, safe=URL_SAFE) + "/"  # reverse("person"), without a resolver per row
-    if p.name == p.user_id:
-        return format_html('<a href="{}">{}</a>', url, p.user_id)
-    return format_html('<a href="{}">{}</a> <span class="mb-uid">{}</span>', url, p.name, p.user_id)
-
-
 def _labelled(memories: list[LongTermMemory]) -> list[LongTermMemory]:
     for m in memories:
         m.type_label = type_label(m.memory_type)
         m.state_label = reason_label(m.archived_reason) if m.archived else MemoryState.ACTIVE.label
     return memories
-
-
-class PeopleChangeList(CappedChangeList):
-    """A changelist whose rows carry ``person`` from one user directory lookup for the page."""
-
-    people_attr = "user_id"
-
-    def get_results(self, request):
-        super().get_results(request)
-        self.result_list = attach_people(self.result_list, attr=self.people_attr)
 
 
 FROM_ITEM = "_from_item"
@@ -191,9 +156,7 @@ def _bulk_action(name: str, description, title, service, done):
 
 
 def _review(decision: str, *, memories, actor) -> list[str]:
-    """Approve or reject the selected items that wait for review (``ltm.review``); others are left alone."""
-    from memoryboard.ltm.review import memory_review_approve, memory_review_reject
-
+    """Approve or reject the selected items that wait for review (``ltm.write.review``); others are left alone."""
     service = memory_review_approve if decision == "approve" else memory_review_reject
     return service(memories=memories, actor=actor)
 
@@ -268,8 +231,6 @@ class LongTermMemoryAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin
 
     @admin.display(description=_("agent"))
     def agent(self, obj):
-        from memoryboard.web.my_memories import agent_labels
-
         agent = obj.agent_namespace or obj.agent_id
         return agent_labels().get(agent, agent)
 
@@ -312,8 +273,6 @@ class LongTermMemoryAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin
     @admin.display(description=_("why"))
     def state_explained(self, obj):
         """The state in a sentence: what, when, why (the threshold, the limit, support's words)."""
-        from memoryboard.web.person_items import describe
-
         item = describe([obj], user_id=obj.user_id or "")[0]
         return item.state_text or "—"
 
@@ -333,8 +292,6 @@ class LongTermMemoryAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin
             return MemoryState.ARCHIVED, label
         paused = getattr(obj, "is_paused", None)
         if paused is None:
-            from memoryboard.ltm.services import memory_state
-
             paused = memory_state(obj) == MemoryState.PAUSED
         state = MemoryState.PAUSED if paused else MemoryState.ACTIVE
         return state, state.label
@@ -511,8 +468,6 @@ class LongTermMemoryAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin
     def history_view(self, request, object_id, extra_context=None):
         """Django's history page, with the item's audit entries in words first (most changes are not the
         admin's: agents, the support desk, the owner)."""
-        from memoryboard.admin.audit import audit_changes
-
         entries = AuditLog.objects.filter(object_type="memory", object_id=unquote(object_id))[:50]
         extra_context = {**(extra_context or {}), "audit_entries": [(e, audit_changes(e)) for e in entries]}
         return super().history_view(request, object_id, extra_context)
@@ -531,10 +486,6 @@ class LongTermMemoryAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin
             MemoryAccess.objects.filter(memory_id=obj.pk).first()
         )
         related, related_error = self._related(obj)
-        from memoryboard.ltm.receipts import receipts_for_memory
-
-        from memoryboard.web.my_memories import agent_labels
-        from memoryboard.web.person_items import describe
 
         agents = agent_labels()
         for access in access_page.object_list:
@@ -566,7 +517,6 @@ class LongTermMemoryAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin
             return [("approve_selected", gettext("Approve")), ("reject_selected", gettext("Reject"))]
         if obj.archived:
             return [("restore_selected", gettext("Restore"))]
-        from memoryboard.ltm.services import memory_state
 
         paused = memory_state(obj) == MemoryState.PAUSED
         return [
@@ -577,9 +527,6 @@ class LongTermMemoryAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin
 
     def _related(self, obj) -> tuple[list, str]:
         """The nearest active items of the same user (duplicates, contradictions), and an error if any."""
-        from memoryboard.ltm import ranking
-        from memoryboard.ltm.retrieval import memory_search
-
         if not obj.user_id or not obj.content:
             return [], ""
         candidates = own_memories(user_id=obj.user_id).exclude(pk=obj.pk)

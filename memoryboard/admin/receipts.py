@@ -13,10 +13,12 @@ from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 from django.utils.translation import gettext, gettext_lazy as _, ngettext
 
-from memoryboard.admin.audit import ReadOnlyAdminMixin, pretty_json
+from memoryboard.admin.common import ReadOnlyAdminMixin, person_link, pretty_json
 from memoryboard.admin.paginator import CappedCountAdminMixin
+from memoryboard.agents_config import agent_labels, get_agents_config
 from memoryboard.models import LongTermMemory, MemoryAccess, RetrievalReceipt
 from memoryboard.roles import is_developer
+from memoryboard.users import person
 
 KIND_LABELS = dict(MemoryAccess.Kind.choices)
 
@@ -43,8 +45,6 @@ class ReceiptAgentFilter(admin.SimpleListFilter):
     parameter_name = "agent_id"
 
     def lookups(self, request, model_admin):
-        from memoryboard.ltm.config import get_agents_config
-
         return [(agent_id, cfg.label) for agent_id, cfg in sorted(get_agents_config().agents.items())]
 
     def queryset(self, request, queryset):
@@ -70,15 +70,10 @@ class RetrievalReceiptAdmin(ReadOnlyAdminMixin, CappedCountAdminMixin, admin.Mod
 
     @admin.display(description=_("agent"), ordering="agent_id")
     def agent_text(self, obj):
-        from memoryboard.web.my_memories import agent_labels
-
         return agent_labels().get(obj.agent_id, obj.agent_id)
 
     @admin.display(description=_("user"))
     def user_text(self, obj):
-        from memoryboard.admin.memory import person_link
-        from memoryboard.users import person
-
         return person_link(person(obj.user_id)) if obj.user_id else "—"
 
     @admin.display(description=_("kind"))

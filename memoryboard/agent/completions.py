@@ -18,7 +18,8 @@ from django.db import transaction
 
 from memoryboard.agent.runtime import AgentLLMUnavailable, TurnResult
 from memoryboard.agent.service import AgentStoreUnavailable, conversation_rows_of, run_turn_atomic, turn_start
-from memoryboard.ltm.erase_gate import erase_gate_pass
+from memoryboard.llm.factory import get_chat_model
+from memoryboard.ltm.store.erase_gate import erase_gate_pass
 from memoryboard.models import ChatMessage
 
 __all__ = ["CompletionResult", "chat_completion", "content_text", "new_messages"]
@@ -85,8 +86,6 @@ def chat_completion(
     history, turn_messages = messages[:start], messages[start:]
     query = next((content_text(m.get("content")) for m in reversed(messages) if m["role"] == "user"), "")
     if chat_model is None:
-        from memoryboard.llm.factory import get_chat_model
-
         chat_model = get_chat_model()
 
     if not fresh:

@@ -7,6 +7,7 @@ import logging
 from django.utils.translation import gettext as _
 
 from memoryboard.agent.interceptors import BEFORE_LLM_CALL, ChainContext
+from memoryboard.llm.errors import LLMError
 from memoryboard.strategies import CONTEXT_SUMMARY_INSTRUCTION, MAX_CONVERSATION_CHARS, read_conversation, total_tokens
 from memoryboard.strategies.summarizer import transcript_line
 from memoryboard.strategies.tokens import CHARS_PER_TOKEN, MESSAGE_OVERHEAD
@@ -91,8 +92,6 @@ class SummarizationHook:
         self.last_action, self._action_words = action, words
 
     def _summary_message(self, middle: list[dict]) -> dict:
-        from memoryboard.llm.errors import LLMError
-
         text = _transcript(middle)
         try:
             reply = self.chat_model.complete(

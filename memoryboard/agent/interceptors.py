@@ -13,9 +13,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from django.utils.translation import gettext as _, ngettext
 
+from memoryboard.conversations import context_apply
 from memoryboard.strategies import read_conversation
 from memoryboard.strategies.units import Units
-from memoryboard.web.strategy_texts import fallback_text
+from memoryboard.strategy_texts import fallback_text
 
 BEFORE_LLM_CALL = "BEFORE_LLM_CALL"
 
@@ -25,7 +26,7 @@ class ChainContext:
     """What a step may read, and where it reports what it did.
 
     Attributes:
-        agent: the agent's :class:`~memoryboard.ltm.config.AgentConfig`.
+        agent: the agent's :class:`~memoryboard.agents_config.AgentConfig`.
         conversation_id: the stored conversation, whose cached summaries SUMMARIZE reuses (None: no cache).
         notes: one line per step that changed something, e.g. ``"context: COMPOSITE 12 -> 5 messages"``.
     """
@@ -73,8 +74,6 @@ class ContextEditingInterceptor:
         self.params = params
 
     def intercept(self, messages: list[dict], context: ChainContext) -> list[dict]:
-        from memoryboard.conversations import context_apply
-
         agent = context.agent
         strategy = self.strategy or getattr(agent, "context_strategy", None) or "COMPOSITE"
         params = self.params if self.params is not None else dict(getattr(agent, "context_params", {}) or {})

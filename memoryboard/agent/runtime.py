@@ -18,24 +18,28 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from memoryboard.agent.hooks import SummarizationHook
 from memoryboard.agent.interceptors import ChainContext, ContextEditingInterceptor, run_before_model_chain
-from memoryboard.ltm.config import AgentConfig
-from memoryboard.ltm.extraction import should_skip_extraction
-from memoryboard.ltm.namespaces import Namespace, build_namespace
-from memoryboard.ltm.locks import NamespaceLockTimeout, namespace_lock
-from memoryboard.ltm.receipts import receipt_record
-from memoryboard.ltm.retrieval import (
-    ScoredMemory,
+from memoryboard.agents_config import AgentConfig
+from memoryboard.llm.errors import LLMError
+from memoryboard.ltm.search.receipts import receipt_record
+from memoryboard.ltm.search.results import ScoredMemory
+from memoryboard.ltm.search.retrieval import (
     format_memory_block,
     memory_log_access,
     memory_retrieve_ranking,
     memory_switches,
 )
-from memoryboard.ltm.tools import BUSY, MEMORY_TOOLS, DeferredWrites, memory_tool_save_apply, run_memory_tool
+from memoryboard.ltm.store.erase_gate import work_begun_at
+from memoryboard.ltm.store.locks import NamespaceLockTimeout, namespace_lock
+from memoryboard.ltm.write.extraction import should_skip_extraction
+from memoryboard.ltm.write.tasks import extract_memories_task
+from memoryboard.ltm.write.tools import BUSY, MEMORY_TOOLS, DeferredWrites, memory_tool_save_apply, run_memory_tool
 from memoryboard.models import ChatMessage, MemoryAccess
+from memoryboard.models.namespaces import Namespace, build_namespace
 from memoryboard.strategies import Role, to_message
 from memoryboard.strategies.formats import openai_message
 
@@ -145,11 +149,6 @@ def _enqueue_extraction(
     )
     if reason:
         return f"skipped: {reason}"
-    from memoryboard.tasks import extract_memories_task
-
-    from django.utils import timezone
-
-    from memoryboard.ltm.erase_gate import work_begun_at
 
     begun = work_begun_at() or timezone.now()
     extract_memories_task.enqueue(
@@ -218,8 +217,6 @@ def turn_think(
     Raises:
         AgentLLMUnavailable: when a model call fails; nothing of the reply is stored.
     """
-    from memoryboard.llm.errors import LLMError
-
     ltm = agent.long_term_memory
     namespace = agent_namespace(agent, user_id)
     writes = DeferredWrites()

@@ -10,9 +10,10 @@ from django.core.exceptions import PermissionDenied
 from django.db import InterfaceError, OperationalError, transaction
 
 from memoryboard.agent.runtime import AgentLLMUnavailable, TurnResult, history_messages, turn_commit, turn_think
+from memoryboard.agents_config import get_agents_config
 from memoryboard.conversations import conversation_claim
-from memoryboard.ltm.config import get_agents_config
-from memoryboard.ltm.erase_gate import erase_gate_pass
+from memoryboard.llm.factory import get_chat_model
+from memoryboard.ltm.store.erase_gate import erase_gate_pass
 from memoryboard.models import ChatMessage
 from memoryboard.roles import may_write_memories_of, platform_user_id
 
@@ -79,7 +80,7 @@ def run_turn_atomic(*, conversation_id: str, savepoint: bool = True, before_comm
     """:func:`run_turn` with the turn's writes (items saved by its tool calls, the assistant row) in one
     short transaction after the model has answered (:func:`turn_commit`); its errors name the
     conversation. ``before_commit``: the caller's own writes of the turn, run first in that transaction,
-    after the erase gate (``ltm.erase_gate``; the caller need not pass it again).
+    after the erase gate (``ltm.store.erase_gate``; the caller need not pass it again).
     ``savepoint=False`` when the transaction is the outermost one anyway (no SAVEPOINT round trips).
 
     Raises:
@@ -155,8 +156,6 @@ def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str
             role=ChatMessage.Role.USER, content=message,
         )
     if chat_model is None:
-        from memoryboard.llm.factory import get_chat_model
-
         chat_model = get_chat_model()
     turn = run_turn_atomic(
         agent=agent, user_id=user_id, conversation_id=conversation_id,

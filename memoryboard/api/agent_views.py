@@ -16,8 +16,7 @@ from memoryboard.agent.service import (
     agent_chat,
 )
 from memoryboard.api.exceptions import ApplicationError, turn_llm_failure, with_retry_after
-from memoryboard.api.serializers import ErrorBodySerializer, StrictCharField
-from memoryboard.api.views import _errors
+from memoryboard.api.serializers import ErrorBodySerializer, StrictCharField, error_responses
 from memoryboard.conversations import conversation_id_problem
 
 MAX_MESSAGE_CHARS = 20_000
@@ -73,7 +72,7 @@ class AgentChatView(APIView):
         request=AgentChatInputSerializer,
         responses={
             200: AgentChatOutputSerializer,
-            **_errors(400, 401, 404, 413),
+            **error_responses(400, 401, 404, 413),
             502: OpenApiResponse(AgentChatErrorSerializer, description=(
                 "The language model failed; the message was stored in `conversation_id`.")),
             503: OpenApiResponse(AgentChatErrorSerializer, description=(

@@ -1,4 +1,4 @@
-"""One error shape for the whole API: ``{"error": {"code", "message", "fields"}}``.
+"""One error shape for the whole API: ``{"error": {"code", "message", "fields"}}`` (``shared.errors``).
 
 Views stay thin: the errors of the services and the strategy package are turned into their HTTP
 status here, in one place.
@@ -6,8 +6,8 @@ status here, in one place.
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig
+from django.conf import settings
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied, RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from django.utils.translation import gettext as _
@@ -15,6 +15,14 @@ from rest_framework import exceptions, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+from memoryboard.conversations import ConversationNotFound, StalePlanError
+from memoryboard.llm.chat import REPLY_TOO_LARGE
+from memoryboard.llm.errors import LLMError
+from memoryboard.ltm.store.erase_gate import UserDataErased
+from memoryboard.ltm.store.items import MemoryError
+from memoryboard.shared.errors import RETRY_AFTER_SECONDS, body_limit_for, body_too_large_message, error_body
+from memoryboard.strategies import StrategyConfigError, StrategyError
 
 
 class ApplicationError(Exception):
@@ -50,18 +58,8 @@ def _flatten(detail, prefix: str = "") -> dict[str, list[str]]:
     return out
 
 
-def error_body(code: str, message: str, fields: dict[str, list[str]] | None = None) -> dict:
-    """The JSON body of every API error."""
-    return {"error": {"code": code, "message": message, "fields": fields or {}}}
-
-
 def turn_llm_failure(reason: str) -> tuple[str, str]:
     """The code and message of an agent turn whose model failed after the user's message was stored."""
-    from django.conf import settings
-    from django.utils.translation import gettext as _
-
-    from memoryboard.llm.chat import REPLY_TOO_LARGE
-
     if reason.startswith(REPLY_TOO_LARGE):
         return "llm_reply_too_large", _(
             "The language model's reply is longer than the limit of %(limit)s characters "
@@ -73,12 +71,6 @@ def turn_llm_failure(reason: str) -> tuple[str, str]:
 
 def _domain_error(exc, context=None) -> ApplicationError | None:
     """Errors of the services and the strategy package, as the API reports them."""
-    from memoryboard.conversations import ConversationNotFound, StalePlanError
-    from memoryboard.llm.errors import LLMError
-    from memoryboard.ltm.erase_gate import UserDataErased
-    from memoryboard.ltm.services import MemoryError
-    from memoryboard.strategies import StrategyConfigError, StrategyError
-
     if isinstance(exc, StrategyConfigError) and exc.field != "name":
         # Parameters arrive under "params" in every request body.
         return ApplicationError(exc.message, field=f"params.{exc.field}")
@@ -100,13 +92,7 @@ def _domain_error(exc, context=None) -> ApplicationError | None:
             f"The language model failed ({getattr(exc, 'reason', 'error')}).", status_code=502, code="llm_error"
         )
     if isinstance(exc, RequestDataTooBig):
-        from django.conf import settings
-
-        from memoryboard.api.middleware import body_too_large_message
-
         request = context.get("request") if context else None
-        from memoryboard.api.middleware import body_limit_for
-
         limit = body_limit_for(request.path) if request is not None else settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         return ApplicationError(body_too_large_message(limit), status_code=413, code="request_too_large")
     if isinstance(exc, (OperationalError, InterfaceError)):
@@ -119,8 +105,6 @@ def _domain_error(exc, context=None) -> ApplicationError | None:
 def with_retry_after(response):
     """A 503 (the database busy or unreachable) says when to try again."""
     if response.status_code == status.HTTP_503_SERVICE_UNAVAILABLE:
-        from memoryboard.web.errors import RETRY_AFTER_SECONDS
-
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
 

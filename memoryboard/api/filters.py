@@ -5,20 +5,21 @@ from __future__ import annotations
 from collections import OrderedDict
 
 import django_filters
-from django_filters.rest_framework import DjangoFilterBackend
 from django.utils.translation import gettext_lazy as _
+from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 
-from memoryboard.ltm.selectors import filter_memories
+from memoryboard.ltm.store.selectors import filter_memories
 from memoryboard.models import MemoryType, Source
 
 MAX_OFFSET = 10_000_000
 
 
 class MemoryFilterSet(django_filters.FilterSet):
-    """``agent``, ``user``, ``type``, ``source``, ``archived``: ltm.selectors.filter_memories does the work.
+    """``agent``, ``user``, ``type``, ``source``, ``archived``: ltm.store.selectors.filter_memories does the work.
 
     Filters narrow the caller's scoped queryset; they never widen it (``?user=`` of someone else on an
     end user's own items returns nothing).
@@ -94,7 +95,6 @@ class CheapLimitOffsetPagination(LimitOffsetPagination):
     def get_next_link(self):
         if not self.has_next:
             return None
-        from rest_framework.utils.urls import replace_query_param
 
         url = self.request.build_absolute_uri()
         url = replace_query_param(url, self.limit_query_param, self.limit)

@@ -8,11 +8,11 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memoryboard.api.exceptions import ApplicationError, error_body
-from memoryboard.api.serializers import StrictCharField, StrictSerializer
-from memoryboard.api.views import _errors
-from memoryboard.ltm.importing import MODES, MemoryImportError, memory_import
-from memoryboard.roles import may_write_memories_of, platform_user_id
+from memoryboard.api.exceptions import ApplicationError
+from memoryboard.api.permissions import import_target_user
+from memoryboard.api.serializers import StrictCharField, StrictSerializer, error_responses
+from memoryboard.ltm.write.importing import MODES, MemoryImportError, memory_import
+from memoryboard.shared.errors import error_body
 
 
 class MemoryImportInputSerializer(StrictSerializer):
@@ -34,15 +34,6 @@ ImportSummarySerializer = inline_serializer("MemoryImportSummary", {
 })
 
 
-def import_target_user(*, caller, requested: str | None) -> str:
-    """The platform user id an import writes for: the caller's own; another only for support and superusers."""
-    target = requested or platform_user_id(caller)
-    if not may_write_memories_of(caller, owner_user_id=target):
-        raise ApplicationError(_("You can only import into your own memories."), field="user",
-                               status_code=status.HTTP_403_FORBIDDEN, code="permission_denied")
-    return target
-
-
 class MemoryImportView(APIView):
     """Check (``dry_run``, the default) or apply an import into the caller's own namespaces.
 
@@ -51,7 +42,7 @@ class MemoryImportView(APIView):
     """
 
     @extend_schema(request=MemoryImportInputSerializer,
-                   responses={200: ImportSummarySerializer, **_errors(400, 401, 403, 413, 503)})
+                   responses={200: ImportSummarySerializer, **error_responses(400, 401, 403, 413, 503)})
     def post(self, request):
         data = MemoryImportInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -6,37 +6,19 @@ endpoints (``/api/v1/strategies/``), which take whole agent traces: ``MEMORYBOAR
 
 from __future__ import annotations
 
+from io import BytesIO
+
 from django.conf import settings
-from django.http import JsonResponse
+from django.core.exceptions import RequestDataTooBig
 from django.middleware.locale import LocaleMiddleware
 from django.utils import translation
-from django.utils.translation import gettext as _
 
-from memoryboard.web.errors import API_PREFIXES
-
-# Where a request without Accept-Language is a program, not a person (see ApiLocaleMiddleware).
-API_LOCALE_PREFIXES = (*API_PREFIXES, "/mcp/")
-
-
-def body_too_large_message(limit: int) -> str:
-    return _("The request body is larger than the limit of %(limit)d bytes.") % {"limit": limit}
-
-
-def body_too_large_response(limit: int) -> JsonResponse:
-    """The API's JSON error for an oversized body (HTTP 413)."""
-    from memoryboard.api.exceptions import error_body
-
-    return JsonResponse(error_body("request_too_large", body_too_large_message(limit)), status=413)
-
-
-STRATEGY_PATH_PREFIX = "/api/v1/strategies/"
-
-
-def body_limit_for(path: str) -> int | None:
-    """The body size limit of a request path (``None``: no limit)."""
-    if path.startswith(STRATEGY_PATH_PREFIX):
-        return settings.MEMORYBOARD_STRATEGY_MAX_BODY_BYTES
-    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+from memoryboard.shared.errors import (
+    API_LOCALE_PREFIXES,
+    body_limit_for,
+    body_too_large_message,
+    body_too_large_response,
+)
 
 
 def read_body_within(request, limit: int | None) -> None:
@@ -51,11 +33,7 @@ def read_body_within(request, limit: int | None) -> None:
         return
     length = int(request.META.get("CONTENT_LENGTH") or 0)
     if limit is not None and length > limit:
-        from django.core.exceptions import RequestDataTooBig
-
         raise RequestDataTooBig(body_too_large_message(limit))
-    from io import BytesIO
-
     request._body = request.read()
     request._stream = BytesIO(request._body)
 

@@ -1,7 +1,7 @@
 """The caller's own data: ``GET /api/v1/me/data/`` exports it, ``POST /api/v1/me/data/erase/`` erases it.
 
 Both act on the signed-in user's platform id only (``roles.platform_user_id``); no user can be named.
-The export is exactly what the erase removes (``ltm.user_data.user_data_sections``).
+The export is exactly what the erase removes (``ltm.people.user_data.user_data_sections``).
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memoryboard.api.serializers import StrictSerializer
-from memoryboard.api.views import _errors
-from memoryboard.ltm.user_data import memory_export_payload, user_data_erase
+from memoryboard.api.serializers import StrictSerializer, error_responses
+from memoryboard.ltm.people.user_data import memory_export_payload, user_data_erase
 from memoryboard.roles import platform_user_id
 
 ERASE_REASON = "erase all my data"
@@ -40,7 +39,7 @@ class MyDataView(APIView):
         summary="Export everything stored about the caller (by table)",
         responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description=(
             "`memories` (the import format), one key per other table (rows with their `id`), and `tables` "
-            "naming the table behind each key.")), **_errors(401)},
+            "naming the table behind each key.")), **error_responses(401)},
     )
     def get(self, request):
         return Response(memory_export_payload(user_id=platform_user_id(request.user)))
@@ -55,7 +54,7 @@ class MyDataEraseView(APIView):
         responses={200: inline_serializer("Erased", {
             "erased": serializers.DictField(child=serializers.IntegerField(),
                                             help_text="Rows removed (audit entries: anonymised), by table."),
-        }), **_errors(400, 401)},
+        }), **error_responses(400, 401)},
     )
     def post(self, request):
         EraseRequestSerializer(data=request.data).is_valid(raise_exception=True)

@@ -19,9 +19,8 @@ from rest_framework.views import APIView
 from memoryboard.agent.completions import chat_completion
 from memoryboard.agent.runtime import MEMORY_TOOL_NAMES
 from memoryboard.agent.service import AgentLLMUnavailable, AgentNotFound, AgentStoreUnavailable, ConversationNotYours
-from memoryboard.api.authentication import BearerTokenAuthentication, TokenAuthentication
-from memoryboard.api.exceptions import ApplicationError, error_body, turn_llm_failure, with_retry_after
-from memoryboard.api.renderers import FAST_JSON_RENDERERS
+from memoryboard.agents_config import get_agents_config
+from memoryboard.api.exceptions import ApplicationError, turn_llm_failure, with_retry_after
 from memoryboard.api.openai_format import (
     CONVERSATION_HEADER,
     completion_body,
@@ -29,7 +28,9 @@ from memoryboard.api.openai_format import (
     openai_error,
     parse_completion_request,
 )
-from memoryboard.ltm.config import get_agents_config
+from memoryboard.api.renderers import FAST_JSON_RENDERERS
+from memoryboard.shared.authentication import BearerTokenAuthentication, TokenAuthentication
+from memoryboard.shared.errors import error_body
 
 
 def _turn_failed(code: str, message: str, conversation_id: str, status_code: int) -> Response:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
+from rest_framework import status
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-from memoryboard.ltm.services import end_user_may_edit, end_user_may_restore
-from memoryboard.ltm.namespaces import parse_namespace
+from memoryboard.api.exceptions import ApplicationError
+from memoryboard.ltm.store.items import end_user_may_edit, end_user_may_restore
+from memoryboard.models.namespaces import parse_namespace
 from memoryboard.roles import (
     can_apply_memory_strategy,
     can_change_any_memory,
     can_read_all_memories,
     may_write_memories_of,
+    platform_user_id,
 )
 
 
@@ -71,3 +75,12 @@ class CanApplyMemoryStrategy(BasePermission):
 
     def has_permission(self, request, view):
         return bool(request.user and request.user.is_authenticated and can_apply_memory_strategy(request.user))
+
+
+def import_target_user(*, caller, requested: str | None) -> str:
+    """The platform user id an import writes for: the caller's own; another only for support and superusers."""
+    target = requested or platform_user_id(caller)
+    if not may_write_memories_of(caller, owner_user_id=target):
+        raise ApplicationError(_("You can only import into your own memories."), field="user",
+                               status_code=status.HTTP_403_FORBIDDEN, code="permission_denied")
+    return target

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import datetime, time, timezone as dt_timezone
+
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import OpenApiResponse, extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
-from memoryboard.ltm.namespaces import parse_namespace
-from memoryboard.ltm.retrieval import MAX_K, MAX_QUERY_CHARS
-from memoryboard.ltm.services import MAX_CONTENT_CHARS, memory_state
+from memoryboard.ltm.search.retrieval import MAX_K, MAX_QUERY_CHARS
+from memoryboard.ltm.store.items import MAX_CONTENT_CHARS
+from memoryboard.ltm.store.states import memory_state
 from memoryboard.models import ChatMessage, LongTermMemory, MemoryState, MemoryType
+from memoryboard.models.namespaces import parse_namespace
 from memoryboard.strategies.replay import MAX_STRATEGIES as MAX_REPLAY_STRATEGIES
 
 
@@ -239,9 +242,6 @@ _SEARCH_AS_OF_DATE = serializers.DateField()
 
 def _as_of(raw):
     """A date (its start, UTC) or an ISO 8601 date and time."""
-    from datetime import datetime, time
-    from datetime import timezone as dt_timezone
-
     if isinstance(raw, str) and len(raw.strip()) == 10:
         day = _SEARCH_AS_OF_DATE.run_validation(raw.strip())
         return datetime.combine(day, time.min, tzinfo=dt_timezone.utc)
@@ -484,6 +484,26 @@ class ErrorSerializer(serializers.Serializer):
     """The one error shape of the API."""
 
     error = ErrorBodySerializer()
+
+
+# The error responses every operation documents, by status (``error_responses(400, 401)``).
+ERROR_RESPONSES = {
+    400: OpenApiResponse(ErrorSerializer, description="Invalid input; `fields` names the field at fault."),
+    401: OpenApiResponse(ErrorSerializer, description="Not signed in."),
+    403: OpenApiResponse(ErrorSerializer, description="The caller's role may not do this."),
+    404: OpenApiResponse(ErrorSerializer, description="Not found, or not the caller's."),
+    405: OpenApiResponse(ErrorSerializer, description="Method not allowed."),
+    409: OpenApiResponse(ErrorSerializer, description="The data changed since the plan; nothing was changed."),
+    413: OpenApiResponse(ErrorSerializer, description="The body is too large."),
+    429: OpenApiResponse(ErrorSerializer, description="Too many attempts; try again later."),
+    502: OpenApiResponse(ErrorSerializer, description="The language model failed."),
+    503: OpenApiResponse(ErrorSerializer, description="The database is unavailable; nothing was changed."),
+}
+
+
+def error_responses(*codes: int) -> dict:
+    """``{status: OpenApiResponse}`` of these statuses, for ``extend_schema(responses=...)``."""
+    return {code: ERROR_RESPONSES[code] for code in codes}
 
 
 class ReplayStrategySerializer(StrictSerializer):

@@ -14,7 +14,6 @@ counter covers them all.
 from __future__ import annotations
 
 import hashlib
-
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -23,6 +22,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.core.cache import caches
 from django.core.exceptions import PermissionDenied
+from rest_framework.settings import api_settings
 from rest_framework.throttling import ScopedRateThrottle
 
 LOGIN_FAILURE_LIMIT = 10
@@ -39,8 +39,6 @@ def shared_cache():
 
 def client_address(request) -> str:
     """The client's address: the peer, or the address the configured proxies saw (``NUM_PROXIES``)."""
-    from rest_framework.settings import api_settings
-
     if request is None:
         return "-"
     meta = getattr(request, "META", {})

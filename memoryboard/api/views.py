@@ -10,13 +10,20 @@ import gc
 from contextlib import contextmanager
 
 from django.conf import settings
+from django.contrib.auth import authenticate
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
 from rest_framework import authentication, mixins, serializers, status, viewsets
 from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action, api_view, permission_classes
@@ -26,39 +33,34 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memoryboard import conversations
-from memoryboard.api.renderers import FAST_JSON_RENDERERS
+from memoryboard.agents_config import get_agents_config
 from memoryboard.api import serializers as s
 from memoryboard.api.exceptions import ApplicationError
 from memoryboard.api.filters import CheapLimitOffsetPagination, MemoryFilterBackend, MemoryFilterSet, bounded_int
-from memoryboard.api.middleware import body_limit_for, read_body_within
-from memoryboard.api.permissions import CanApplyMemoryStrategy, CanPlanMemoryStrategy, MemoryAccess
+from memoryboard.api.middleware import read_body_within
+from memoryboard.api.permissions import CanApplyMemoryStrategy, CanPlanMemoryStrategy, MemoryAccess, import_target_user
+from memoryboard.api.renderers import FAST_JSON_RENDERERS
 from memoryboard.api.throttling import SharedScopedRateThrottle, StrategyBusy, login_is_throttled, strategy_request_slot
-from memoryboard.ltm import services
-from memoryboard.ltm.retrieval import memory_search
-from memoryboard.ltm.selectors import memory_queryset_for, own_scope_for
-from memoryboard.models import MemoryFlag
+from memoryboard.ltm.search.retrieval import memory_search
+from memoryboard.ltm.store.expiry import memory_set_expiry
+from memoryboard.ltm.store.items import memory_archive, memory_delete_for_user, memory_restore, memory_restore_for_user
+from memoryboard.ltm.store.locks import NamespaceLockTimeout
+from memoryboard.ltm.store.selectors import memory_queryset_for, own_scope_for
+from memoryboard.ltm.store.versions import memory_history
+from memoryboard.ltm.write.edits import memory_revert, memory_update
+from memoryboard.ltm.write.reconcile import memory_save_reconciled
+from memoryboard.models import MemoryFlag, Source
+from memoryboard.models.namespaces import build_namespace
 from memoryboard.roles import can_change_any_memory
-from memoryboard.strategies import CONTEXT_STRATEGIES, MEMORY_STRATEGIES, context_strategy_info, memory_strategy_info
-from memoryboard.strategies import StrategyConfigError
+from memoryboard.shared.errors import body_limit_for
+from memoryboard.strategies import (
+    CONTEXT_STRATEGIES,
+    MEMORY_STRATEGIES,
+    StrategyConfigError,
+    context_strategy_info,
+    memory_strategy_info,
+)
 from memoryboard.strategies.replay import Price
-
-ERRORS = {
-    400: OpenApiResponse(s.ErrorSerializer, description="Invalid input; `fields` names the field at fault."),
-    401: OpenApiResponse(s.ErrorSerializer, description="Not signed in."),
-    403: OpenApiResponse(s.ErrorSerializer, description="The caller's role may not do this."),
-    404: OpenApiResponse(s.ErrorSerializer, description="Not found, or not the caller's."),
-    405: OpenApiResponse(s.ErrorSerializer, description="Method not allowed."),
-    409: OpenApiResponse(s.ErrorSerializer, description="The data changed since the plan; nothing was changed."),
-    413: OpenApiResponse(s.ErrorSerializer, description="The body is too large."),
-    429: OpenApiResponse(s.ErrorSerializer, description="Too many attempts; try again later."),
-    502: OpenApiResponse(s.ErrorSerializer, description="The language model failed."),
-    503: OpenApiResponse(s.ErrorSerializer, description="The database is unavailable; nothing was changed."),
-}
-
-
-def _errors(*codes: int) -> dict:
-    return {code: ERRORS[code] for code in codes}
-
 
 # --- health ----------------------------------------------------------------------------------------
 
@@ -99,12 +101,10 @@ class TokenView(APIView):
 
     @extend_schema(
         request=s.TokenRequestSerializer,
-        responses={200: s.TokenSerializer, 400: ERRORS[400], 429: OpenApiResponse(s.ErrorSerializer)},
+        responses={200: s.TokenSerializer, 400: s.ERROR_RESPONSES[400], 429: OpenApiResponse(s.ErrorSerializer)},
         auth=[],
     )
     def post(self, request):
-        from django.contrib.auth import authenticate
-
         data = s.TokenRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         username = data.validated_data["username"]
@@ -121,16 +121,17 @@ class TokenView(APIView):
 
 
 @extend_schema_view(
-    list=extend_schema(summary="List memories the caller may see", responses={200: s.MemorySerializer(many=True), **_errors(400, 401)}),
-    retrieve=extend_schema(summary="One memory", responses={200: s.MemorySerializer, **_errors(401, 404)}),
+    list=extend_schema(summary="List memories the caller may see",
+                       responses={200: s.MemorySerializer(many=True), **s.error_responses(400, 401)}),
+    retrieve=extend_schema(summary="One memory", responses={200: s.MemorySerializer, **s.error_responses(401, 404)}),
     partial_update=extend_schema(
         summary="Change content, type and/or expires_at (re-embedded, audited; a new version)",
         request=s.MemoryUpdateSerializer,
-        responses={200: s.MemorySerializer, **_errors(400, 401, 403, 404)},
+        responses={200: s.MemorySerializer, **s.error_responses(400, 401, 403, 404)},
     ),
     destroy=extend_schema(
         summary="Delete: a soft delete for end users (restorable), an archive for support staff",
-        responses={204: None, **_errors(401, 403, 404)},
+        responses={204: None, **s.error_responses(401, 403, 404)},
     ),
 )
 class MemoryViewSet(
@@ -154,15 +155,9 @@ class MemoryViewSet(
         summary="Create a memory (through the reconcile step: a repeat reinforces, an update supersedes)",
         request=s.MemoryCreateSerializer,
         responses={201: s.MemoryCreateResultSerializer, 200: s.MemoryCreateResultSerializer,
-                   **_errors(400, 401, 403, 503)},
+                   **s.error_responses(400, 401, 403, 503)},
     )
     def create(self, request, *args, **kwargs):
-        from memoryboard.api.import_views import import_target_user
-        from memoryboard.ltm.config import get_agents_config
-        from memoryboard.ltm.namespaces import build_namespace
-        from memoryboard.ltm.reconcile import memory_save_reconciled
-        from memoryboard.models import Source
-
         data = s.MemoryCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -171,9 +166,6 @@ class MemoryViewSet(
         agent = get_agents_config().get(agent_id)
         if agent is None or not agent.long_term_memory.enabled:
             raise ValidationError({"agent": ["Unknown agent, or one that keeps no long-term memory."]})
-        from memoryboard.api.exceptions import ApplicationError
-        from memoryboard.ltm.locks import NamespaceLockTimeout
-
         try:
             result = memory_save_reconciled(
                 namespace=build_namespace(agent_namespace=agent.long_term_memory.namespace, user_id=user_id),
@@ -194,15 +186,13 @@ class MemoryViewSet(
         data.is_valid(raise_exception=True)
         with transaction.atomic():
             if "content" in data.validated_data or "type" in data.validated_data:
-                memory = services.memory_update(
+                memory = memory_update(
                     memory=memory,
                     actor=request.user,
                     content=data.validated_data.get("content"),
                     memory_type=data.validated_data.get("type"),
                 )
             if "expires_at" in data.validated_data:
-                from memoryboard.ltm.expiry import memory_set_expiry
-
                 memory = memory_set_expiry(memory=memory, actor=request.user,
                                            expires_at=data.validated_data["expires_at"])
         return Response(s.MemorySerializer(memory).data)
@@ -210,55 +200,52 @@ class MemoryViewSet(
     def destroy(self, request, *args, **kwargs):
         memory = self.get_object()
         if can_change_any_memory(request.user):
-            services.memory_archive(memory=memory, actor=request.user)
+            memory_archive(memory=memory, actor=request.user)
         else:
-            services.memory_delete_for_user(memory=memory, actor=request.user)
+            memory_delete_for_user(memory=memory, actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(summary="Archive (support staff), with the reason shown in the audit log",
-                   request=s.ArchiveInputSerializer, responses={200: s.MemorySerializer, **_errors(400, 401, 403, 404)})
+                   request=s.ArchiveInputSerializer,
+                   responses={200: s.MemorySerializer, **s.error_responses(400, 401, 403, 404)})
     @action(detail=True, methods=["post"])
     def archive(self, request, pk=None):
         memory = self.get_object()
         body = s.ArchiveInputSerializer(data=request.data if isinstance(request.data, dict) else {"reason": request.data})
         body.is_valid(raise_exception=True)
-        memory = services.memory_archive(memory=memory, actor=request.user, note=body.validated_data.get("reason", ""))
+        memory = memory_archive(memory=memory, actor=request.user, note=body.validated_data.get("reason", ""))
         return Response(s.MemorySerializer(memory).data)
 
     @extend_schema(
         summary="Restore (support staff; end users their own deleted items)",
         request=None,
-        responses={200: s.MemorySerializer, **_errors(401, 403, 404)},
+        responses={200: s.MemorySerializer, **s.error_responses(401, 403, 404)},
     )
     @action(detail=True, methods=["post"])
     def restore(self, request, pk=None):
         memory = self.get_object()
         if can_change_any_memory(request.user):
-            memory = services.memory_restore(memory=memory, actor=request.user)
+            memory = memory_restore(memory=memory, actor=request.user)
         elif memory.archived:  # the permission let through only the caller's own deletes
-            memory = services.memory_restore_for_user(memory=memory, actor=request.user)
+            memory = memory_restore_for_user(memory=memory, actor=request.user)
         return Response(s.MemorySerializer(memory).data)
 
     @extend_schema(
         summary="The versions of an item's text and type, oldest first",
-        responses={200: s.MemoryVersionSerializer(many=True), **_errors(401, 404)},
+        responses={200: s.MemoryVersionSerializer(many=True), **s.error_responses(401, 404)},
     )
     @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
     def history(self, request, pk=None):
-        from memoryboard.ltm.versions import memory_history
-
         entries = memory_history(memory=self.get_object())
         return Response(s.MemoryVersionSerializer([e.as_dict() for e in entries], many=True).data)
 
     @extend_schema(
         summary="Go back to an earlier version's text and type (a new version, audited)",
         request=s.MemoryRevertSerializer,
-        responses={200: s.MemorySerializer, **_errors(400, 401, 403, 404)},
+        responses={200: s.MemorySerializer, **s.error_responses(400, 401, 403, 404)},
     )
     @action(detail=True, methods=["post"], filter_backends=[])
     def revert(self, request, pk=None):
-        from memoryboard.ltm.versions import memory_revert
-
         memory = self.get_object()
         data = s.MemoryRevertSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -279,7 +266,7 @@ class MemoryViewSet(
                              description="What was believed then: items valid at this date (start of day, UTC) or "
                                          "date and time, whatever their state now (deleted and rejected excepted)."),
         ],
-        responses={200: s.ScoredMemorySerializer(many=True), **_errors(400, 401)},
+        responses={200: s.ScoredMemorySerializer(many=True), **s.error_responses(400, 401)},
     )
     @action(detail=False, methods=["get"], pagination_class=None)
     def search(self, request):
@@ -328,7 +315,7 @@ class ConversationViewSet(viewsets.GenericViewSet):
         parameters=[OpenApiParameter("limit", {"type": "integer", "minimum": 1,
                                                 "maximum": CheapLimitOffsetPagination.max_limit},
                                      description="1..200 (default 200).")],
-        responses={200: s.ConversationSerializer(many=True), **_errors(400, 401)},
+        responses={200: s.ConversationSerializer(many=True), **s.error_responses(400, 401)},
     )
     def list(self, request):
         most = CheapLimitOffsetPagination.max_limit
@@ -338,7 +325,7 @@ class ConversationViewSet(viewsets.GenericViewSet):
 
     @extend_schema(
         summary="Messages of one conversation, oldest first",
-        responses={200: s.ChatMessageSerializer(many=True), **_errors(400, 401, 404)},
+        responses={200: s.ChatMessageSerializer(many=True), **s.error_responses(400, 401, 404)},
     )
     @action(detail=True, methods=["get"])
     def messages(self, request, conversation_id=None):
@@ -357,7 +344,8 @@ def _info(info) -> dict:
 
 
 class StrategyListView(APIView):
-    @extend_schema(summary="Context and memory strategies with their parameters", responses={200: s.StrategyListSerializer, **_errors(401)})
+    @extend_schema(summary="Context and memory strategies with their parameters",
+                   responses={200: s.StrategyListSerializer, **s.error_responses(401)})
     def get(self, request):
         return Response(
             {
@@ -423,7 +411,7 @@ class ContextApplyView(APIView):
         summary="Apply a context strategy to messages",
         parameters=[NAME_PARAMETER],
         request=s.ContextApplySerializer,
-        responses={200: s.ContextResultSerializer, **_errors(400, 401, 413, 429)},
+        responses={200: s.ContextResultSerializer, **s.error_responses(400, 401, 413, 429)},
     )
     def post(self, request, name: str):
         with strategy_slot(request), collector_paused():
@@ -445,7 +433,7 @@ class ContextReplayView(APIView):
         "(tokens sent, tokens a prompt cache would serve, messages dropped / cleared / summarized, summary "
         "calls) and the totals; with `price`, the estimated cost.",
         request=s.ReplaySerializer,
-        responses={200: s.ReplayResultSerializer, **_errors(400, 401, 413, 429)},
+        responses={200: s.ReplayResultSerializer, **s.error_responses(400, 401, 413, 429)},
     )
     def post(self, request):
         with strategy_slot(request):
@@ -465,7 +453,7 @@ class ContextReplayView(APIView):
 
 MEMORY_STRATEGY_RESPONSES = {
     200: s.MemoryPlanSerializer,
-    **_errors(400, 401, 403, 404, 413, 429),
+    **s.error_responses(400, 401, 403, 404, 413, 429),
     409: OpenApiResponse(s.ErrorSerializer, description="The plan is stale."),
 }
 

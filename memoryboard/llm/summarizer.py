@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from memoryboard.llm.errors import LLMError
 from memoryboard.llm.openai_client import first_message, openai_errors
+from memoryboard.strategies.errors import SummarizerError
 
 if TYPE_CHECKING:
     import openai
@@ -52,7 +53,6 @@ class OpenAISummarizer:
 def summarizer_error(exc: LLMError) -> Exception:
     """Build the strategies' SummarizerError from an LLMError, keeping the reason."""
     # Imported here: the strategies package is framework-free and must not depend on this one.
-    from memoryboard.strategies.errors import SummarizerError
 
     try:
         error = SummarizerError(exc.reason)

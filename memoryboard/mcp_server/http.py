@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import threading
 from typing import Any
 
 from django.http import HttpResponse, JsonResponse
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
+from mcp.server.transport_security import TransportSecuritySettings
 
-from memoryboard.api.exceptions import error_body
+from memoryboard.mcp_server.server import build_server
 from memoryboard.mcp_server.tools import InvalidToken, McpError, McpIdentity, identity_for_token
+from memoryboard.shared.errors import error_body
 
 IDENTITY_SCOPE_KEY = "memoryboard.mcp_identity"
 PATH = "/mcp"
@@ -46,12 +49,6 @@ class _AsgiHost:
         self._pid: int | None = None
 
     def _start(self) -> None:
-        import os
-
-        from mcp.server.transport_security import TransportSecuritySettings
-
-        from memoryboard.mcp_server.server import build_server
-
         server = build_server(identity_of=identity_from_request)
         app = server.streamable_http_app(
             streamable_http_path=PATH, stateless_http=True, json_response=True,
@@ -72,8 +69,6 @@ class _AsgiHost:
         self._loop, self._app, self._pid = loop, app, os.getpid()
 
     def call(self, scope: dict[str, Any], body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        import os
-
         with self._lock:
             if self._loop is None or self._pid != os.getpid():  # a forked worker starts its own
                 self._start()

@@ -11,9 +11,13 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import anyio
+import mcp_types as types
 from django.db import close_old_connections
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
+from mcp.shared._context_streams import create_context_streams
+from mcp.shared.message import SessionMessage
 from pydantic import Field
 
 from memoryboard.mcp_server.tools import (
@@ -92,9 +96,6 @@ def build_server(*, identity_of: Callable[[Context], McpIdentity]) -> MCPServer:
 def _stream_error_reply(exc: Exception):
     """The JSON-RPC error for a line of stdin the transport could not read: -32700 when it is not JSON,
     -32600 when it is JSON but not a JSON-RPC message. The id is unknown (null), as JSON-RPC 2.0 says."""
-    import mcp_types as types
-    from mcp.shared.message import SessionMessage
-
     errors = exc.errors() if hasattr(exc, "errors") else []
     not_json = not errors or any(error.get("type") == "json_invalid" for error in errors)
     error = (types.ErrorData(code=types.PARSE_ERROR, message="Parse error") if not_json
@@ -106,10 +107,6 @@ async def run_stdio(server: MCPServer) -> None:
     """Serve ``server`` over stdin/stdout like ``MCPServer.run("stdio")``, except that a line that cannot
     be read gets a JSON-RPC error reply: the SDK's transport only logs it, and the client would wait
     for ever for the answer to its request."""
-    from mcp.server.stdio import stdio_server
-    from mcp.shared._context_streams import create_context_streams
-    from mcp.shared.message import SessionMessage
-
     lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async serves
     async with stdio_server() as (read_stream, write_stream):
         forward, checked = create_context_streams[SessionMessage | Exception](0)

@@ -11,14 +11,17 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from rest_framework.exceptions import AuthenticationFailed
 
-from memoryboard.ltm.config import get_agents_config
-from memoryboard.ltm.namespaces import Namespace, build_namespace
-from memoryboard.ltm.selectors import filter_memories, own_memories
-from memoryboard.ltm.services import memory_delete_for_user
-from memoryboard.ltm.tools import TOOL_SEARCH_MAX_K, memory_tool_save, memory_tool_search
+from memoryboard.agents_config import get_agents_config
+from memoryboard.ltm.store.erase_gate import UserDataErased, work_begun, work_begun_at
+from memoryboard.ltm.store.items import memory_delete_for_user
+from memoryboard.ltm.store.selectors import filter_memories, own_memories
+from memoryboard.ltm.write.tools import TOOL_SEARCH_MAX_K, memory_tool_save, memory_tool_search
 from memoryboard.models import MemoryType, Source
+from memoryboard.models.namespaces import Namespace, build_namespace
 from memoryboard.roles import may_write_memories_of, platform_user_id
+from memoryboard.shared.authentication import TokenAuthentication
 
 MAX_LIST = 100
 MCP_CONVERSATION = "mcp"  # the conversation id under which MCP searches are logged as accesses
@@ -60,10 +63,6 @@ def identity_for_token(*, key: str, agent_id: str | None = None) -> McpIdentity:
         InvalidToken: no such token, or its user is inactive.
         McpError: the agent is not configured or keeps no long-term memory.
     """
-    from rest_framework.exceptions import AuthenticationFailed
-
-    from memoryboard.api.authentication import TokenAuthentication
-
     if not key:
         raise InvalidToken("no token")
     try:
@@ -110,9 +109,8 @@ def mcp_memory_save(*, identity: McpIdentity, content: str, memory_type: str = M
     _require_write(identity)
     if str(memory_type or "").upper() not in MemoryType.values:
         raise McpError(f"type: use one of {', '.join(MemoryType.values)}")
-    from memoryboard.ltm.erase_gate import UserDataErased, work_begun, work_begun_at
 
-    try:  # over stdio no request marks when the work began: the call does (``ltm.erase_gate``)
+    try:  # over stdio no request marks when the work began: the call does (``ltm.store.erase_gate``)
         with work_begun(work_begun_at()):
             result = memory_tool_save(namespace=identity.namespace, agent_id=identity.agent_id, content=content,
                                       memory_type=memory_type, source=Source.MCP,

@@ -2,13 +2,13 @@
 
 from django.db import migrations, models
 
+from memoryboard.models.embedding import vector_checksum
+
 BATCH = 2000
 
 
 def fill_checksums(apps, schema_editor):
     """Checksums of the vectors stored before this migration, walked by primary key in batches."""
-    from memoryboard.models.embedding import vector_checksum
-
     embedding = apps.get_model("memoryboard", "MemoryEmbedding")
     table = embedding._meta.db_table
     connection = schema_editor.connection

@@ -7,12 +7,12 @@ snapshot recorded, else the item's own while it exists; the user an entry names;
 
 from django.db import migrations, models
 
+from memoryboard.models.audit import audit_subjects
+
 BATCH = 2000
 
 
 def fill_subjects(apps, schema_editor):
-    from memoryboard.audit import audit_subjects
-
     AuditLog = apps.get_model("memoryboard", "AuditLog")
     models = tuple(apps.get_model("memoryboard", name) for name in ("LongTermMemory", "ChatMessage",
                                                                        "ConversationOwner"))

@@ -13,14 +13,13 @@ from .lifecycle import (
     UserMemorySettings,
     WorkerHeartbeat,
 )
-from .memory import OWN_STATE_REASONS, ArchivedReason, LongTermMemory, MemoryType, Source
+from .memory import ArchivedReason, LongTermMemory, MemoryType, Source
 from .playground import PlaygroundTrace
-from .summary import SummaryCacheEntry
 from .retrieval import RetrievalReceipt
+from .summary import SummaryCacheEntry
 from .version import MemoryVersion, VersionEvent
 
 __all__ = [
-    "OWN_STATE_REASONS",
     "AnnChange",
     "ArchivedReason",
     "AuditLog",

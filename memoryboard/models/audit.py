@@ -1,9 +1,18 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from django.conf import settings
 from django.db import models
+from django.db.models import Min
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+
+from memoryboard.models.chat import ChatMessage, ConversationOwner
+from memoryboard.models.labels import reason_label
+from memoryboard.models.memory import LongTermMemory
+from memoryboard.models.namespaces import parse_namespace
 
 
 # What an entry is about (``object_type``), by name.
@@ -58,8 +67,6 @@ class AuditLog(models.Model):
 
     def save(self, *args, **kwargs):
         if not self.subject_user_id and self._state.adding:
-            from memoryboard.audit import audit_subjects
-
             audit_subjects([self])
         super().save(*args, **kwargs)
 
@@ -76,11 +83,68 @@ class AuditLog(models.Model):
 
     @property
     def reason_label(self) -> str:
-        from memoryboard.labels import reason_label
-
         return reason_label(self.reason)
 
     def __str__(self) -> str:
         # The object's id is not in the name (support reads entries; the id is on the entry's page for
         # developers and in the API).
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor_text} {self.get_action_display()} {self.object_type_label}"
+
+
+# Object types whose id is the platform user id itself.
+USER_OBJECT_TYPES = ("user", "import", "pause_rules")
+# A bulk delete of My memories (``web.my_memories``): ``after.user_id`` names the user.
+DELETE_BATCH = "memory_delete_batch"
+
+
+def _namespace_user(text) -> str:
+    ns = parse_namespace(text) if isinstance(text, (str, list)) and text else None
+    return ns.user_id if ns else ""
+
+
+def _recorded_subject(object_type: str, object_id: str, before: Any, after: Any) -> str | None:
+    """Whose data the entry is about, from the entry alone; ``None`` when only a lookup can tell."""
+    if object_type in USER_OBJECT_TYPES:
+        return str(object_id)
+    if object_type == DELETE_BATCH:
+        return str(after.get("user_id") or "") if isinstance(after, dict) else ""
+    if object_type == "namespace":
+        return _namespace_user(object_id)
+    if object_type == "memory":
+        for snapshot in (after, before):
+            if isinstance(snapshot, dict) and snapshot.get("namespace"):
+                return _namespace_user(snapshot["namespace"])
+        return None
+    if object_type == "conversation":
+        return None
+    return ""
+
+
+def audit_subjects(entries: Iterable[AuditLog], *, models=None) -> None:
+    """Set ``subject_user_id`` on the entries that have none: from what each entry recorded, else (an
+    item entry without a snapshot, a pause; a conversation's entry) from the item or conversation as it
+    is now, looked up in one query per kind. ``models``: the (item, message, conversation owner) models
+    to look in (a migration passes its historical ones)."""
+    items, messages, owners = models or (LongTermMemory, ChatMessage, ConversationOwner)
+    pending: dict[str, list[AuditLog]] = {"memory": [], "conversation": []}
+    for entry in entries:
+        if entry.subject_user_id:
+            continue
+        found = _recorded_subject(entry.object_type, entry.object_id, entry.before, entry.after)
+        if found is None:
+            pending[entry.object_type].append(entry)
+        else:
+            entry.subject_user_id = found[:255]
+    if pending["memory"]:
+        namespaces = dict(items.objects.filter(pk__in={e.object_id for e in pending["memory"]})
+                          .values_list("pk", "namespace"))
+        for entry in pending["memory"]:
+            entry.subject_user_id = _namespace_user(namespaces.get(entry.object_id))[:255]
+    if pending["conversation"]:
+        ids = {e.object_id for e in pending["conversation"]}
+        found_owners = dict(owners.objects.filter(conversation_id__in=ids).values_list("conversation_id", "user_id"))
+        found_owners.update(messages.objects.filter(conversation_id__in=ids).exclude(user_id="")
+                            .values("conversation_id").annotate(user=Min("user_id"))
+                            .values_list("conversation_id", "user").order_by())
+        for entry in pending["conversation"]:
+            entry.subject_user_id = str(found_owners.get(entry.object_id) or "")[:255]

@@ -15,7 +15,7 @@ class MemoryEmbedding(models.Model):
     No database constraint to the shared table: the platform may delete rows itself.
     ``checksum`` names the vector bytes (see :func:`vector_checksum`); it sits in an index with the
     item and model, so a search reads which vectors its candidates have without touching the rows,
-    and finds what it built for them in ``ltm.vector_cache`` (keyed by the checksums).
+    and finds what it built for them in ``ltm.search.vector_cache`` (keyed by the checksums).
     """
 
     memory = models.ForeignKey(
@@ -51,7 +51,7 @@ def vector_checksum(vector: bytes) -> int:
 
 
 class AnnChange(models.Model):
-    """One change of the HNSW indexes (``ltm.ann``): an append-only log every host follows, never consumed.
+    """One change of the HNSW indexes (``ltm.search.ann``): an append-only log every host follows, never consumed.
 
     Written in the transaction that changes an item's vector or state (a new or re-embedded vector, an
     archive, a delete, a restore, an erase) while the model is indexed somewhere (the log has a row of the

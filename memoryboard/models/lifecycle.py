@@ -7,6 +7,8 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from memoryboard.models.labels import reason_label
+
 
 class MemoryState(models.TextChoices):
     ACTIVE = "active", _("Active")
@@ -107,8 +109,6 @@ class MemoryStateChange(models.Model):
 
     @property
     def reason_label(self) -> str:
-        from memoryboard.labels import reason_label
-
         return reason_label(self.reason)
 
     class Meta:
@@ -125,7 +125,7 @@ class EraseTombstone(models.Model):
 
     One row per user who has written or been erased. The user is named by ``user_key`` (the SHA-256 of the
     platform user id: compared byte for byte whatever the database's collation, and no user id kept); the
-    row is also the lock that orders an erase against the writers of that user (``ltm.erase_gate``).
+    row is also the lock that orders an erase against the writers of that user (``ltm.store.erase_gate``).
     ``erased_at`` is null until the first erase; it is never cleared: a write whose work began after it
     (the user coming back) passes, one that began before is refused.
     """

@@ -1,17 +1,16 @@
 from __future__ import annotations
 
-from datetime import datetime
-from datetime import timezone as dt_timezone
+from datetime import datetime, timezone as dt_timezone
 
 from django.db import models
-from django.utils.dateparse import parse_date, parse_datetime
 from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.translation import gettext_lazy as _
 
-from memoryboard.ltm.namespaces import parse_namespace
+from memoryboard.models.namespaces import parse_namespace
 
 
-def _parse_time(value):
+def parse_value_time(value):
     """An aware datetime from value_json's ISO text (None when absent or unreadable)."""
     if not value or not isinstance(value, str):
         return None
@@ -51,12 +50,6 @@ class ArchivedReason(models.TextChoices):
     REJECTED = "rejected", _("Rejected in review")
     # Kept by a merge into another item (``value_json.mergedInto``): shown as "merged into …".
     MERGED = "merged", _("Merged into another item")
-
-
-# Reasons stored as archived = 1 for the platform that memoryboard shows as states of their own.
-OWN_STATE_REASONS = frozenset({
-    ArchivedReason.SUPERSEDED, ArchivedReason.EXPIRED, ArchivedReason.PENDING_REVIEW, ArchivedReason.REJECTED,
-})
 
 
 class LongTermMemory(models.Model):
@@ -115,15 +108,15 @@ class LongTermMemory(models.Model):
     # valid_from falls back to created_at: an item without it became true when it was stored.
     @property
     def valid_from(self):
-        return _parse_time((self.value_json or {}).get("validFrom")) or self.created_at
+        return parse_value_time((self.value_json or {}).get("validFrom")) or self.created_at
 
     @property
     def valid_to(self):
-        return _parse_time((self.value_json or {}).get("validTo"))
+        return parse_value_time((self.value_json or {}).get("validTo"))
 
     @property
     def expires_at(self):
-        return _parse_time((self.value_json or {}).get("expiresAt"))
+        return parse_value_time((self.value_json or {}).get("expiresAt"))
 
     @property
     def superseded_by(self) -> str | None:

@@ -5,6 +5,7 @@ import json
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 from django.utils.translation import gettext_lazy as _
 
 
@@ -31,8 +32,6 @@ class PlaygroundTrace(models.Model):
 
     @staticmethod
     def digest(messages) -> str:
-        from django.utils.crypto import salted_hmac
-
         text = json.dumps(messages, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
         return salted_hmac("memoryboard.playground_trace", text.encode("utf-8", "surrogatepass"),
                            algorithm="sha256").hexdigest()

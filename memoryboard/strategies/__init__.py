@@ -22,9 +22,9 @@ from .config import (
 )
 from .context import apply_context, clear_tool_results, composite, sliding_window, summarize, trim
 from .errors import StrategyConfigError, StrategyError, StrategyInputError, SummarizerError
+from .formats import Conversation, detect_format, read_conversation, to_message, to_messages, write_messages
 from .memory import MEMORY_SUMMARY_PREFIX, plan_delete, plan_filter, plan_memory, plan_summarize, plan_trim
-from .formats import Conversation, detect_format, read_conversation, write_messages
-from .messages import Message, Role, ToolCall, to_message, to_messages
+from .messages import Message, Role, ToolCall
 from .registry import (
     CONTEXT_STRATEGIES,
     MEMORY_STRATEGIES,

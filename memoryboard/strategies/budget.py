@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .result import ContextResult
+from .tokens import total_tokens
 
 __all__ = ["BudgetFit", "fit_to_budget", "rank_fits"]
 
@@ -98,8 +99,6 @@ def _fit_summarize(run: _Counter, n: int, budget: int, params: dict) -> tuple[di
 
 def _tail_tokens(result: ContextResult) -> float:
     """Tokens of the output messages that came from the input verbatim (all but the summary)."""
-    from .tokens import total_tokens
-
     return total_tokens([m for m, src in zip(result.messages, result.sources) if src is not None])
 
 

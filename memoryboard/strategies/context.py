@@ -6,11 +6,10 @@ The input list and its messages are never mutated or copied: output tuples reuse
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, replace
 from itertools import accumulate, repeat, takewhile
 from operator import add, attrgetter
 from typing import Any
-
-from dataclasses import asdict, replace
 
 from .config import (
     CLEARED_PLACEHOLDER,
@@ -23,8 +22,8 @@ from .config import (
     parse_params,
 )
 from .errors import StrategyConfigError, SummarizerError
-from .formats import MeasuredConversation, cleared_call_inputs, cleared_message, read_conversation
-from .messages import Message, Role, to_messages
+from .formats import MeasuredConversation, cleared_call_inputs, cleared_message, read_conversation, to_messages
+from .messages import Message, Role
 from .result import ContextResult, Fallback
 from .summarizer import (
     CONTEXT_SUMMARY_INSTRUCTION,
@@ -33,8 +32,8 @@ from .summarizer import (
     Summarizer,
     transcript_line,
 )
-from .tokens import CHARS_PER_TOKEN, MESSAGE_OVERHEAD, tokens_of_chars
 from .summary_cache import SummaryCache, prefix_hashes
+from .tokens import CHARS_PER_TOKEN, MESSAGE_OVERHEAD, tokens_of_chars
 from .units import Units
 
 __all__ = [

@@ -17,7 +17,8 @@ from typing import Any
 from .config import DeleteConfig, FilterRules, SummarizeConfig, TrimConfig, normalize_name, parse_params
 from .context import call_summarizer, cut_conversation_text
 from .errors import StrategyConfigError, StrategyInputError
-from .messages import Message, Role, to_messages
+from .formats import to_messages
+from .messages import Message, Role
 from .result import Fallback, MemoryPlan
 from .summarizer import MEMORY_SUMMARY_INSTRUCTION, OfflineSummarizer, Summarizer
 from .tokens import total_tokens

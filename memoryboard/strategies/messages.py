@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from .errors import StrategyInputError
 
-__all__ = ["Role", "Message", "ToolCall", "FrozenMapping", "to_message", "to_messages", "thaw"]
+__all__ = ["Role", "Message", "ToolCall", "FrozenMapping", "thaw"]
 
 
 class Role(StrEnum):
@@ -206,7 +206,3 @@ def checked_message(
     s7(m, raw)
     s8(m, len(content) + extra)
     return m
-
-
-# The converters live with the formats they read (formats.py); re-exported here for existing callers.
-from .formats import to_message, to_messages  # noqa: E402

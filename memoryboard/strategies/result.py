@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .formats import write_messages
 from .messages import Message
 
 __all__ = ["COMPACT_LIMIT", "ContextResult", "Fallback", "MemoryPlan", "index_ranges", "saved_ratio"]
@@ -126,8 +127,6 @@ class ContextResult:
 
     def output(self) -> list[Any]:
         """The output messages in the input's format: a kept message is the very object it was read from."""
-        from .formats import write_messages
-
         return write_messages(self.messages, self.format)
 
     def to_dict(self) -> dict[str, Any]:

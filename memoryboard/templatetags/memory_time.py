@@ -17,8 +17,16 @@ from django import template
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from memoryboard.ltm.selectors import own_memories
+from memoryboard.ltm.store.expiry import expiring_soon
+from memoryboard.ltm.store.items import end_user_may_edit
+from memoryboard.ltm.store.selectors import own_memories
+from memoryboard.ltm.store.versions import memory_history, reason_text
+from memoryboard.ltm.write.duplicates import duplicate_suggestions
+from memoryboard.ltm.write.health import EXPIRING_SOON_DAYS, memory_health as health
+from memoryboard.ltm.write.review import conflict_pairs, pending_review
 from memoryboard.models import ArchivedReason, LongTermMemory
+from memoryboard.roles import can_change_any_memory, platform_user_id
+from memoryboard.agents_config import agent_labels
 
 register = template.Library()
 CHAIN_MAX = 20
@@ -50,25 +58,19 @@ def _cached(context, key, compute):
 def _user_id(context, user_id):
     if user_id:
         return str(user_id)
-    from memoryboard.roles import platform_user_id
 
     return platform_user_id(context["request"].user)
 
 
 @register.inclusion_tag("web/_memory_health.html", takes_context=True)
 def memory_health(context, user_id=None, staff=False):
-    from memoryboard.ltm.health import memory_health as health
-
     uid = _user_id(context, user_id)
     review_anchor = "#memory-review"
     rows = []
-    from memoryboard.ltm.duplicates import duplicate_suggestions
-    from memoryboard.ltm.review import conflict_pairs
 
     scope = own_memories(user_id=uid)
     conflicts = _cached(context, ("conflicts", uid), lambda: conflict_pairs(scope))
     duplicates = _cached(context, ("duplicates", uid), lambda: duplicate_suggestions(scope))
-    from memoryboard.web.my_memories import agent_labels
 
     labels = agent_labels()  # agents by their name in the page's language, never by id
     for h in health(scope, conflicts=conflicts, duplicates=duplicates):
@@ -91,12 +93,6 @@ def memory_health(context, user_id=None, staff=False):
 
 @register.inclusion_tag("web/_memory_review.html", takes_context=True)
 def memory_review(context, user_id=None, staff=False):
-    from memoryboard.ltm.duplicates import duplicate_suggestions
-    from memoryboard.ltm.expiry import expiring_soon
-    from memoryboard.ltm.health import EXPIRING_SOON_DAYS
-    from memoryboard.ltm.review import conflict_pairs, pending_review
-    from memoryboard.roles import can_change_any_memory
-
     request = context["request"]
     uid = _user_id(context, user_id)
     scope = own_memories(user_id=uid)
@@ -141,10 +137,6 @@ def supersede_chain(memory: LongTermMemory, scope) -> list[LongTermMemory]:
 
 @register.inclusion_tag("web/_memory_timeline.html", takes_context=True)
 def memory_timeline(context, memory, staff=False):
-    from memoryboard.ltm.services import end_user_may_edit
-    from memoryboard.ltm.versions import memory_history, reason_text
-    from memoryboard.roles import can_change_any_memory
-
     request = context["request"]
     scope = own_memories(user_id=memory.user_id) if memory.user_id else LongTermMemory.objects.filter(pk=memory.pk)
     chain = supersede_chain(memory, scope) if memory.user_id else [memory]

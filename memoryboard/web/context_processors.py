@@ -1,16 +1,15 @@
 from __future__ import annotations
 
+from memoryboard.llm.factory import models_status
+from memoryboard.roles import is_developer, is_support
+
 
 def models_in_use(request) -> dict:
     """Tell every page whether the offline models are in use (shown as a banner)."""
-    from memoryboard.llm.factory import models_status
-
     return {"models_status": models_status()}
 
 
 def navigation(request) -> dict:
-    from memoryboard.roles import is_developer, is_support
-
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {"nav_playground": False, "nav_people": False, "nav_staff": False}

@@ -13,12 +13,21 @@ from typing import Any
 
 from django.utils.translation import gettext, gettext_lazy as _
 
+from memoryboard.agent.hooks import EMERGENCY_TOKEN_THRESHOLD, SummarizationHook
+from memoryboard.agent.interceptors import ChainContext, ContextEditingInterceptor, run_before_model_chain
+from memoryboard.agent.runtime import agent_namespace, build_system_prompt, history_with_positions
+from memoryboard.llm.factory import get_chat_model
+from memoryboard.ltm.search.receipts import receipt_build
+from memoryboard.ltm.search.retrieval import memory_retrieve_ranking
+from memoryboard.ltm.write.tools import MEMORY_TOOLS
+from memoryboard.models import MemoryAccess
+from memoryboard.models.labels import type_label
 from memoryboard.strategies import CompositeConfig, SlidingWindowConfig, estimated_tokens, parse_params
 from memoryboard.strategies.tokens import CHARS_PER_TOKEN
 
 PARTS = ("system", "memory", "tools", "messages")
 
-# The memory tools (``ltm.tools.MEMORY_TOOLS``) as support staff read them: what each does and what each
+# The memory tools (``ltm.write.tools.MEMORY_TOOLS``) as support staff read them: what each does and what each
 # parameter means, in the reader's language. The model reads the English definitions themselves.
 TOOL_WORDS = {
     "memory_save": (_("Saves one lasting fact, preference, procedure or episode about the user in long-term "
@@ -72,8 +81,6 @@ def _split_system(content: str) -> tuple[str, str]:
 
 
 def _param_type(spec: dict) -> str:
-    from memoryboard.labels import type_label
-
     words = str(TYPE_WORDS.get(spec.get("type"), spec.get("type") or "?"))
     if spec.get("enum"):
         words += " · " + gettext("one of %(values)s") % {"values": " / ".join(type_label(v) for v in spec["enum"])}
@@ -102,8 +109,6 @@ def tools_in_words(tools: list[dict]) -> list[dict]:
 def prompt_in_words(content: str, memories: list) -> str:
     """The system prompt with its ``<long_term_memory>`` block said in words: each memory's type by its
     name, its text and its relevance."""
-    from memoryboard.labels import type_label
-
     base, block = _split_system(content)
     if not block:
         return content
@@ -169,7 +174,7 @@ def context_window(*, agent, user_id: str, conversation_id: str, rows: list, cha
     """Build the next request of ``agent`` for a stored conversation, before and after the pipeline.
 
     Args:
-        agent: The agent's :class:`~memoryboard.ltm.config.AgentConfig`.
+        agent: The agent's :class:`~memoryboard.agents_config.AgentConfig`.
         user_id: The platform user id that owns the conversation (the namespace comes from it).
         conversation_id: The conversation.
         rows: Its stored rows, oldest first.
@@ -179,17 +184,7 @@ def context_window(*, agent, user_id: str, conversation_id: str, rows: list, cha
     Returns:
         Both sides of the request with their tokens by part, the tools and the budget lines.
     """
-    from memoryboard.agent.hooks import EMERGENCY_TOKEN_THRESHOLD, SummarizationHook
-    from memoryboard.agent.interceptors import ChainContext, ContextEditingInterceptor, run_before_model_chain
-    from memoryboard.agent.runtime import agent_namespace, build_system_prompt, history_with_positions
-    from memoryboard.ltm.receipts import receipt_build
-    from memoryboard.ltm.retrieval import memory_retrieve_ranking
-    from memoryboard.ltm.tools import MEMORY_TOOLS
-    from memoryboard.models import MemoryAccess
-
     if chat_model is None:
-        from memoryboard.llm.factory import get_chat_model
-
         chat_model = get_chat_model()
     ltm = agent.long_term_memory
     # The input position of each message (rows may be left out, e.g. a tool row whose call is not there).

@@ -1,32 +1,24 @@
 """"Erase all my data" and support's erase for a privacy request: one confirmation page, one service.
 
-The page lists, table by table in words, what ``ltm.user_data.user_data_erase`` removes (the same sections
-the export lists), says that there is no undo, and asks for a ticked box; without it the POST is a 400
+The page lists, table by table in words, what ``ltm.people.user_data.user_data_erase`` removes (the same
+sections the export lists), says that there is no undo, and asks for a ticked box; without it the POST is a 400
 naming the field and nothing changes.
 """
 
 from __future__ import annotations
 
 from django.shortcuts import render
-from django.utils.translation import gettext as _, gettext_lazy
+from django.utils.translation import gettext as _
 
-from memoryboard.ltm.user_data import user_data_counts
+from memoryboard.ltm.people.user_data import SUPPORT_LABELS, user_data_counts
+from memoryboard.models import ChatMessage, ConversationOwner
 
 CONFIRM_FIELD = "confirm"
-# Support erases on someone's behalf: the sections that say "your" to the person, said of them.
-SUPPORT_LABELS = {
-    "chat_messages": gettext_lazy("messages of those conversations, every kind (theirs, the agents' replies, "
-                                 "tool results, instructions to the agent)"),
-    "retrieval_receipts": gettext_lazy("retrieval receipts (their questions and the items found for them)"),
-    "playground_traces": gettext_lazy("playground traces made from their conversations or items"),
-}
 
 
 def conversation_count(*, user_id: str) -> int:
     """The person's conversations as the user page lists them: every conversation with a stored message
     or a recorded owner (an owner row alone is written only when a conversation id is claimed)."""
-    from memoryboard.models import ChatMessage, ConversationOwner
-
     ids = set(ChatMessage.objects.filter(user_id=user_id).values_list("conversation_id", flat=True).distinct())
     ids |= set(ConversationOwner.objects.filter(user_id=user_id).values_list("conversation_id", flat=True))
     return len(ids)

@@ -14,24 +14,21 @@ import sys
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.http import HttpResponse, JsonResponse
+from django.core.exceptions import BadRequest, DisallowedHost, PermissionDenied, SuspiciousOperation
+from django.db import InterfaceError, OperationalError
+from django.http import Http404, HttpResponse, JsonResponse
 from django.template import loader
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.debug import ExceptionReporter, SafeExceptionReporterFilter
 
+from memoryboard.shared.errors import API_PREFIXES, RETRY_AFTER_SECONDS, error_body
+
 logger = logging.getLogger("django.request")
-
-API_PREFIXES = ("/api/", "/v1/")
-
-# What a 503 tells the client to wait before trying again (the database was busy or unreachable).
-RETRY_AFTER_SECONDS = 2
 
 
 def database_unavailable(exc: BaseException | None) -> bool:
     """The database failed or stayed locked (SQLite's "database is locked" after its busy timeout)."""
-    from django.db import InterfaceError, OperationalError
-
     return isinstance(exc, (OperationalError, InterfaceError))
 
 
@@ -48,8 +45,6 @@ def _texts() -> dict[int, tuple[str, str, str]]:
 
 def _back_url(request) -> str | None:
     """The page the user came from, when it is on this site (never back to the failing page)."""
-    from django.core.exceptions import DisallowedHost
-
     referer = request.META.get("HTTP_REFERER", "")
     if not referer:
         return None
@@ -68,8 +63,6 @@ def error_response(request, status: int, *, message: str | None = None) -> HttpR
     code, title, default_message = _texts()[status]
     message = message or default_message
     if request.path.startswith(API_PREFIXES):
-        from memoryboard.api.exceptions import error_body
-
         return JsonResponse(error_body(code, str(title)), status=status)
     context = {"status": status, "title": title, "message": message, "back_url": _back_url(request)}
     try:
@@ -142,9 +135,6 @@ class ErrorPagesMiddleware:
         return response
 
     def process_exception(self, request, exception):
-        from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
-        from django.http import Http404
-
         if not self.active or isinstance(exception, (Http404, PermissionDenied)):
             return None  # Django answers these with the URLconf's handlers (the 404 is replaced above)
         if isinstance(exception, (BadRequest, SuspiciousOperation)):
@@ -173,8 +163,6 @@ class SiteExceptionReporter(ExceptionReporter):
         return settings.DEBUG and not getattr(settings, "MEMORYBOARD_TECHNICAL_ERROR_PAGES", False)
 
     def _status(self) -> int:
-        from django.core.exceptions import BadRequest, SuspiciousOperation
-
         return 400 if isinstance(self.exc_value, (BadRequest, SuspiciousOperation)) else 500
 
     def get_traceback_html(self):

@@ -12,7 +12,10 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from memoryboard.agents_config import get_agents_config
 from memoryboard.jsonguard import JSONGuardError, parse_json
+from memoryboard.models import MemoryType
+from memoryboard.models.labels import role_label
 from memoryboard.strategies import (
     ParamSpec,
     StrategyInputError,
@@ -20,7 +23,6 @@ from memoryboard.strategies import (
     memory_param_spec,
     read_conversation,
 )
-from memoryboard.labels import role_label
 
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 MAX_MESSAGES = 20_000
@@ -265,8 +267,6 @@ class MemorySearchForm(forms.Form):
 
 def agent_choices() -> list[tuple[str, str]]:
     """``(agent id, label)`` of the agents that keep long-term memory (agents.yaml)."""
-    from memoryboard.ltm.config import get_agents_config
-
     return [
         (agent_id, cfg.label)
         for agent_id, cfg in sorted(get_agents_config().agents.items())
@@ -283,8 +283,6 @@ class MemoryAddForm(forms.Form):
                               widget=forms.Textarea(attrs={"rows": 2}))
 
     def __init__(self, *args, **kwargs):
-        from memoryboard.models import MemoryType
-
         super().__init__(*args, **kwargs)
         self.fields["agent"].choices = agent_choices()
         self.fields["memory_type"].choices = MemoryType.choices
@@ -313,8 +311,6 @@ class MemoryBulkForm(forms.Form):
     confirm = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, **kwargs):
-        from memoryboard.models import MemoryType
-
         super().__init__(*args, **kwargs)
         self.fields["memory_type"].choices = [("", _("any type")), *MemoryType.choices]
         # The selection is any string; ownership is enforced by the queryset, never by the form.
@@ -336,9 +332,6 @@ class PauseRulesForm(forms.Form):
                                        widget=forms.CheckboxSelectMultiple)
 
     def __init__(self, *args, **kwargs):
-        from memoryboard.ltm.config import get_agents_config
-        from memoryboard.models import MemoryType
-
         super().__init__(*args, **kwargs)
         self.fields["types"].choices = MemoryType.choices
         namespaces: dict[str, str] = {}
@@ -355,8 +348,6 @@ class SupportItemEditForm(forms.Form):
     memory_type = forms.ChoiceField(label=_("Type"))
 
     def __init__(self, *args, **kwargs):
-        from memoryboard.models import MemoryType
-
         super().__init__(*args, **kwargs)
         self.fields["memory_type"].choices = MemoryType.choices
 

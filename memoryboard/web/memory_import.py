@@ -10,10 +10,10 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _, ngettext
 from django.utils.translation import gettext_lazy
 
-from memoryboard.ltm.importing import MemoryImportError, import_items_from_text, memory_import
+from memoryboard.ltm.write.importing import MemoryImportError, import_items_from_text, memory_import
 from memoryboard.roles import platform_user_id
 from memoryboard.web.forms import agent_choices
-from memoryboard.web.my_memories import writes_own_memories
+from memoryboard.web.my_memories.common import writes_own_memories
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 PREVIEW_ROWS = 100  # rows listed under the preview; the counts above them cover the whole file

@@ -13,12 +13,15 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext as _, ngettext
 from django.views.decorators.http import require_POST
 
-from memoryboard.ltm.selectors import own_memories
-from memoryboard.ltm.services import MemoryError, end_user_may_edit
+from memoryboard.ltm.store.items import MemoryError, end_user_may_edit
+from memoryboard.ltm.store.selectors import own_memories
+from memoryboard.ltm.write.duplicates import memory_duplicates_dismiss
+from memoryboard.ltm.write.edits import memory_revert
+from memoryboard.ltm.write.review import memory_conflict_resolve, memory_review_approve, memory_review_reject
+from memoryboard.ltm.write.staff import memory_merge_selected
 from memoryboard.models import LongTermMemory
 from memoryboard.roles import can_change_any_memory, platform_user_id
 
@@ -28,10 +31,6 @@ MAX_IDS = 1000
 def _apply(request, scope: QuerySet[LongTermMemory]) -> None:
     """Run the button pressed (approve/reject one or the selected, resolve a conflict, merge or dismiss
     a duplicate) on items of ``scope``, and say what happened."""
-    from memoryboard.admin.services import memory_merge_selected
-    from memoryboard.ltm.duplicates import memory_duplicates_dismiss
-    from memoryboard.ltm.review import memory_conflict_resolve, memory_review_approve, memory_review_reject
-
     post = request.POST
     action, ids = post.get("action", ""), post.getlist("ids")[:MAX_IDS]
     if post.get("one"):
@@ -85,8 +84,6 @@ def person_review(request, user_id: str):
 
 
 def _revert(request, memory: LongTermMemory) -> None:
-    from memoryboard.ltm.versions import memory_revert
-
     try:
         memory_revert(memory=memory, actor=request.user, version=request.POST.get("version"))
     except MemoryError as exc:

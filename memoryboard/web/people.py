@@ -20,13 +20,16 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memoryboard.ltm import user_data
-from memoryboard.ltm.selectors import own_memories
-from memoryboard.models import MemoryState, MemoryType
-from memoryboard.web import data_erase, person_items
+from memoryboard.agents_config import agent_labels
+from memoryboard.ltm.people import user_data
+from memoryboard.ltm.store.selectors import own_memories
+from memoryboard.ltm.store.states import STORED_STATES
+from memoryboard.models import ChatMessage, ConversationOwner, MemoryState, MemoryType
 from memoryboard.roles import can_change_any_memory, can_read_all_memories
+from memoryboard.shared.item_words import describe
 from memoryboard.task_recovery import failed_extractions
 from memoryboard.users import find_people, person as lookup_person
+from memoryboard.web import data_erase, person_items
 
 MAX_RESULTS = 50
 
@@ -58,8 +61,6 @@ def people_search(request):
 
 def person_known(user_id: str, person=None) -> bool:
     """Whether the id is someone: in the user directory, or with anything stored about them."""
-    from memoryboard.models import ChatMessage, ConversationOwner
-
     person = person or lookup_person(user_id)
     return (person.known or own_memories(user_id=user_id).exists()
             or ChatMessage.objects.filter(user_id=user_id).exists()
@@ -82,17 +83,17 @@ def person_detail(request, user_id: str):
     person = _person_or_404(user_id)
     agent = (request.GET.get("agent") or "").strip()[:100]
     state = (request.GET.get("state") or "").strip()
-    if state not in person_items.STATES:
+    if state not in STORED_STATES:
         state = ""
     counts = person_items.person_item_counts(user_id=user_id)
-    labels = person_items.agent_labels()
+    labels = agent_labels()
     agents = sorted({a for a, _s in counts}, key=lambda a: str(labels.get(a, a)))
     if agent not in agents:
         agent = ""
     page = Paginator(person_items.person_items(user_id=user_id, agent=agent, state=state),
                      person_items.PAGE_SIZE).get_page(request.GET.get("page"))
-    items = person_items.describe(list(page.object_list), user_id=user_id)
-    shown_states = [s for s in person_items.STATES
+    items = describe(list(page.object_list), user_id=user_id)
+    shown_states = [s for s in STORED_STATES
                     if s in (MemoryState.ACTIVE, MemoryState.PAUSED, MemoryState.ARCHIVED, MemoryState.DELETED)
                     or any(st == s for _a, st in counts)]
 

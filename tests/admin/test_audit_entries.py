@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from memoryboard.ltm import services
+from memoryboard.ltm.store.states import memory_state
 from memoryboard.models import AuditLog, LongTermMemory, MemoryStateChange
 from tests.admin.conftest import change_url, changelist_url
 
@@ -87,7 +87,7 @@ def test_bring_all_back_writes_one_entry_per_item(login, alice, make_memory):
 def test_merge_labels_the_merged_items(support_user, alice, make_memory):
     from django.utils import translation
 
-    from memoryboard.admin.services import memory_merge
+    from memoryboard.ltm.write.staff import memory_merge
 
     keep, other = make_memory(alice, "likes tea"), make_memory(alice, "likes green tea")
     memory_merge(keep=keep, others=[other], actor=support_user)
@@ -96,4 +96,4 @@ def test_merge_labels_the_merged_items(support_user, alice, make_memory):
         assert archived.reason_label == "Merged into another item"
     merged = LongTermMemory.objects.get(pk=other.pk)
     assert merged.archived_reason == "merged" and merged.value_json["mergedInto"] == keep.pk
-    assert services.memory_state(merged) == "archived"
+    assert memory_state(merged) == "archived"

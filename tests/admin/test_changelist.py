@@ -129,7 +129,7 @@ def _changelist_queries(client, query: str = "") -> list[str]:
 def _seed(alice, n: int, start: int = 0) -> None:
     from django.utils import timezone
 
-    from memoryboard.ltm.namespaces import build_namespace
+    from memoryboard.models.namespaces import build_namespace
 
     ns = build_namespace(agent_namespace="chat", user_id=str(alice.pk)).as_text()
     now = timezone.now()
@@ -255,7 +255,7 @@ def test_audit_log_links_the_memory_without_extra_queries(login, support_user, a
 
 
 def test_agents_found_in_the_table(login, support_user, alice, make_memory, django_assert_max_num_queries):
-    from memoryboard.ltm.selectors import stored_agent_namespaces
+    from memoryboard.ltm.store.selectors import stored_agent_namespaces
 
     travel = make_memory(alice, "books window seats", agent="travel")  # not in agents.yaml
     make_memory(alice, "x", agent="chat")

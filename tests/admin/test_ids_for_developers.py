@@ -12,8 +12,8 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_purged_items_entry_says_what_it_was(login, superuser, support_user, developer, alice, make_memory):
-    from memoryboard.admin.services import memory_purge_many
-    from memoryboard.ltm.services import memory_set_paused
+    from memoryboard.ltm.write.staff import memory_purge_many
+    from memoryboard.ltm.store.items import memory_set_paused
 
     item = make_memory(alice, "User wants paper statements", memory_type="PREFERENCE")
     memory_set_paused(memory=item, actor=support_user, paused=True)
@@ -49,7 +49,7 @@ def test_a_conversations_messages_without_ids_for_support(login, support_user, d
 
 
 def test_an_items_history_page_lists_its_audit_entries(login, support_user, alice, make_memory):
-    from memoryboard.ltm.services import memory_update
+    from memoryboard.ltm.write.edits import memory_update
 
     item = make_memory(alice, "User likes tea")
     memory_update(memory=item, actor=support_user, content="User likes green tea")
@@ -62,7 +62,7 @@ def test_an_items_history_page_lists_its_audit_entries(login, support_user, alic
 
 def test_a_gone_items_address_says_so_without_its_id(login, superuser, support_user, developer, alice,
                                                      make_memory):
-    from memoryboard.admin.services import memory_purge_many
+    from memoryboard.ltm.write.staff import memory_purge_many
 
     item = make_memory(alice, "User wants paper statements")
     memory_purge_many(memories=[item], actor=superuser)

@@ -7,9 +7,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import translation
 
-from memoryboard.ltm.receipts import receipt_record
-from memoryboard.ltm.retrieval import memory_rank
-from memoryboard.ltm.selectors import own_memories
+from memoryboard.ltm.search.receipts import receipt_record
+from memoryboard.ltm.search.retrieval import memory_rank
+from memoryboard.ltm.store.selectors import own_memories
 from memoryboard.models import RetrievalReceipt
 from tests.admin.conftest import change_url
 

@@ -8,8 +8,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from memoryboard.ltm.retrieval import memory_rank
-from memoryboard.ltm.selectors import memory_queryset_for
+from memoryboard.ltm.search.retrieval import memory_rank
+from memoryboard.ltm.store.selectors import memory_queryset_for
 from memoryboard.models import PauseRule
 from tests.admin.conftest import changelist_url
 

@@ -27,7 +27,7 @@ agent:
 @pytest.fixture(autouse=True)
 def agents_yaml(settings, tmp_path):
     """A known agents.yaml: chat (memory + tools), quiet (memory, no auto-load/extract), plain (no memory)."""
-    from memoryboard.ltm.config import reset_agents_config
+    from memoryboard.agents_config import reset_agents_config
 
     path = tmp_path / "agents.yaml"
     path.write_text(AGENTS_YAML, encoding="utf-8")

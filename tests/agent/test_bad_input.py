@@ -116,8 +116,8 @@ def test_a_reply_at_the_cap_is_stored(openai_settings, settings, api):
 
 
 def test_ids_stored_before_the_check_still_render_for_their_owner(login, alice):
-    from memoryboard.ltm.namespaces import build_namespace
-    from memoryboard.ltm.services import memory_create
+    from memoryboard.models.namespaces import build_namespace
+    from memoryboard.ltm.write.items import memory_create
 
     stored = {}
     for bad in ("legacy/with/slashes", "line\nbreak"):

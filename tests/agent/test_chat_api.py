@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memoryboard.ltm.namespaces import build_namespace
+from memoryboard.models.namespaces import build_namespace
 from memoryboard.models import ChatMessage, LongTermMemory, MemoryAccess, UserMemorySettings
 
 pytestmark = pytest.mark.django_db

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.retrieval import memory_retrieve
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.search.retrieval import memory_retrieve
 from memoryboard.models import LongTermMemory
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ import json
 import openai
 import pytest
 
-from memoryboard.ltm.namespaces import build_namespace
+from memoryboard.models.namespaces import build_namespace
 from memoryboard.models import ChatMessage, LongTermMemory
 from tests.agent.conftest import AGENTS_YAML
 
@@ -29,7 +29,7 @@ WEATHER_TOOL = {
 @pytest.fixture(autouse=True)
 def agents_yaml(settings, tmp_path):
     """The agents of tests/agent plus ``trimmed``, whose context strategy keeps the first and last two."""
-    from memoryboard.ltm.config import reset_agents_config
+    from memoryboard.agents_config import reset_agents_config
 
     path = tmp_path / "agents.yaml"
     path.write_text(

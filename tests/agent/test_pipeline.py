@@ -11,7 +11,7 @@ from memoryboard.agent.interceptors import (
     ContextEditingInterceptor,
     run_before_model_chain,
 )
-from memoryboard.ltm.config import get_agents_config, reset_agents_config
+from memoryboard.agents_config import get_agents_config, reset_agents_config
 from memoryboard.llm.chat import ChatReply
 from memoryboard.llm.errors import LLMError
 from memoryboard.strategies import total_tokens

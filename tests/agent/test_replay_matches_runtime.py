@@ -7,7 +7,7 @@ import pytest
 from memoryboard.agent.runtime import SYSTEM_PROMPT
 from memoryboard.agent.service import agent_chat
 from memoryboard.conversations import context_replay
-from memoryboard.ltm.config import reset_agents_config
+from memoryboard.agents_config import reset_agents_config
 from memoryboard.models import ChatMessage
 from memoryboard.strategies import read_conversation, total_tokens
 

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from memoryboard.agent.interceptors import ChainContext, ContextEditingInterceptor
-from memoryboard.ltm.config import get_agents_config, reset_agents_config
+from memoryboard.agents_config import get_agents_config, reset_agents_config
 from memoryboard.models import ChatMessage, SummaryCacheEntry
 from tests.strategies.helpers import RecordingSummarizer
 

@@ -11,7 +11,7 @@ import pytest
 from memoryboard.agent.hooks import SummarizationHook
 from memoryboard.agent.interceptors import ChainContext, ContextEditingInterceptor, run_before_model_chain
 from memoryboard.agent.runtime import history_messages
-from memoryboard.ltm.config import get_agents_config, reset_agents_config
+from memoryboard.agents_config import get_agents_config, reset_agents_config
 from memoryboard.models import ChatMessage
 from tests.strategies.traces import assert_units_whole
 

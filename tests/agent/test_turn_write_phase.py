@@ -125,7 +125,7 @@ def test_a_locked_database_in_the_write_phase_is_a_503_with_retry_after(openai_s
 
 
 def test_a_locked_database_on_a_page_is_a_503_with_retry_after_not_a_500(client, alice, make_memory, monkeypatch):
-    from memoryboard.ltm import services
+    from memoryboard.web.my_memories import detail
 
     memory = make_memory(alice, "The user drinks green tea")
     client.force_login(alice)
@@ -133,7 +133,7 @@ def test_a_locked_database_on_a_page_is_a_503_with_retry_after_not_a_500(client,
     def locked(**kwargs):
         raise OperationalError("database is locked")
 
-    monkeypatch.setattr(services, "memory_update", locked)
+    monkeypatch.setattr(detail, "memory_update", locked)
     client.raise_request_exception = False
     response = client.post(f"/me/memories/{memory.pk}/edit/", {"content": "The user drinks black tea"})
     assert response.status_code == 503

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memoryboard.ltm.services import MAX_CONTENT_CHARS
+from memoryboard.ltm.store.items import MAX_CONTENT_CHARS
 from tests.api.helpers import error_of
 
 pytestmark = pytest.mark.django_db

@@ -224,7 +224,7 @@ def test_fast_representation_equals_drf_fields(alice, make_memory):
     from rest_framework import serializers
 
     from memoryboard.api.serializers import MemorySerializer
-    from memoryboard.ltm.services import memory_archive
+    from memoryboard.ltm.store.items import memory_archive
 
     memory = make_memory(alice, "same shape 记忆")
     memory = memory_archive(memory=memory, actor=None)

@@ -74,7 +74,7 @@ def test_developers_create_only_their_own_and_anonymous_nothing(as_user, develop
     ({"content": "x", "namespace": '["agent:chat","user:1","memories"]'}, "namespace"),
 ])
 def test_bad_input_is_400_naming_the_field(as_user, alice, body, field, settings, tmp_path):
-    from memoryboard.ltm.config import reset_agents_config
+    from memoryboard.agents_config import reset_agents_config
 
     path = tmp_path / "agents.yaml"
     path.write_text("agent:\n  agents:\n    chat: {long-term-memory: {enabled: true, namespace: chat}}\n"
@@ -127,8 +127,8 @@ def test_search_validity_options_bad_input(as_user, alice, query, field):
 def test_a_namespace_held_by_another_writer_is_503_and_nothing_written(as_user, alice, monkeypatch):
     import threading
 
-    from memoryboard.ltm import locks
-    from memoryboard.ltm.namespaces import build_namespace
+    from memoryboard.ltm.store import locks
+    from memoryboard.models.namespaces import build_namespace
 
     monkeypatch.setattr(locks, "LOCK_TIMEOUT_SECONDS", 1)
     held, release = threading.Event(), threading.Event()

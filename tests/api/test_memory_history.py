@@ -68,7 +68,7 @@ def test_developers_read_history_but_cannot_revert(as_user, alice, developer, ma
 
 def test_support_reverts_any_item_and_end_users_not_archived_ones(as_user, alice, support_user, make_memory):
     memory = _edited(as_user, alice, make_memory)
-    from memoryboard.ltm.services import memory_archive
+    from memoryboard.ltm.store.items import memory_archive
 
     memory_archive(memory=memory, actor=support_user, reason=ArchivedReason.STAFF)
     assert as_user(alice).post(f"/api/v1/memories/{memory.pk}/revert/", {"version": 1},

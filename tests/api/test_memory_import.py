@@ -7,7 +7,7 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
-from memoryboard.ltm.namespaces import build_namespace
+from memoryboard.models.namespaces import build_namespace
 from memoryboard.models import AuditLog, LongTermMemory, MemoryEmbedding
 
 pytestmark = pytest.mark.django_db
@@ -113,7 +113,7 @@ def test_duplicates_skip_or_overwrite(alice, make_memory):
 
 
 def test_item_limit_and_size_limits(alice, make_memory, settings, tmp_path):
-    from memoryboard.ltm.config import reset_agents_config
+    from memoryboard.agents_config import reset_agents_config
 
     path = tmp_path / "agents.yaml"
     path.write_text("agent:\n  agents:\n    chat: {long-term-memory: {enabled: true, namespace: chat, max-items: 3}}\n")
@@ -151,8 +151,8 @@ def test_anonymous_is_refused():
 
 
 def test_duplicates_are_found_whatever_the_namespace_spelling(alice):
-    from memoryboard.ltm.services import memory_build
-    from memoryboard.ltm.store import memory_upsert_many
+    from memoryboard.ltm.write.items import memory_build
+    from memoryboard.ltm.store.upsert import memory_upsert_many
 
     spaced = memory_build(namespace=build_namespace(agent_namespace="chat", user_id=str(alice.pk)),
                           content="Writes Go at work", memory_type="FACT", source="auto_extract", agent_id="chat")

@@ -28,7 +28,7 @@ def test_end_user_search_skips_paused_items_and_other_users(as_user, alice, bob,
 
 
 def test_explain_gives_the_score_parts_and_unrelated_items_rank_last(as_user, alice, make_memory):
-    from memoryboard.ltm.ranking import MIN_RELEVANCE
+    from memoryboard.ltm.search.ranking import MIN_RELEVANCE
 
     tea = make_memory(alice, "Alice drinks green tea")
     berlin = make_memory(alice, "Alice flies to Berlin on Monday", memory_type="EPISODE")

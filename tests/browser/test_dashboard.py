@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memoryboard.models import ArchivedReason, ChatMessage, LongTermMemory
-from memoryboard.web.playground import parse_ids
+from memoryboard.web.playground.rows import parse_ids
 from tests.browser.conftest import Session
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

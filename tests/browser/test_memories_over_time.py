@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryboard.ltm.services import memory_update
+from memoryboard.ltm.write.edits import memory_update
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -115,7 +115,7 @@ def test_a_bad_link_shows_the_translated_404(session, alice, browser, live_serve
 @pytest.mark.parametrize("width,locale", [(1366, "en-US"), (1440, "en-US"), (1366, "zh-CN")])
 def test_memory_list_columns_fit_the_screen(session, browser, live_server, support_user, bob_named, alice,
                                             make_memory, width, locale):
-    from memoryboard.ltm.services import memory_archive
+    from memoryboard.ltm.store.items import memory_archive
     from tests.browser.conftest import ARTIFACTS, Session
 
     for i in range(12):

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-EVAL_SET = ROOT / "tests" / "ltm" / "data" / "bilingual_eval.json"
+EVAL_SET = ROOT / "tests" / "data" / "bilingual_eval.json"
 
 COMMANDS = [
     ["ann_rebuild", "--no-progress"],

@@ -4,13 +4,13 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
-from memoryboard.ltm.config import AgentConfigError, parse_agents_config
+from memoryboard.agents_config import AgentConfigError, parse_agents_config
 
 
 def test_agents_yaml_of_the_repository_is_valid():
     from django.conf import settings
 
-    from memoryboard.ltm.config import load_agents_config
+    from memoryboard.agents_config import load_agents_config
 
     config = load_agents_config(settings.MEMORYBOARD_AGENTS_FILE)
     chat = config.get("chat")

@@ -9,8 +9,8 @@ from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.store import memory_upsert_many
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.store.upsert import memory_upsert_many
 from memoryboard.models import LongTermMemory
 
 

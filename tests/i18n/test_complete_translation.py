@@ -240,7 +240,7 @@ DATA_TEXTS = {
 @pytest.fixture
 def world(superuser, support_user, alice, bob, developer, make_memory):
     """Data of every type, source and state, a conversation, accesses, audit entries; Chinese content."""
-    from memoryboard.ltm.services import memory_set_paused
+    from memoryboard.ltm.store.items import memory_set_paused
     from memoryboard.models import ArchivedReason, ChatMessage, MemoryAccess
 
     bob.first_name, bob.last_name = "Bob", "Builder"
@@ -274,7 +274,7 @@ def world(superuser, support_user, alice, bob, developer, make_memory):
     from django.contrib.admin.models import CHANGE, LogEntry
     from django.contrib.contenttypes.models import ContentType
 
-    from memoryboard.admin.services import memory_purge_many
+    from memoryboard.ltm.write.staff import memory_purge_many
     from memoryboard.models import AuditLog, LongTermMemory
 
     gone = make_memory(alice, "将被彻底清除的记忆")

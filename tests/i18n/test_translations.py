@@ -149,7 +149,7 @@ def test_strategy_descriptions_from_the_framework_free_registry_are_translated()
     texts.update(REASONS.values())
     with translation.override("zh-hans"):
         missing = sorted(text for text in texts if not CJK.search(translation.gettext(text)))
-    assert missing == [], "add them to memoryboard/web/strategy_texts.py, then makemessages and translate"
+    assert missing == [], "add them to memoryboard/strategy_texts.py, then makemessages and translate"
 
 
 @pytest.mark.skipif(not shutil.which("xgettext") or not shutil.which("msgmerge"), reason="needs GNU gettext")

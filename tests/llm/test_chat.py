@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from memoryboard.llm.chat import ChatModel, ChatReply, OfflineChatModel, OpenAIChatModel, ToolCall
+from memoryboard.llm.chat import ChatModel, ChatReply, OpenAIChatModel, ToolCall
+from memoryboard.llm.offline_chat import OfflineChatModel
 from memoryboard.llm.errors import LLMError
 
 MEMORY_TOOLS = [

@@ -9,7 +9,8 @@ if "DJANGO_SETTINGS_MODULE" not in os.environ:  # run with -p no:django
     pytest.skip("needs pytest-django", allow_module_level=True)
 
 from memoryboard.llm import factory
-from memoryboard.llm.chat import OfflineChatModel, OpenAIChatModel
+from memoryboard.llm.chat import OpenAIChatModel
+from memoryboard.llm.offline_chat import OfflineChatModel
 from memoryboard.llm.embeddings import HashingEmbedder, OpenAIEmbedder, UniversalSentenceEncoder
 from memoryboard.llm.extraction import ExtractedItem, LLMExtractor, RuleBasedExtractor
 from memoryboard.llm.summarizer import OpenAISummarizer

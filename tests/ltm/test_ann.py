@@ -8,9 +8,9 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from memoryboard.ltm import ann, retrieval
-from memoryboard.ltm.retrieval import memory_rank
-from memoryboard.ltm.selectors import memory_queryset_for
+from memoryboard.ltm.search import ann, retrieval
+from memoryboard.ltm.search.retrieval import memory_rank
+from memoryboard.ltm.store.selectors import memory_queryset_for
 from memoryboard.models import MemoryFlag
 
 pytestmark = pytest.mark.django_db
@@ -81,8 +81,8 @@ def _indexed_items(model_name: str = "hashing-ngram-384") -> set[str]:
 
 def test_archiving_and_restoring_update_the_index_through_the_task(monkeypatch, ann_dir, support_user, alice, bob,
                                                                    make_memory, django_capture_on_commit_callbacks):
-    from memoryboard.ltm.lifecycle import memory_archive_many
-    from memoryboard.ltm.services import (
+    from memoryboard.ltm.store.lifecycle import memory_archive_many
+    from memoryboard.ltm.store.items import (
         memory_archive, memory_delete_all_for_user, memory_delete_for_user, memory_restore, memory_restore_for_user,
     )
 
@@ -124,7 +124,7 @@ def test_archiving_and_restoring_update_the_index_through_the_task(monkeypatch, 
 
 def test_archiving_without_an_index_queues_nothing(ann_dir, support_user, alice, make_memory,
                                                    django_capture_on_commit_callbacks):
-    from memoryboard.ltm.services import memory_archive
+    from memoryboard.ltm.store.items import memory_archive
 
     item = make_memory(alice, "User plays the violin")
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
@@ -214,7 +214,7 @@ def test_many_writes_reach_the_index_in_one_save_and_later_tasks_touch_nothing(
     assert len(ann._snapshot(MODEL)[0]) == 21 and _indexed_items() >= {m.pk for m in new}
     mtime = ann.index_path(MODEL).stat().st_mtime_ns
 
-    from memoryboard.tasks import ann_update_task
+    from memoryboard.ltm.search.tasks import ann_update_task
 
     assert ann_update_task.call(model_name=MODEL) == 0  # a task queued later: nothing past the position
     assert saves == [MODEL] and ann.index_path(MODEL).stat().st_mtime_ns == mtime
@@ -222,7 +222,7 @@ def test_many_writes_reach_the_index_in_one_save_and_later_tasks_touch_nothing(
 
 def test_archive_and_restore_are_logged_and_applied_together(ann_dir, support_user, alice, make_memory, saves,
                                                              django_capture_on_commit_callbacks):
-    from memoryboard.ltm.services import memory_archive, memory_restore
+    from memoryboard.ltm.store.items import memory_archive, memory_restore
 
     violin, cello, tea = (make_memory(alice, text) for text in ("User plays the violin", "User plays the cello",
                                                                 "User drinks tea"))
@@ -281,7 +281,7 @@ def test_a_rebuild_covers_the_log_written_before_it(ann_dir, alice, make_memory,
 
 def test_a_task_queued_with_item_ids_before_the_log_still_applies_them(ann_dir, alice, make_memory):
     from memoryboard.models import AnnChange
-    from memoryboard.tasks import ann_update_task
+    from memoryboard.ltm.search.tasks import ann_update_task
 
     make_memory(alice, "User drinks tea")
     call_command("ann_rebuild", "--no-progress", stdout=StringIO())
@@ -295,7 +295,7 @@ def test_reembed_with_an_index_ends_with_the_index_up_to_date(ann_dir, alice, bo
                                                               django_capture_on_commit_callbacks):
     import numpy as np
 
-    from memoryboard.ltm.embeddings import memory_reembed
+    from memoryboard.ltm.search.embeddings import memory_reembed
     from memoryboard.models import MemoryEmbedding
 
     items = [make_memory(user, f"User collects stamps from country {i}") for i, user in enumerate([alice, bob] * 6)]
@@ -342,7 +342,7 @@ def test_the_log_is_pruned_and_a_host_behind_it_rebuilds(ann_dir, support_user, 
 
 def test_removed_slots_hold_fillers_until_new_vectors_take_them_and_a_quarter_of_fillers_rebuilds(
         ann_dir, monkeypatch, support_user, alice, make_memory, django_capture_on_commit_callbacks):
-    from memoryboard.ltm.services import memory_archive
+    from memoryboard.ltm.store.items import memory_archive
 
     items = [make_memory(alice, f"User plays instrument number {i}") for i in range(8)]
     call_command("ann_rebuild", "--no-progress", stdout=StringIO())

@@ -18,9 +18,9 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from memoryboard.ltm import ann, retrieval
-from memoryboard.ltm.retrieval import memory_rank
-from memoryboard.ltm.selectors import memory_queryset_for
+from memoryboard.ltm.search import ann, retrieval
+from memoryboard.ltm.search.retrieval import memory_rank
+from memoryboard.ltm.store.selectors import memory_queryset_for
 from memoryboard.models import MemoryEmbedding
 
 MODEL = "hashing-ngram-384"
@@ -78,7 +78,7 @@ def _staff_finds(support_user, query: str) -> list[str]:
 
 @pytest.mark.django_db
 def test_an_erase_is_gone_from_the_files_of_every_host(hosts, support_user, alice, bob, make_memory):
-    from memoryboard.ltm.user_data import user_data_erase
+    from memoryboard.ltm.people.user_data import user_data_erase
 
     secret = make_memory(alice, "User hides a unique secret phrase")
     other = make_memory(bob, "User plays the piano")
@@ -103,7 +103,7 @@ def test_an_erase_is_gone_from_the_files_of_every_host(hosts, support_user, alic
 @pytest.mark.parametrize("how", ["delete", "archive"])
 def test_deleted_and_archived_vectors_leave_the_files_when_the_hosts_follow(
         hosts, how, support_user, alice, make_memory, django_capture_on_commit_callbacks):
-    from memoryboard.ltm.services import memory_archive, memory_delete_for_user
+    from memoryboard.ltm.store.items import memory_archive, memory_delete_for_user
 
     item = make_memory(alice, "User hides a unique secret phrase")
     make_memory(alice, "User plays the piano")
@@ -164,7 +164,7 @@ def test_a_broken_file_is_a_slower_search_then_rebuilt(hosts, how, settings, mon
 @pytest.mark.django_db
 @pytest.mark.parametrize("how", ["corrupt", "empty", "truncated"])
 def test_an_erase_never_depends_on_the_file_being_readable(hosts, how, alice, bob, make_memory):
-    from memoryboard.ltm.user_data import user_data_erase
+    from memoryboard.ltm.people.user_data import user_data_erase
     from memoryboard.models import LongTermMemory
 
     secret = make_memory(alice, "User hides a unique secret phrase")
@@ -183,7 +183,7 @@ def test_an_erase_never_depends_on_the_file_being_readable(hosts, how, alice, bo
 @pytest.mark.django_db
 def test_searches_and_erases_do_not_wait_behind_a_rebuild(hosts, monkeypatch, support_user, alice, bob,
                                                           make_memory):
-    from memoryboard.ltm.user_data import user_data_erase
+    from memoryboard.ltm.people.user_data import user_data_erase
 
     secret = make_memory(alice, "User hides a unique secret phrase")
     piano = make_memory(bob, "User plays the piano")
@@ -226,8 +226,8 @@ def test_two_web_hosts_and_a_worker_on_one_mariadb(hosts, settings, monkeypatch,
     """Two web hosts (a, b) and a worker host (w): a write on a is found by a staff search on b within
     seconds, before b's file has it and after; an erase on a is gone from the searches and the files of
     all three."""
-    from memoryboard.ltm.user_data import user_data_erase
-    from memoryboard.tasks import ann_update_task
+    from memoryboard.ltm.people.user_data import user_data_erase
+    from memoryboard.ltm.search.tasks import ann_update_task
 
     if connection.vendor != "mysql":
         pytest.skip("hosts share one MariaDB/MySQL database (real commits)")
@@ -281,9 +281,9 @@ import json, sys, time
 import django
 django.setup()
 from django.contrib.auth import get_user_model
-from memoryboard.ltm import retrieval
-from memoryboard.ltm.retrieval import memory_rank
-from memoryboard.ltm.selectors import memory_queryset_for
+from memoryboard.ltm.search import retrieval
+from memoryboard.ltm.search.retrieval import memory_rank
+from memoryboard.ltm.store.selectors import memory_queryset_for
 
 retrieval.EXACT_MAX = 0
 staff = get_user_model().objects.get(pk=int(sys.argv[1]))
@@ -322,7 +322,7 @@ def test_a_web_host_in_its_own_process_follows_the_log_with_its_thread(hosts, su
                                                                        make_memory):
     """Host b is another process, its follower thread on: it builds its own index, finds a write committed
     by host a, takes it into its file; an erase on a leaves b's search and b's file."""
-    from memoryboard.ltm.user_data import user_data_erase
+    from memoryboard.ltm.people.user_data import user_data_erase
 
     if connection.vendor != "mysql":
         pytest.skip("another process needs the same MariaDB/MySQL database")

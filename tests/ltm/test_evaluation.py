@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from memoryboard.ltm.evaluation import memory_evaluate
-from memoryboard.ltm.ranking import tokenize
+from memoryboard.evaluation.retrieval import memory_evaluate
+from memoryboard.ltm.search.ranking import tokenize
 from memoryboard.models import LongTermMemory
 
-SET = Path(__file__).parent / "data" / "bilingual_eval.json"
+SET = Path(__file__).parents[1] / "data" / "bilingual_eval.json"
 DATA = json.loads(SET.read_text(encoding="utf-8"))
 
 
@@ -86,12 +86,12 @@ def test_command_names_what_is_wrong(tmp_path, body, field):
 
 # --- the conversation set ---------------------------------------------------------------------------
 
-CONVERSATION_SET = Path(__file__).parent / "data" / "conversation_eval.json"
+CONVERSATION_SET = Path(__file__).parents[1] / "data" / "conversation_eval.json"
 CONVERSATIONS = json.loads(CONVERSATION_SET.read_text(encoding="utf-8"))
 
 
 def test_the_conversation_set_has_what_the_issue_asks():
-    from memoryboard.ltm.evaluation import conversation_expected, conversation_items, validate_conversation_set
+    from memoryboard.evaluation.retrieval import conversation_expected, conversation_items, validate_conversation_set
 
     validate_conversation_set(CONVERSATIONS)
     conversations = {c["id"]: c for c in CONVERSATIONS["conversations"]}
@@ -145,7 +145,7 @@ def _small_conversation_set() -> dict:
 @pytest.mark.django_db
 def test_the_conversation_evaluation_reports_every_mode_and_writes_nothing():
     from memoryboard.llm.embeddings import HashingEmbedder
-    from memoryboard.ltm.evaluation import CONVERSATION_MODES, conversation_evaluate
+    from memoryboard.evaluation.retrieval import CONVERSATION_MODES, conversation_evaluate
 
     small = _small_conversation_set()
     report = conversation_evaluate(data=small, embedder=HashingEmbedder())

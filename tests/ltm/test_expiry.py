@@ -9,12 +9,14 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from memoryboard.ltm.config import AgentConfigError, parse_agents_config, reset_agents_config
-from memoryboard.ltm.expiry import expiring_soon, memory_set_expiry
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.retrieval import memory_retrieve, memory_retrieve_ranking
-from memoryboard.ltm.services import MemoryError, memory_create, memory_state
-from memoryboard.ltm.tools import run_memory_tool
+from memoryboard.agents_config import AgentConfigError, parse_agents_config, reset_agents_config
+from memoryboard.ltm.store.expiry import expiring_soon, memory_set_expiry
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.search.retrieval import memory_retrieve, memory_retrieve_ranking
+from memoryboard.ltm.store.items import MemoryError
+from memoryboard.ltm.write.items import memory_create
+from memoryboard.ltm.store.states import memory_state
+from memoryboard.ltm.write.tools import run_memory_tool
 from memoryboard.models import ArchivedReason, LongTermMemory, MemoryStateChange
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from memoryboard.ltm.config import parse_agents_config
-from memoryboard.ltm.extraction import (
+from memoryboard.agents_config import parse_agents_config
+from memoryboard.ltm.write.extraction import (
     SKIP_ALREADY_KNOWN,
     SKIP_DISABLED_AGENT,
     SKIP_NO_SELF_STATEMENT,
@@ -30,7 +30,7 @@ CONFIG = parse_agents_config({"agent": {"agents": {
 
 @pytest.fixture(autouse=True)
 def agents(monkeypatch):
-    monkeypatch.setattr("memoryboard.ltm.extraction.get_agents_config", lambda: CONFIG)
+    monkeypatch.setattr("memoryboard.ltm.write.extraction.get_agents_config", lambda: CONFIG)
 
 
 def skip(message, user, agent="chat", conversation=()):
@@ -127,7 +127,7 @@ def test_a_reply_that_is_not_json_saves_nothing(openai_settings, alice):
 
 
 def test_offline_rules_and_the_task(alice):
-    from memoryboard.tasks import extract_memories_task
+    from memoryboard.ltm.write.tasks import extract_memories_task
 
     result = extract_memories_task.enqueue(agent_id="chat", user_id=str(alice.pk), conversation_id="c1",
                                            conversation=TURN)

@@ -8,9 +8,9 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from memoryboard.ltm.lifecycle import memory_cleanup, memory_decay, memory_enforce_limit
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.services import memory_restore
+from memoryboard.ltm.store.lifecycle import memory_cleanup, memory_decay, memory_enforce_limit
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.store.items import memory_restore
 from memoryboard.models import AuditLog, LongTermMemory, MemoryStateChange
 
 pytestmark = pytest.mark.django_db

@@ -11,9 +11,9 @@ from django.core.management import call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from memoryboard.ltm.extraction import should_skip_extraction
-from memoryboard.ltm.lifecycle import memory_enforce_limit
-from memoryboard.ltm.namespaces import (
+from memoryboard.ltm.write.extraction import should_skip_extraction
+from memoryboard.ltm.store.lifecycle import memory_enforce_limit
+from memoryboard.models.namespaces import (
     agent_prefixes,
     build_namespace,
     canonical_text,
@@ -21,15 +21,15 @@ from memoryboard.ltm.namespaces import (
     namespace_spellings,
     parse_namespace,
 )
-from memoryboard.ltm.retrieval import memory_retrieve
-from memoryboard.ltm.selectors import (
+from memoryboard.ltm.search.retrieval import memory_retrieve
+from memoryboard.ltm.store.selectors import (
     filter_memories,
     odd_namespace_texts,
     own_memories,
     stored_agent_namespaces,
 )
-from memoryboard.ltm.services import memory_create
-from memoryboard.ltm.tools import find_duplicate, run_memory_tool
+from memoryboard.ltm.write.items import memory_create
+from memoryboard.ltm.write.tools import find_duplicate, run_memory_tool
 from memoryboard.models import LongTermMemory, PauseRule
 
 
@@ -116,7 +116,7 @@ def test_agent_paths_see_every_spelling_of_their_namespace(alice):
                             agent_id="chat")
     assert saved == {"saved": False, "duplicate_of": java.pk}
     # Extraction's "nothing new" check knows the spaced item.
-    from memoryboard.ltm.config import get_agents_config
+    from memoryboard.agents_config import get_agents_config
 
     skip = should_skip_extraction(user_message="I am a Java backend developer.", conversation=[],
                                   agent_config=get_agents_config().get("chat"), user_id=uid)
@@ -210,7 +210,7 @@ def test_staff_views_find_every_spelling(support_user, alice, client):
 
 @pytest.mark.django_db
 def test_cleanup_archives_a_spaced_item_and_its_owner_sees_why(alice, client):
-    from memoryboard.ltm.lifecycle import memory_cleanup
+    from memoryboard.ltm.store.lifecycle import memory_cleanup
 
     uid = str(alice.pk)
     weak = stored(uid, "chat", "rarely used spaced fact", spaced("chat", uid))

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memoryboard.ltm import ranking
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.retrieval import memory_rank, namespace_scope
-from memoryboard.ltm.selectors import memory_queryset_for
+from memoryboard.ltm.search import ranking
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.search.retrieval import memory_rank, namespace_scope
+from memoryboard.ltm.store.selectors import memory_queryset_for
 from memoryboard.models import LongTermMemory
 
 
@@ -104,7 +104,7 @@ def test_keywords_count_only_when_the_scope_holds_the_query_words():
 
 
 def test_time_adds_to_items_dated_inside_the_window_but_not_to_the_match():
-    from memoryboard.ltm.time_expressions import Window
+    from memoryboard.ltm.search.time_expressions import Window
 
     days = np.array([100.0, 130.0, np.nan])
     inside = ranking.time_matches(days, Window(90, 120))
@@ -155,8 +155,8 @@ def test_beyond_k_and_paused_are_told_apart(alice, make_memory):
 @pytest.mark.django_db
 def test_the_cache_follows_the_candidates(alice, make_memory):
     """A scope's vectors and keyword index are reused only while its items are unchanged."""
-    from memoryboard.ltm.services import memory_update
-    from memoryboard.ltm.vector_cache import scope_cache
+    from memoryboard.ltm.write.edits import memory_update
+    from memoryboard.ltm.search.vector_cache import scope_cache
 
     item = make_memory(alice, "User is a Java developer")
     query = dict(queryset=memory_queryset_for(alice), query="Java", k=5, user_id=str(alice.pk))
@@ -251,7 +251,7 @@ def test_rank_order_is_by_final_then_by_the_cosine_net_of_centrality():
 
 @pytest.mark.django_db
 def test_a_scope_centrality_is_kept_with_its_vectors(alice, make_memory):
-    from memoryboard.ltm.retrieval import scope_cache
+    from memoryboard.ltm.search.retrieval import scope_cache
 
     scope_cache.clear()
     texts = [f"User note {i}: {word}" for i, word in enumerate(["tea", "hiking", "Java", "cats"] * 6)]

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.reconcile import memory_save_reconciled
-from memoryboard.ltm.services import memory_restore, memory_update
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.write.reconcile import memory_save_reconciled
+from memoryboard.ltm.store.items import memory_restore
+from memoryboard.ltm.write.edits import memory_update
 from memoryboard.models import AuditLog, LongTermMemory, MemoryStateChange
 
 pytestmark = pytest.mark.django_db
@@ -184,9 +185,9 @@ def test_the_kept_index_finds_what_a_fresh_build_finds(alice):
     """The reconcile step keeps each namespace's vectors and slots between saves and patches in what was
     written, superseded, edited or deleted since: its candidates are those a fresh build finds."""
     from memoryboard.llm.factory import get_embedder
-    from memoryboard.ltm.reconcile_scope import forget_scope_indexes, nearest_current
-    from memoryboard.ltm.services import memory_delete_for_user
-    from memoryboard.ltm.statements import statement_slots
+    from memoryboard.ltm.write.reconcile_scope import forget_scope_indexes, nearest_current
+    from memoryboard.ltm.store.items import memory_delete_for_user
+    from memoryboard.ltm.write.statements import statement_slots
 
     embedder = get_embedder()
     texts = ["I live in Shanghai", "I like jazz", "I work at Siemens", "My favourite drink is tea", "我喜欢跑步",

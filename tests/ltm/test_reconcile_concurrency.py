@@ -7,8 +7,8 @@ import threading
 import pytest
 from django.db import connections
 
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.reconcile import memory_save_reconciled
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.write.reconcile import memory_save_reconciled
 from memoryboard.models import LongTermMemory
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from memoryboard.ltm.importing import memory_import
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.reconcile import memory_save_reconciled
+from memoryboard.ltm.write.importing import memory_import
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.write.reconcile import memory_save_reconciled
 from memoryboard.models import LongTermMemory
 
 pytestmark = pytest.mark.django_db
@@ -60,7 +60,7 @@ def test_mcp_memory_save(alice):
 
 
 def test_agent_tool(alice):
-    from memoryboard.ltm.tools import run_memory_tool
+    from memoryboard.ltm.write.tools import run_memory_tool
 
     old = stored(alice, "My favourite drink is coffee")
     result = run_memory_tool(name="memory_save", arguments={"content": "My favourite drink is green tea",

@@ -8,8 +8,13 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
-from memoryboard.ltm import services
-from memoryboard.ltm.importing import memory_import
+from memoryboard.ltm.store.items import (
+    memory_archive,
+    memory_delete_for_user,
+    memory_restore,
+    memory_restore_for_user,
+)
+from memoryboard.ltm.write.importing import memory_import
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryStateChange
 
 pytestmark = pytest.mark.django_db
@@ -57,9 +62,9 @@ def test_delete_all_import_the_export_then_bring_all_back_leaves_one_copy(login,
 
 def test_undo_of_a_delete_when_the_same_item_came_back_meanwhile(alice, make_memory):
     old = make_memory(alice, "Likes green tea")
-    services.memory_delete_for_user(memory=old, actor=alice)
+    memory_delete_for_user(memory=old, actor=alice)
     new = make_memory(alice, "likes green tea.")  # saved again (a tool, the API) while the old one was deleted
-    services.memory_restore_for_user(memory=old, actor=alice)
+    memory_restore_for_user(memory=old, actor=alice)
 
     old.refresh_from_db()
     assert in_use(alice) == ["likes green tea."]
@@ -79,8 +84,8 @@ def test_staff_restore_of_an_archived_copy_keeps_one_in_use(support_user, alice,
     # Once the other copy is gone, the restore brings it back as usual.
     other = LongTermMemory.objects.get(pk__in=[m.pk for m in LongTermMemory.objects.all()
                                                if m.content == "WORKS REMOTELY"])
-    services.memory_archive(memory=other, actor=support_user)
-    services.memory_restore(memory=LongTermMemory.objects.get(pk=archived.pk), actor=support_user)
+    memory_archive(memory=other, actor=support_user)
+    memory_restore(memory=LongTermMemory.objects.get(pk=archived.pk), actor=support_user)
     assert in_use(alice) == ["Works remotely"]
 
 
@@ -88,7 +93,7 @@ def test_import_treats_an_item_in_any_state_as_the_same_item(alice, make_memory)
     make_memory(alice, "Archived by staff", archived_reason=ArchivedReason.STAFF)
     make_memory(alice, "Decayed long ago", archived_reason=ArchivedReason.DECAY)
     deleted = make_memory(alice, "Deleted by me")
-    services.memory_delete_for_user(memory=deleted, actor=alice)
+    memory_delete_for_user(memory=deleted, actor=alice)
     make_memory(alice, "Still in use")
     items = [{"content": c} for c in ("archived by staff", "Decayed long ago!", "deleted by me", "Still in use",
                                        "Something new", "Something new")]

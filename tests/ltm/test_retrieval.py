@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.retrieval import (
-    ScoredMemory,
-    format_memory_block,
-    memory_retrieve,
-    memory_search,
-)
-from memoryboard.ltm.selectors import memory_queryset_for
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.search.results import ScoredMemory
+from memoryboard.ltm.search.retrieval import format_memory_block, memory_retrieve, memory_search
+from memoryboard.ltm.store.selectors import memory_queryset_for
 from memoryboard.models import LongTermMemory, MemoryAccess, MemoryEmbedding, MemoryFlag, PauseRule, UserMemorySettings
 
 pytestmark = pytest.mark.django_db
@@ -116,7 +112,7 @@ def test_memory_block_format():
 
 @pytest.mark.django_db(transaction=True)
 def test_access_statistics_are_written_by_the_background_writer(settings, alice, make_memory):
-    from memoryboard.ltm.access_log import flush_access_log
+    from memoryboard.ltm.search.access_log import flush_access_log
 
     settings.MEMORYBOARD_TASKS_INLINE = False
     memory = make_memory(alice, "User is a Java developer")
@@ -129,7 +125,7 @@ def test_access_statistics_are_written_by_the_background_writer(settings, alice,
 
 
 def test_search_caps_on_the_fly_embedding(monkeypatch, alice, make_memory):
-    from memoryboard.ltm import retrieval
+    from memoryboard.ltm.search import retrieval
 
     monkeypatch.setattr(retrieval, "MAX_EMBED_ON_THE_FLY", 2)
     items = [make_memory(alice, f"User note number {i} about Java") for i in range(8)]
@@ -139,7 +135,7 @@ def test_search_caps_on_the_fly_embedding(monkeypatch, alice, make_memory):
     assert [f.score for f in found] == sorted((f.score for f in found), reverse=True)
 
     MemoryEmbedding.objects.filter(memory_id__in=[m.pk for m in items]).delete()
-    from memoryboard.ltm.vector_cache import scope_cache
+    from memoryboard.ltm.search.vector_cache import scope_cache
 
     scope_cache.clear()  # a process that has not seen these items (the items themselves did not change)
     found = memory_search(queryset=memory_queryset_for(alice), query="Java developer", k=20)
@@ -150,7 +146,7 @@ def test_search_caps_on_the_fly_embedding(monkeypatch, alice, make_memory):
 @pytest.mark.django_db(transaction=True)
 def test_background_writer_writes_retrievals_that_arrive_together_in_one_batch(monkeypatch, settings, alice,
                                                                                 make_memory):
-    from memoryboard.ltm import access_log
+    from memoryboard.ltm.search import access_log
 
     settings.MEMORYBOARD_TASKS_INLINE = False
     monkeypatch.setattr(access_log, "LINGER", 1.0)  # wide enough for two retrievals on a busy machine

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from memoryboard.ltm.retrieval import Outcome, memory_rank
-from memoryboard.ltm.selectors import memory_queryset_for
-from memoryboard.ltm.services import memory_archive, memory_set_paused, memory_update
-from memoryboard.ltm.vector_cache import scope_cache
+from memoryboard.ltm.search.results import Outcome
+from memoryboard.ltm.search.retrieval import memory_rank
+from memoryboard.ltm.store.selectors import memory_queryset_for
+from memoryboard.ltm.store.items import memory_archive, memory_set_paused
+from memoryboard.ltm.write.edits import memory_update
+from memoryboard.ltm.search.vector_cache import scope_cache
 
 pytestmark = pytest.mark.django_db
 
@@ -64,8 +66,8 @@ def test_candidates_read_in_bulk_are_the_per_item_numbers(alice, make_memory):
 def test_a_scope_is_kept_in_16_bits_with_float32_cosines(alice, make_memory, settings):
     import numpy as np
 
-    from memoryboard.ltm.embeddings import _embedder
-    from memoryboard.ltm.vector_cache import ITEM_OVERHEAD, VECTOR_DTYPE
+    from memoryboard.ltm.search.embeddings import _embedder
+    from memoryboard.ltm.search.vector_cache import ITEM_OVERHEAD, VECTOR_DTYPE
 
     contents = [f"User note {i} about Java, tea and the garden" for i in range(12)]
     for content in contents:
@@ -81,8 +83,8 @@ def test_a_scope_is_kept_in_16_bits_with_float32_cosines(alice, make_memory, set
 
 
 def test_a_scope_fits_the_budget_in_compact_vectors_where_float32_did_not(alice, make_memory, settings):
-    from memoryboard.ltm.embeddings import _embedder
-    from memoryboard.ltm.vector_cache import ITEM_OVERHEAD
+    from memoryboard.ltm.search.embeddings import _embedder
+    from memoryboard.ltm.search.vector_cache import ITEM_OVERHEAD
 
     items = 10
     for i in range(items):
@@ -103,8 +105,8 @@ def test_a_host_sees_at_once_what_another_host_or_the_platform_wrote(alice, supp
 
     from django.utils import timezone
 
-    from memoryboard.ltm import retrieval
-    from memoryboard.ltm.vector_cache import ScopeCache
+    from memoryboard.ltm.search import retrieval
+    from memoryboard.ltm.search.vector_cache import ScopeCache
     from memoryboard.models import LongTermMemory, MemoryFlag, PauseRule
 
     host_a, host_b = ScopeCache(), ScopeCache()

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from memoryboard.ltm import retrieval
-from memoryboard.ltm.retrieval import memory_search
-from memoryboard.ltm.selectors import memory_queryset_for
+from memoryboard.ltm.search import retrieval
+from memoryboard.ltm.search.retrieval import memory_search
+from memoryboard.ltm.store.selectors import memory_queryset_for
 from memoryboard.models import LongTermMemory, MemoryFlag, PauseRule
 
 pytestmark = pytest.mark.django_db

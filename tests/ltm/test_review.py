@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from memoryboard.ltm.config import reset_agents_config
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.retrieval import memory_retrieve
-from memoryboard.ltm.review import (
+from memoryboard.agents_config import reset_agents_config
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.search.retrieval import memory_retrieve
+from memoryboard.ltm.write.review import (
     conflict_pairs,
     memory_conflict_resolve,
     memory_review_approve,
     memory_review_reject,
     pending_review,
 )
-from memoryboard.ltm.services import MemoryError, memory_create, memory_state
-from memoryboard.ltm.tools import run_memory_tool
+from memoryboard.ltm.store.items import MemoryError
+from memoryboard.ltm.write.items import memory_create
+from memoryboard.ltm.store.states import memory_state
+from memoryboard.ltm.write.tools import run_memory_tool
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryStateChange
 
 pytestmark = pytest.mark.django_db
@@ -153,7 +155,7 @@ def test_resolving_something_that_is_not_a_pair_changes_nothing(alice):
 def test_extracted_items_of_a_reviewed_agent_wait_too(openai_settings, alice):
     import json
 
-    from memoryboard.ltm.extraction import memory_extract_and_save
+    from memoryboard.ltm.write.extraction import memory_extract_and_save
 
     openai_settings.push_reply(content=json.dumps([{"type": "FACT", "content": "User is a data engineer"}]))
     saved = memory_extract_and_save(agent_id="chat", user_id=str(alice.pk), conversation_id="c1",

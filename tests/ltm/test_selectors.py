@@ -6,9 +6,9 @@ import pytest
 from django.test.utils import CaptureQueriesContext
 from django.db import connection
 
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.selectors import filter_memories, own_memories, stored_agent_namespaces
-from memoryboard.ltm.services import memory_create
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.store.selectors import filter_memories, own_memories, stored_agent_namespaces
+from memoryboard.ltm.write.items import memory_create
 from memoryboard.models import LongTermMemory
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryboard.ltm.statements import Slot, rules_decide, statement_slots
+from memoryboard.ltm.write.statements import Slot, rules_decide, statement_slots
 
 @pytest.mark.parametrize("text,slot", [
     ("I live in Shanghai.", Slot("residence", "shanghai")),

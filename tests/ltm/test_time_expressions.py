@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from memoryboard.ltm.time_expressions import EPOCH, item_day, query_window, stated_time, text_day
+from memoryboard.ltm.search.time_expressions import EPOCH, item_day, query_window, stated_time, text_day
 
 ASKED = dt.date(2023, 6, 15)
 

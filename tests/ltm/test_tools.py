@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.tools import MEMORY_TOOLS, run_memory_tool
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.write.tools import MEMORY_TOOLS, run_memory_tool
 from memoryboard.models import LongTermMemory, MemoryAccess, UserMemorySettings
 
 pytestmark = pytest.mark.django_db
@@ -90,7 +90,7 @@ def test_bad_arguments_are_reported_to_the_model(alice):
 
 
 def test_save_enforces_the_agents_item_limit(alice, make_memory, settings, tmp_path):
-    from memoryboard.ltm.config import reset_agents_config
+    from memoryboard.agents_config import reset_agents_config
 
     path = tmp_path / "agents.yaml"
     path.write_text("agent:\n  agents:\n    chat: {memory-tools: true, long-term-memory: {enabled: true, namespace: chat, max-items: 2}}\n")
@@ -112,8 +112,8 @@ def test_save_enforces_the_agents_item_limit(alice, make_memory, settings, tmp_p
 def test_a_busy_namespace_is_reported_not_raised(alice, monkeypatch):
     from contextlib import contextmanager
 
-    from memoryboard.ltm import tools
-    from memoryboard.ltm.locks import NamespaceLockTimeout
+    from memoryboard.ltm.write import tools
+    from memoryboard.ltm.store.locks import NamespaceLockTimeout
 
     @contextmanager
     def busy(namespace):

@@ -7,8 +7,8 @@ import threading
 import pytest
 from django.db import connections
 
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.tools import run_memory_tool
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.write.tools import run_memory_tool
 from memoryboard.models import LongTermMemory
 
 pytestmark = pytest.mark.django_db(transaction=True)

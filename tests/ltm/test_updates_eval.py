@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 def test_the_set_is_large_enough_bilingual_and_split_before_tuning():
     from django.conf import settings
 
-    data = json.loads((settings.BASE_DIR / "tests/ltm/data/updates_eval.json").read_text(encoding="utf-8"))
+    data = json.loads((settings.BASE_DIR / "tests/data/updates_eval.json").read_text(encoding="utf-8"))
     scenarios = data["scenarios"]
     assert len(scenarios) >= 120
     assert {s["split"] for s in scenarios} == {"dev", "test"}

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from memoryboard.ltm.services import memory_update
-from memoryboard.ltm.versions import VersionNotFound, memory_history, memory_revert
+from memoryboard.ltm.write.edits import memory_update
+from memoryboard.ltm.write.edits import VersionNotFound, memory_revert
+from memoryboard.ltm.store.versions import memory_history
 from memoryboard.models import AuditLog, LongTermMemory, MemoryVersion
 
 pytestmark = pytest.mark.django_db
@@ -76,16 +77,16 @@ def test_an_item_older_than_the_history_gets_its_original_text_as_version_one(al
 
 
 def test_extraction_and_import_record_version_one(openai_settings, alice, settings):
-    from memoryboard.ltm.config import parse_agents_config
-    from memoryboard.ltm.extraction import memory_extract_and_save
-    from memoryboard.ltm.importing import memory_import
+    from memoryboard.agents_config import parse_agents_config
+    from memoryboard.ltm.write.extraction import memory_extract_and_save
+    from memoryboard.ltm.write.importing import memory_import
 
     openai_settings.push_reply(content=json.dumps([{"type": "FACT", "content": "User is a data engineer"}]))
     from unittest import mock
 
     config = parse_agents_config({"agent": {"agents": {
         "chat": {"long-term-memory": {"enabled": True, "namespace": "chat"}}}}})
-    with mock.patch("memoryboard.ltm.extraction.get_agents_config", return_value=config):
+    with mock.patch("memoryboard.ltm.write.extraction.get_agents_config", return_value=config):
         saved = memory_extract_and_save(agent_id="chat", user_id=str(alice.pk), conversation_id="c1",
                                         conversation=[{"role": "user", "content": "I'm a data engineer at a bank."}])
     assert [v[:2] for v in _versions(saved[0])] == [(1, "extract")]
@@ -97,7 +98,7 @@ def test_extraction_and_import_record_version_one(openai_settings, alice, settin
 
 def test_a_failed_write_leaves_no_version(alice, make_memory, monkeypatch):
     memory = make_memory(alice, "User lives in Shanghai")
-    import memoryboard.ltm.services as services
+    import memoryboard.ltm.write.edits as services
 
     def boom(*args, **kwargs):
         raise RuntimeError("audit failed")
@@ -121,7 +122,7 @@ def test_purging_an_item_removes_its_versions(alice, make_memory):
 
     from django.utils import timezone
 
-    from memoryboard.ltm.services import memory_delete_for_user, memory_purge_deleted
+    from memoryboard.ltm.store.items import memory_delete_for_user, memory_purge_deleted
 
     memory = make_memory(alice, "User lives in Shanghai")
     memory_update(memory=memory, actor=alice, content="User lives in Berlin")

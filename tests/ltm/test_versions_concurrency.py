@@ -8,7 +8,8 @@ import threading
 import pytest
 from django.db import connection, connections
 
-from memoryboard.ltm.services import MemoryError, memory_update
+from memoryboard.ltm.store.items import MemoryError
+from memoryboard.ltm.write.edits import memory_update
 from memoryboard.models import LongTermMemory, MemoryVersion
 
 pytestmark = [pytest.mark.mysql, pytest.mark.django_db(transaction=True)]
@@ -51,7 +52,7 @@ def test_concurrent_edits_each_get_their_own_version(alice, make_memory):
 def test_a_conflict_resolved_twice_at_once_is_resolved_once(alice, bob, make_memory):
     if connection.vendor != "mysql":
         pytest.skip("concurrency is tested on MariaDB/MySQL")
-    from memoryboard.ltm.review import memory_conflict_resolve
+    from memoryboard.ltm.write.review import memory_conflict_resolve
 
     old = make_memory(alice, "User lives in Shanghai")
     new = make_memory(alice, "User lives in Berlin")

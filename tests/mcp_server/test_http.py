@@ -13,7 +13,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from memoryboard.ltm.namespaces import build_namespace
+from memoryboard.models.namespaces import build_namespace
 from memoryboard.models import AuditLog, LongTermMemory
 from tests.mcp_server.conftest import tool_json
 

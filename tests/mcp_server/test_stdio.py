@@ -25,8 +25,8 @@ SETUP = """
 import json
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.services import memory_create
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.write.items import memory_create
 User = get_user_model()
 alice = User.objects.create_user("alice", password="x")
 bob = User.objects.create_user("bob", password="x")

@@ -17,13 +17,10 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from memoryboard.ltm import services
-from memoryboard.ltm.user_data import (
-    EXTRACT_TASK_PATH,
-    memory_export_payload,
-    user_data_erase,
-    user_data_sections,
-)
+from memoryboard.ltm.people.user_data import memory_export_payload, user_data_erase, user_data_sections
+from memoryboard.ltm.store.items import memory_delete_for_user, memory_purge_deleted, memory_set_paused
+from memoryboard.ltm.write.edits import memory_update
+from memoryboard.ltm.write.items import memory_create
 from memoryboard.models import (
     ArchivedReason,
     AuditLog,
@@ -34,6 +31,7 @@ from memoryboard.models import (
     SummaryCacheEntry,
     UserMemorySettings,
 )
+from memoryboard.task_recovery import EXTRACT_TASK_PATH
 
 pytestmark = pytest.mark.django_db
 
@@ -66,16 +64,16 @@ def _populate(user, marker: str, make_memory) -> None:
     api = _api(user)
     kept = make_memory(user, f"{marker} works with Java every day")
     paused = make_memory(user, f"{marker} likes green tea", memory_type="PREFERENCE")
-    services.memory_set_paused(memory=paused, actor=user, paused=True)
+    memory_set_paused(memory=paused, actor=user, paused=True)
     make_memory(user, f"{marker} old habit", archived_reason=ArchivedReason.DECAY)
     deleted = make_memory(user, f"{marker} deleted note")
-    services.memory_delete_for_user(memory=deleted, actor=user)
-    services.memory_update(memory=kept, actor=user, content=f"{marker} works with Java and Kotlin")
+    memory_delete_for_user(memory=deleted, actor=user)
+    memory_update(memory=kept, actor=user, content=f"{marker} works with Java and Kotlin")
     # An item purged long ago: only its audit entry (with its content) is left.
     purged = make_memory(user, f"{marker} purged long ago")
-    services.memory_delete_for_user(memory=purged, actor=user)
+    memory_delete_for_user(memory=purged, actor=user)
     LongTermMemory.objects.filter(pk=purged.pk).update(archived_at=timezone.now() - timedelta(days=400))
-    services.memory_purge_deleted(dry_run=False)
+    memory_purge_deleted(dry_run=False)
     response = api.post(CHAT, {"message": f"What do I use at work? {marker}", "conversation_id": conv},
                         format="json")
     assert response.status_code == 200, response.content
@@ -199,10 +197,10 @@ def test_api_export_equals_the_web_export_and_erase_needs_confirm(client, alice,
 
 def test_user_ids_that_differ_only_in_case_are_different_people(make_memory):
     # MySQL's collations ignore case: "Ana" and "ana" are two platform users, and erasing one leaves the other.
-    from memoryboard.ltm.namespaces import build_namespace
+    from memoryboard.models.namespaces import build_namespace
 
     for uid in ("Ana", "ana"):
-        services.memory_create(namespace=build_namespace(agent_namespace="chat", user_id=uid), content=f"{uid} item",
+        memory_create(namespace=build_namespace(agent_namespace="chat", user_id=uid), content=f"{uid} item",
                                memory_type="FACT", source="agent_tool", agent_id="chat")
         ChatMessage.objects.create(conversation_id=f"c-{uid}-{len(uid)}{uid[0]}", agent_id="chat", user_id=uid,
                                    role="USER", content=f"{uid} says hi")
@@ -230,7 +228,7 @@ def test_erase_takes_the_vectors_out_of_the_hnsw_index(settings, tmp_path, alice
 
     from django.core.management import call_command
 
-    from memoryboard.ltm import ann
+    from memoryboard.ltm.search import ann
     from memoryboard.models import MemoryEmbedding
 
     settings.MEMORYBOARD_ANN_DIR = str(tmp_path / "ann")

@@ -15,10 +15,10 @@ import pytest
 from django.db import connection, connections
 from django.utils import timezone
 
-from memoryboard.ltm.config import parse_agents_config
-from memoryboard.ltm.user_data import user_data_erase
+from memoryboard.agents_config import parse_agents_config
+from memoryboard.ltm.people.user_data import user_data_erase
 from memoryboard.models import EraseTombstone, LongTermMemory
-from memoryboard.tasks import extract_memories_task
+from memoryboard.ltm.write.tasks import extract_memories_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,7 +30,7 @@ TURN = [{"role": "user", "content": "I love hiking in the Alps every summer"}]
 
 @pytest.fixture(autouse=True)
 def agents(monkeypatch):
-    monkeypatch.setattr("memoryboard.ltm.extraction.get_agents_config", lambda: CONFIG)
+    monkeypatch.setattr("memoryboard.ltm.write.extraction.get_agents_config", lambda: CONFIG)
 
 
 @pytest.fixture
@@ -134,7 +134,8 @@ def test_a_running_task_keeps_its_row_without_arguments_and_queued_ones_go(alice
     from django_tasks.base import TaskResultStatus
     from django_tasks_db.models import DBTaskResult
 
-    from memoryboard.ltm.user_data import EXTRACT_TASK_PATH, memory_export_payload
+    from memoryboard.task_recovery import EXTRACT_TASK_PATH
+    from memoryboard.ltm.people.user_data import memory_export_payload
 
     def task(user, status, text):
         return DBTaskResult.objects.create(
@@ -157,7 +158,7 @@ def test_a_running_task_keeps_its_row_without_arguments_and_queued_ones_go(alice
 
 
 def test_a_read_logged_before_the_erase_leaves_no_access_row_after_it(alice, bob, make_memory):
-    from memoryboard.ltm.access_log import AccessRecord, write_access_records
+    from memoryboard.ltm.search.access_log import AccessRecord, write_access_records
     from memoryboard.models import MemoryAccess
 
     mine, theirs = make_memory(alice, "User likes tea"), make_memory(bob, "User likes coffee")

@@ -20,7 +20,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from memoryboard.ltm.user_data import user_data_erase
+from memoryboard.ltm.people.user_data import user_data_erase
 from memoryboard.models import AuditLog, ChatMessage, LongTermMemory
 
 pytestmark = pytest.mark.django_db

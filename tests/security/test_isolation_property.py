@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.services import memory_create
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.write.items import memory_create
 from memoryboard.models import ChatMessage, LongTermMemory, MemoryFlag
 
 pytestmark = pytest.mark.django_db

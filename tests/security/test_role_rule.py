@@ -20,8 +20,8 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.services import memory_create
+from memoryboard.models.namespaces import build_namespace
+from memoryboard.ltm.write.items import memory_create
 from memoryboard.models import LongTermMemory
 
 pytestmark = pytest.mark.django_db

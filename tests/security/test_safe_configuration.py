@@ -97,7 +97,7 @@ def test_trace_ids_are_keyed_not_the_sha256_of_the_content_and_old_links_open(lo
     import hashlib
 
     from memoryboard.models import PlaygroundTrace
-    from memoryboard.web.playground import trace_store
+    from memoryboard.web.playground.source import trace_store
 
     messages = [{"role": "user", "content": "a trace someone could guess"}]
     plain = hashlib.sha256(json.dumps(messages, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

@@ -123,7 +123,7 @@ def test_the_knobs_work_inside_composite():
 def test_agents_yaml_takes_the_knobs_and_names_a_bad_one():
     import yaml
 
-    from memoryboard.ltm.config import AgentConfigError, parse_agents_config
+    from memoryboard.agents_config import AgentConfigError, parse_agents_config
 
     good = yaml.safe_load("""
 agent:

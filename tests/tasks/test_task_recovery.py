@@ -20,10 +20,10 @@ from django.utils import timezone
 from django_tasks.base import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
-from memoryboard.ltm.user_data import EXTRACT_TASK_PATH
+from memoryboard.task_recovery import EXTRACT_TASK_PATH
 from memoryboard.models import LongTermMemory, WorkerHeartbeat
 from memoryboard.task_recovery import MAX_ATTEMPTS, WORKER_LOST_PATH, tasks_recover, worker_heartbeat
-from memoryboard.tasks import extract_memories_task
+from memoryboard.ltm.write.tasks import extract_memories_task
 
 ROOT = Path(__file__).resolve().parents[2]
 TURN = [{"role": "user", "content": "I am a glider pilot"}]
@@ -69,11 +69,11 @@ def test_recovery_retries_lost_tasks_fails_them_when_out_of_runs_and_leaves_live
 
 @pytest.mark.django_db
 def test_a_retried_extraction_writes_its_items_once(alice, monkeypatch):
-    from memoryboard.ltm.config import parse_agents_config
+    from memoryboard.agents_config import parse_agents_config
 
     config = parse_agents_config({"agent": {"agents": {"chat": {"long-term-memory": {"enabled": True,
                                                                                      "namespace": "chat"}}}}})
-    monkeypatch.setattr("memoryboard.ltm.extraction.get_agents_config", lambda: config)
+    monkeypatch.setattr("memoryboard.ltm.write.extraction.get_agents_config", lambda: config)
     kwargs = {"agent_id": "chat", "user_id": str(alice.pk), "conversation_id": "c-glide", "conversation": TURN,
               "turn_at": timezone.now().isoformat()}
     first = extract_memories_task.call(**kwargs)

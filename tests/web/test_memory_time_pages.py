@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from memoryboard.ltm.services import memory_update
+from memoryboard.ltm.write.edits import memory_update
 from memoryboard.models import ArchivedReason, LongTermMemory, MemoryVersion
 
 pytestmark = pytest.mark.django_db
@@ -132,7 +132,7 @@ def test_health_counts_link_to_their_lists(login, support_user, alice, make_memo
     health = html.split('id="memory-health"')[1].split("</section>")[0]
     assert 'data-health="conflicts"><a href="#memory-review-conflicts">1</a>' in health
     assert 'data-health="pending"><a href="#memory-review-pending">1</a>' in health
-    from memoryboard.web.my_memories import agent_labels
+    from memoryboard.agents_config import agent_labels
 
     assert f"<th>{agent_labels()['chat']}</th>" in health and "<th>chat</th>" not in health  # by name
     assert "state=active" in health

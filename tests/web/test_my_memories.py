@@ -326,8 +326,8 @@ def test_detail_of_someone_elses_item_is_404(login, alice, bob, make_memory):
 
 
 def test_pause_rules_by_type_and_agent_stop_retrieval(login, alice, bob, make_memory):
-    from memoryboard.ltm.namespaces import build_namespace
-    from memoryboard.ltm.retrieval import memory_retrieve
+    from memoryboard.models.namespaces import build_namespace
+    from memoryboard.ltm.search.retrieval import memory_retrieve
     from memoryboard.models import PauseRule
 
     make_memory(alice, "alice likes green tea", memory_type="PREFERENCE")

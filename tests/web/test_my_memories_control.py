@@ -120,8 +120,8 @@ def test_edit_needs_csrf(alice, make_memory):
 
 
 def test_link_to_the_source_conversation(login, alice, make_conversation):
-    from memoryboard.ltm.namespaces import build_namespace
-    from memoryboard.ltm.services import memory_create
+    from memoryboard.models.namespaces import build_namespace
+    from memoryboard.ltm.write.items import memory_create
 
     make_conversation(alice, 6, conversation_id="conv-tea", contents=["sys", "I like <b>tea</b>", "ok", "a", "b", "c"])
     memory = memory_create(namespace=build_namespace(agent_namespace="chat", user_id=str(alice.pk)),
@@ -143,8 +143,8 @@ def test_someone_elses_conversation_is_404_even_for_staff(login, alice, bob, sup
 
 
 def test_tool_and_extraction_saves_record_their_conversation(alice):
-    from memoryboard.ltm.namespaces import build_namespace
-    from memoryboard.ltm.tools import run_memory_tool
+    from memoryboard.models.namespaces import build_namespace
+    from memoryboard.ltm.write.tools import run_memory_tool
 
     result = run_memory_tool(name="memory_save", arguments={"content": "owns a cat", "type": "FACT"},
                              namespace=build_namespace(agent_namespace="chat", user_id=str(alice.pk)),

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from memoryboard.ltm.services import memory_purge_deleted, memory_set_paused
+from memoryboard.ltm.store.items import memory_purge_deleted, memory_set_paused
 from memoryboard.models import ArchivedReason, LongTermMemory
 
 pytestmark = pytest.mark.django_db

@@ -69,8 +69,8 @@ class StaticDirectory:
 
 
 def test_the_directory_can_be_replaced_by_a_setting(settings, login, support_user, make_memory):
-    from memoryboard.ltm.namespaces import build_namespace
-    from memoryboard.ltm.services import memory_create
+    from memoryboard.models.namespaces import build_namespace
+    from memoryboard.ltm.write.items import memory_create
 
     settings.MEMORYBOARD_USER_DIRECTORY = "tests.web.test_people.StaticDirectory"
     memory_create(namespace=build_namespace(agent_namespace="chat", user_id="u-7"), content="carol likes tea",
@@ -136,7 +136,7 @@ def test_chat_messages_by_user_name_and_content_search_within_the_user(login, su
 
 
 def test_audit_log_filtered_by_subject_user_and_agent(login, support_user, bob_named, alice, make_memory):
-    from memoryboard.ltm.services import memory_archive, memory_restore
+    from memoryboard.ltm.store.items import memory_archive, memory_restore
 
     bobs = make_memory(bob_named, "bob rides a bike")
     bobs_coder = make_memory(bob_named, "bob writes go", agent="coder")
@@ -193,8 +193,8 @@ def test_people_search_and_user_page(login, support_user, bob_named, make_memory
 
 
 def test_an_unknown_id_with_items_is_offered(login, support_user, make_memory):
-    from memoryboard.ltm.namespaces import build_namespace
-    from memoryboard.ltm.services import memory_create
+    from memoryboard.models.namespaces import build_namespace
+    from memoryboard.ltm.write.items import memory_create
 
     memory_create(namespace=build_namespace(agent_namespace="chat", user_id="ext-42"), content="x",
                   memory_type="FACT", source="agent_tool", agent_id="chat")
@@ -253,8 +253,8 @@ def test_erase_all_asks_first_then_erases_everything_in_one_audited_step(login, 
 @pytest.mark.parametrize("user_id", ["ext 42", "team/ext-42", "ü-7"])
 def test_user_pages_take_any_platform_id(login, support_user, user_id):
     from memoryboard.admin.memory import person_link
-    from memoryboard.ltm.namespaces import build_namespace
-    from memoryboard.ltm.services import memory_create
+    from memoryboard.models.namespaces import build_namespace
+    from memoryboard.ltm.write.items import memory_create
 
     memory_create(namespace=build_namespace(agent_namespace="chat", user_id=user_id), content="odd id item",
                   memory_type="FACT", source="agent_tool", agent_id="chat")

@@ -10,9 +10,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone, translation
 
-from memoryboard.admin.services import memory_purge_many
-from memoryboard.ltm import services
-from memoryboard.ltm.user_data import memory_export_payload, user_data_erase
+from memoryboard.ltm.people.user_data import memory_export_payload, user_data_erase
+from memoryboard.ltm.store.items import memory_delete_for_user, memory_purge_deleted, memory_set_paused
+from memoryboard.ltm.write.staff import memory_purge_many
 from memoryboard.models import AuditLog, LongTermMemory
 from tests.i18n.test_no_internals_shown import internals
 
@@ -29,16 +29,16 @@ def history(bob_named, alice, superuser, support_user, make_memory):
     """bob: an item paused then purged by a superuser, an item he deleted that the retention job purged,
     an item he deleted (still kept for undo); alice: an item paused and purged."""
     purged = make_memory(bob_named, "bob's purged note about sailing")
-    services.memory_set_paused(memory=purged, actor=support_user, paused=True)
+    memory_set_paused(memory=purged, actor=support_user, paused=True)
     memory_purge_many(memories=[purged], actor=superuser)
     retired = make_memory(bob_named, "bob's old note about chess")
-    services.memory_delete_for_user(memory=retired, actor=bob_named)
+    memory_delete_for_user(memory=retired, actor=bob_named)
     LongTermMemory.objects.filter(pk=retired.pk).update(archived_at=timezone.now() - timedelta(days=400))
-    services.memory_purge_deleted(dry_run=False)
+    memory_purge_deleted(dry_run=False)
     deleted = make_memory(bob_named, "bob's deleted note about tennis")
-    services.memory_delete_for_user(memory=deleted, actor=bob_named)
+    memory_delete_for_user(memory=deleted, actor=bob_named)
     others = make_memory(alice, "alice's purged secret")
-    services.memory_set_paused(memory=others, actor=support_user, paused=True)
+    memory_set_paused(memory=others, actor=support_user, paused=True)
     memory_purge_many(memories=[others], actor=superuser)
     assert not LongTermMemory.objects.filter(pk__in=[purged.pk, retired.pk, others.pk]).exists()
     return {"purged": purged, "retired": retired, "deleted": deleted, "others": others}

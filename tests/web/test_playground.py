@@ -12,7 +12,7 @@ from django.utils.html import strip_tags
 from memoryboard import conversations
 from memoryboard.models import AuditLog, ChatMessage
 from memoryboard.strategies import CONTEXT_STRATEGIES
-from memoryboard.web.playground import compact_ids, parse_ids
+from memoryboard.web.playground.rows import compact_ids, parse_ids
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from django.urls import reverse
 from memoryboard import conversations
 from memoryboard.models import ChatMessage, PlaygroundTrace
 from memoryboard.strategies import CONTEXT_STRATEGIES
-from memoryboard.web.playground import parse_ids
+from memoryboard.web.playground.rows import parse_ids
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from memoryboard import conversations
 from memoryboard.models import ChatMessage
-from memoryboard.web.playground import MAX_PARSED_IDS, compact_ids, parse_ids
+from memoryboard.web.playground.rows import MAX_PARSED_IDS, compact_ids, parse_ids
 
 pytestmark = pytest.mark.django_db
 

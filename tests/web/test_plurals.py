@@ -27,9 +27,9 @@ def test_my_memories_bulk_pause_says_singular_and_plural(login, alice, make_memo
     (1, 2, "2 memories are selected; one action changes at most 1 at once"),
 ])
 def test_my_memories_bulk_over_the_limit(login, alice, make_memory, monkeypatch, limit, n, said):
-    from memoryboard.web import my_memories
+    from memoryboard.web.my_memories import bulk
 
-    monkeypatch.setattr(my_memories, "MAX_BULK_ITEMS", limit)
+    monkeypatch.setattr(bulk, "MAX_BULK_ITEMS", limit)
     items = [make_memory(alice, f"item {i}") for i in range(n)]
     data = {"action": "pause", "scope": "selected", "ids": [m.pk for m in items]}
     response = login(alice).post(reverse("my-memories-bulk"), data, follow=True)
@@ -51,10 +51,10 @@ def test_admin_bulk_over_the_limit(login, support_user, alice, make_memory, monk
 
 
 def test_the_limit_message_is_chinese_in_chinese(login, alice, make_memory, monkeypatch, settings):
-    from memoryboard.web import my_memories
+    from memoryboard.web.my_memories import bulk
 
     settings.LANGUAGE_CODE = "zh-hans"
-    monkeypatch.setattr(my_memories, "MAX_BULK_ITEMS", 1)
+    monkeypatch.setattr(bulk, "MAX_BULK_ITEMS", 1)
     items = [make_memory(alice, f"item {i}") for i in range(2)]
     data = {"action": "pause", "scope": "selected", "ids": [m.pk for m in items]}
     response = login(alice).post(reverse("my-memories-bulk"), data, follow=True)

@@ -8,7 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from memoryboard.ltm.services import memory_set_paused
+from memoryboard.ltm.store.items import memory_set_paused
 from memoryboard.models import ArchivedReason, AuditLog, ChatMessage, LongTermMemory, MemoryStateChange
 
 pytestmark = pytest.mark.django_db

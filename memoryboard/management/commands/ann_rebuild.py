@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from memoryboard.ltm.ann import ann_rebuild, ann_rebuild_count, index_path
+from memoryboard.llm.factory import get_embedder
+from memoryboard.ltm.search.ann import ann_rebuild, ann_rebuild_count, index_path
 from memoryboard.management.database import require_migrated
 
 
@@ -18,7 +19,6 @@ class Command(BaseCommand):
 
     def handle(self, *args, threads: int = 0, no_progress: bool = False, **options):
         require_migrated()
-        from memoryboard.llm.factory import get_embedder
 
         embedder = get_embedder()
         total = ann_rebuild_count(model_name=embedder.name)

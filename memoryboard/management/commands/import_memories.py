@@ -7,7 +7,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from memoryboard.ltm.importing import MODES, MemoryImportError, import_items_from_text, memory_import
+from memoryboard.ltm.write.importing import MODES, MemoryImportError, import_items_from_text, memory_import
 from memoryboard.management.database import require_migrated
 from memoryboard.roles import platform_user_id
 

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import os
 
+import anyio
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
 from memoryboard.management.database import require_migrated
+from memoryboard.mcp_server.server import build_server, run_stdio
+from memoryboard.mcp_server.tools import InvalidToken, McpError, identity_for_token
 
 
 class Command(BaseCommand):
@@ -25,8 +29,6 @@ class Command(BaseCommand):
         parser.add_argument("--agent", default=None, help="The agent whose memories to use (default MEMORYBOARD_DEFAULT_AGENT).")
 
     def execute(self, *args, **options):
-        from django.conf import settings
-
         # The stdio server signs nothing (no sessions, cookies or links): an MCP host's config needs no
         # MEMORYBOARD_SECRET_KEY, so its system check (memoryboard.E010) does not stop this command.
         settings.SILENCED_SYSTEM_CHECKS = [*settings.SILENCED_SYSTEM_CHECKS, "memoryboard.E010"]
@@ -34,8 +36,6 @@ class Command(BaseCommand):
 
     def handle(self, *args, transport: str, token: str | None, agent: str | None, **options):
         require_migrated()
-        from memoryboard.mcp_server.server import build_server
-        from memoryboard.mcp_server.tools import InvalidToken, McpError, identity_for_token
 
         key = token or os.environ.get("MEMORYBOARD_TOKEN", "")
         if not key:
@@ -47,9 +47,6 @@ class Command(BaseCommand):
         except McpError as exc:
             raise CommandError(str(exc)) from exc
         connection.close()  # tool calls run in worker threads with their own connections
-        import anyio
-
-        from memoryboard.mcp_server.server import run_stdio
 
         server = build_server(identity_of=lambda ctx: identity)
         anyio.run(run_stdio, server)  # stdout now carries only the protocol; logs go to stderr

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from memoryboard.ltm.expiry import memory_archive_expired
-from memoryboard.ltm.lifecycle import memory_cleanup
+from memoryboard.ltm.store.expiry import memory_archive_expired
+from memoryboard.ltm.store.lifecycle import memory_cleanup
 from memoryboard.management.database import require_migrated
 from memoryboard.management.listing import write_listing
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from memoryboard.ltm.lifecycle import memory_decay
+from memoryboard.ltm.store.lifecycle import memory_decay
 from memoryboard.management.database import require_migrated
 from memoryboard.management.listing import write_listing
 

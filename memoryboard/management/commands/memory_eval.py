@@ -9,9 +9,10 @@ import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.test.utils import override_settings
 from tqdm import tqdm
 
-from memoryboard.ltm.evaluation import (
+from memoryboard.evaluation.retrieval import (
     CONVERSATION_MODES,
     CUTOFFS,
     MODES,
@@ -22,12 +23,14 @@ from memoryboard.ltm.evaluation import (
     validate_conversation_set,
     validate_eval_set,
 )
+from memoryboard.evaluation.updates import UpdatesEvalError, updates_evaluate, validate_updates_set
+from memoryboard.llm.factory import get_embedder
 from memoryboard.management.database import require_migrated
 
 
-SHIPPED = [Path(__file__).resolve().parents[3] / "tests" / "ltm" / "data" / name
+SHIPPED = [Path(__file__).resolve().parents[3] / "tests" / "data" / name
            for name in ("bilingual_eval.json", "conversation_eval.json")]
-UPDATES_FILE = Path(__file__).resolve().parents[3] / "tests" / "ltm" / "data" / "updates_eval.json"
+UPDATES_FILE = Path(__file__).resolve().parents[3] / "tests" / "data" / "updates_eval.json"
 
 
 def _read_json(file: str):
@@ -54,7 +57,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="Do not show the progress bar.")
         parser.add_argument("--suite", choices=["retrieval", "updates"], default="retrieval",
                             help="retrieval (default): recall of the search; updates: memories over time "
-                                 "(default set tests/ltm/data/updates_eval.json).")
+                                 "(default set tests/data/updates_eval.json).")
         parser.add_argument("--split", choices=["dev", "test", "all"], default="all",
                             help="updates suite: the scenarios of one split (default both).")
 
@@ -77,10 +80,6 @@ class Command(BaseCommand):
         require_migrated()
         model = None
         if embedder is not None:
-            from django.test.utils import override_settings
-
-            from memoryboard.llm.factory import get_embedder
-
             with override_settings(MEMORYBOARD_EMBEDDER=embedder):
                 model = get_embedder()
         reports = {}
@@ -104,8 +103,6 @@ class Command(BaseCommand):
             self._table(group.replace("by_", "by "), report[group])
 
     def _updates(self, file: str, *, format: str, embedder: str | None, split: str | None) -> None:
-        from memoryboard.ltm.evaluation_updates import UpdatesEvalError, updates_evaluate, validate_updates_set
-
         data = _read_json(file)
         try:
             validate_updates_set(data)
@@ -114,10 +111,6 @@ class Command(BaseCommand):
         require_migrated()
         model = None
         if embedder is not None:
-            from django.test.utils import override_settings
-
-            from memoryboard.llm.factory import get_embedder
-
             with override_settings(MEMORYBOARD_EMBEDDER=embedder):
                 model = get_embedder()
         report = updates_evaluate(data=data, split=split, embedder=model)

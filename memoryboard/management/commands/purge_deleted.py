@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from memoryboard.ltm.services import memory_purge_deleted
+from memoryboard.ltm.store.items import memory_purge_deleted
 from memoryboard.management.database import require_migrated
 from memoryboard.playground_traces import trace_purge_expired
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from memoryboard.ltm.embeddings import memory_reembed, memory_reembed_count
+from memoryboard.llm.factory import get_embedder
+from memoryboard.ltm.search.embeddings import memory_reembed, memory_reembed_count
 from memoryboard.management.database import require_migrated
 
 
@@ -19,7 +20,6 @@ class Command(BaseCommand):
 
     def handle(self, *args, missing_only: bool = False, batch_size: int = 200, no_progress: bool = False, **options):
         require_migrated()
-        from memoryboard.llm.factory import get_embedder
 
         embedder = get_embedder()
         total = memory_reembed_count(missing_only=missing_only, embedder=embedder)

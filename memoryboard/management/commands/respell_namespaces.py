@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from memoryboard.ltm.selectors import odd_namespace_texts
-from memoryboard.ltm.services import memory_respell_namespaces
+from memoryboard.ltm.store.items import memory_respell_namespaces
+from memoryboard.ltm.store.selectors import odd_namespace_texts
 from memoryboard.management.database import require_migrated
 
 

@@ -11,12 +11,12 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
-from memoryboard.ltm.embeddings import memory_embed_many
-from memoryboard.ltm.namespaces import build_namespace
-from memoryboard.ltm.services import memory_build
-from memoryboard.ltm.store import memory_upsert_many
+from memoryboard.ltm.search.embeddings import memory_embed_many
+from memoryboard.ltm.store.upsert import memory_upsert_many
+from memoryboard.ltm.write.items import memory_build
 from memoryboard.management.database import require_migrated
 from memoryboard.models import ArchivedReason, ChatMessage, LongTermMemory
+from memoryboard.models.namespaces import build_namespace
 from memoryboard.roles import DEVELOPERS_GROUP, SUPPORT_GROUP, ensure_role_groups
 
 DEMO_PASSWORD = "memoryboard-demo"

@@ -1,0 +1,462 @@
+"""The reconcile step of every write to long-term memory (DESIGN 1.6).
+
+A new statement (an extracted item, a tool or MCP save, ``POST /api/v1/memories/``, an imported row,
+an edited text) is compared with the owner's current items of the same agent, the few nearest by
+meaning and those about the same slot (``ltm.write.reconcile_scope``), and one decision is taken:
+
+- ``same``: a repeat or paraphrase. No new row; the existing item is reinforced (``seenCount``,
+  ``lastSeenAt`` and the source appended to ``sources`` in its ``value_json``).
+- ``update``: the same thing with a new value. The new item is stored; each replaced item is kept,
+  ``archived = 1`` with ``archived_reason = superseded``, ``validTo`` = the new item's ``validFrom`` and
+  ``supersededBy`` = its id (restorable like any archived item).
+- ``new``: stored, nothing touched.
+- ``conflict``: unsure. Both kept current, each naming the other in ``conflictWith``, for review.
+
+Online (``OPENAI_BASE_URL`` set) a chat model judges (``llm.judge``: reasoning first, candidates only);
+when it fails, the offline rules (``ltm.write.statements``) decide and the decision says so. Offline, the
+rules decide. Every decision is audited with its reason and who decided.
+
+The decision and its writes are one transaction under the namespace's lock (``ltm.store.locks``): two
+concurrent saves of the same update leave one current item.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone as dt_timezone
+
+from django.db import transaction
+from django.utils import timezone
+
+from memoryboard.audit import audit_record
+from memoryboard.llm.errors import LLMError
+from memoryboard.llm.factory import get_chat_model, get_embedder, is_online
+from memoryboard.llm.judge import judge_statement
+from memoryboard.ltm.search.embeddings import memory_embed_many
+from memoryboard.ltm.search.retrieval import MemoEmbedder, memories_by_id
+from memoryboard.ltm.search.time_expressions import stated_time
+from memoryboard.ltm.store.items import memory_snapshot, record_state_change
+from memoryboard.ltm.store.locks import NamespaceLockTimeout, namespace_lock
+from memoryboard.ltm.store.signals import announce_states_changed
+from memoryboard.ltm.store.states import memory_state
+from memoryboard.ltm.store.upsert import memory_upsert_many
+from memoryboard.ltm.store.versions import version_record_created_many
+from memoryboard.ltm.write.items import memory_build
+from memoryboard.ltm.write.reconcile_scope import nearest_current
+from memoryboard.ltm.write.statements import normalize_statement, rules_decide, statement_slots
+from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, Source
+from memoryboard.models.namespaces import Namespace
+
+logger = logging.getLogger(__name__)
+
+# Candidates compared by the rules (the nearest by meaning, and as many about the same slot at most),
+# and the fewer shown to the judge.
+CANDIDATES = 16
+JUDGE_CANDIDATES = 5
+# ``sources`` entries kept on a reinforced item (the newest).
+SOURCES_KEPT = 20
+
+SAME, UPDATE, NEW, CONFLICT = "same", "update", "new", "conflict"
+
+
+def iso(moment: datetime) -> str:
+    """ISO 8601 in UTC with ``Z``, as ``value_json`` keeps times."""
+    text = moment.astimezone(dt_timezone.utc).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+@dataclass
+class Decision:
+    """What the reconcile step decided, why, and who decided (``rules``, ``llm:<model>``, or the rules
+    after a failed judge: ``rules (judge failed: timeout)``)."""
+
+    verdict: str
+    targets: list[str]
+    reason: str
+    judge: str
+    valid_from: datetime | None = None  # the time the statement names, if any
+    candidates: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"decision": self.verdict, "targets": self.targets, "reason": self.reason[:1000],
+                "judge": self.judge, "candidates": self.candidates}
+
+
+@dataclass
+class ReconcileResult:
+    """A reconciled save: the decision, the item stored (or reinforced), what it superseded or conflicts with."""
+
+    decision: Decision
+    memory: LongTermMemory
+    created: bool
+    superseded: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+
+
+def shared_embedder(embedder=None):
+    """The embedder (default the configured one) remembering its vectors (``retrieval.MemoEmbedder``)."""
+    if isinstance(embedder, MemoEmbedder):
+        return embedder
+    if embedder is None:
+        embedder = get_embedder()
+    return MemoEmbedder(embedder)
+
+
+# --- candidates and the decision -----------------------------------------------------------------
+
+
+def reconcile_candidates(
+    *, namespace: Namespace, content: str, embedder, now: datetime, exclude_ids: tuple[str, ...] = (),
+) -> list[tuple[LongTermMemory, float]]:
+    """The owner's current items of the agent that ``content`` may repeat or replace, with their cosine,
+    nearest first (``reconcile_scope.nearest_current``: the ``CANDIDATES`` nearest by the cosine of the
+    statement's vector, the one its save stores, and up to as many holding one of its slots), without
+    expired items and ``exclude_ids``."""
+    slot_keys = {slot.key for slot in statement_slots(content)}
+    # The statement is embedded only when the namespace holds items to compare with: a first save
+    # embeds it when it is written, after the erase gate (ltm.store.erase_gate), as every save does.
+    nearest = nearest_current(namespace=namespace, vector=lambda: embedder.embed([content])[0],
+                              slot_keys=slot_keys, embedder=embedder,
+                              count=CANDIDATES, exclude_ids=exclude_ids)
+    memories = memories_by_id([pk for pk, _cosine in nearest])
+    found = []
+    for pk, cosine in nearest:
+        memory = memories.get(pk)
+        if memory is None or memory.archived:
+            continue
+        expires = memory.expires_at
+        if expires is not None and expires <= now:
+            continue
+        found.append((memory, cosine))
+    return found
+
+
+def reconcile_decide(*, content: str, candidates: list[tuple[LongTermMemory, float]], now: datetime,
+                     use_judge: bool = True) -> Decision:
+    """The decision for ``content`` against ``candidates``: the judge online, the rules offline or when
+    the judge fails. ``use_judge=False``: the rules, online too (a write phase that must not wait on a
+    model while it holds the database's write lock)."""
+    stated = stated_time(content, now=now)
+    ids = [m.pk for m, _cosine in candidates]
+    if not candidates:
+        return Decision(NEW, [], "no current item of this agent to compare with", "rules", stated, ids)
+    judge = "rules"
+    if not use_judge and is_online():
+        judge = "rules (in an agent turn's write phase: no model call under the write lock)"
+    elif is_online():
+        shown = candidates[:JUDGE_CANDIDATES]
+        try:
+            verdict = judge_statement(
+                chat_model=get_chat_model(), statement=content, today=now.date().isoformat(),
+                candidates=[{"id": m.pk, "content": m.content, "valid_from": iso(m.valid_from)} for m, _c in shown],
+            )
+            return Decision(verdict.verdict, verdict.target_ids, verdict.reasoning or "(no reasoning given)",
+                            f"llm:{verdict.model}", stated, ids)
+        except LLMError as exc:
+            logger.warning("reconcile judge failed (%s): the offline rules decide", exc.reason)
+            judge = f"rules (judge failed: {exc.reason})"
+    rule = rules_decide(content, [(m.pk, m.content, cosine) for m, cosine in candidates])
+    return Decision(rule.verdict, rule.targets, rule.reason, judge, stated, ids)
+
+
+# --- the writes ----------------------------------------------------------------------------------
+
+
+def _reason(decision: Decision) -> str:
+    return f"reconcile {decision.verdict} ({decision.judge}): {decision.reason}"[:255]
+
+
+def _reinforce(*, memory: LongTermMemory, source: str, conversation_id: str, actor, decision: Decision,
+               now: datetime) -> LongTermMemory:
+    memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
+    before = memory_snapshot(memory)
+    value = dict(memory.value_json or {})
+    value["seenCount"] = int(value.get("seenCount") or 1) + 1
+    value["lastSeenAt"] = iso(now)
+    sources = [s for s in (value.get("sources") or []) if isinstance(s, dict)]
+    if not sources:
+        sources.append({"source": str(value.get("source", "")), "at": iso(memory.created_at)})
+    entry = {"source": source, "at": iso(now)}
+    if conversation_id:
+        entry["conversationId"] = str(conversation_id)
+    value["sources"] = (sources + [entry])[-SOURCES_KEPT:]
+    memory.value_json = value
+    # Only value_json: the content, and so the vector and updated_at (which names it), are unchanged.
+    LongTermMemory.objects.filter(pk=memory.pk).update(value_json=value)
+    audit_record(actor=actor, action=AuditLog.Action.UPDATE, object_type="memory", object_id=memory.pk,
+                 before=before, after={**memory_snapshot(memory), "reconcile": decision.as_dict()},
+                 reason=_reason(decision))
+    return memory
+
+
+def _supersede(*, old_id: str, new: LongTermMemory, actor, decision: Decision, now: datetime) -> bool:
+    old = LongTermMemory.objects.select_for_update().filter(pk=old_id).first()
+    if old is None or old.archived:
+        return False
+    before = memory_snapshot(old)
+    old_state = memory_state(old)
+    value = dict(old.value_json or {})
+    value["validTo"] = iso(max(new.valid_from, old.valid_from))
+    value["supersededBy"] = new.pk
+    old.value_json = value
+    old.archived, old.archived_at, old.archived_reason = True, now, ArchivedReason.SUPERSEDED
+    old.save(update_fields=["value_json", "archived", "archived_at", "archived_reason"])
+    audit_record(actor=actor, action=AuditLog.Action.ARCHIVE, object_type="memory", object_id=old.pk,
+                 before=before, after={**memory_snapshot(old), "reconcile": decision.as_dict()},
+                 reason=f"superseded by {new.pk}: {decision.reason}"[:255])
+    record_state_change(old.pk, old_state, MemoryState.SUPERSEDED, actor, f"superseded by {new.pk}")
+    announce_states_changed(memory_ids=[old.pk])
+    return True
+
+
+def _flag_conflict(*, other_id: str, new: LongTermMemory, actor, decision: Decision) -> bool:
+    other = LongTermMemory.objects.select_for_update().filter(pk=other_id).first()
+    if other is None or other.archived:
+        return False
+    before = memory_snapshot(other)
+    value = dict(other.value_json or {})
+    value["conflictWith"] = list(dict.fromkeys([*(value.get("conflictWith") or []), new.pk]))
+    other.value_json = value
+    LongTermMemory.objects.filter(pk=other.pk).update(value_json=value)
+    audit_record(actor=actor, action=AuditLog.Action.UPDATE, object_type="memory", object_id=other.pk,
+                 before=before, after={**memory_snapshot(other), "reconcile": decision.as_dict()},
+                 reason=f"conflict with {new.pk}: {decision.reason}"[:255])
+    return True
+
+
+def _decide(*, namespace: Namespace, memory: LongTermMemory, embedder, now: datetime, use_judge: bool = True,
+            judged: Decision | None = None):
+    observed = memory.valid_from if (memory.value_json or {}).get("validFrom") else now
+    candidates = reconcile_candidates(namespace=namespace, content=memory.content, embedder=embedder, now=now)
+    if judged is not None and sorted(judged.candidates) == sorted(m.pk for m, _cosine in candidates):
+        decision = judged
+    else:
+        decision = reconcile_decide(content=memory.content, candidates=candidates, now=observed, use_judge=use_judge)
+        if judged is not None and judged.judge.startswith("llm:") and decision.judge != judged.judge:
+            decision.judge = "rules (the candidates changed after the judge's call)"
+    return decision, {m.pk: m for m, _cosine in candidates}, observed
+
+
+def reconcile_prejudge(*, namespace: Namespace, memory: LongTermMemory, embedder=None) -> Decision | None:
+    """The judge's decision for the unsaved item ``memory``, taken before its write phase (an agent turn's
+    think phase, in no transaction): the candidates are read under the namespace's lock, the judge is
+    called after it is released. ``None`` offline, or when the lock stayed taken. The write phase
+    (:func:`memory_reconcile_write` with ``judged``) follows it when its own candidates are the same ones,
+    else the rules decide."""
+    if not is_online():
+        return None
+    embedder = shared_embedder(embedder)
+    now = timezone.now()
+    observed = memory.valid_from if (memory.value_json or {}).get("validFrom") else now
+    try:
+        with namespace_lock(namespace):
+            candidates = reconcile_candidates(namespace=namespace, content=memory.content, embedder=embedder,
+                                              now=now)
+    except NamespaceLockTimeout:
+        return None
+    return reconcile_decide(content=memory.content, candidates=candidates, now=observed)
+
+
+def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed: datetime, actor, embedder,
+           now: datetime, audit_reason: str | None = None, event: str = "create") -> ReconcileResult:
+    source = memory.source
+    conversation_id = str((memory.value_json or {}).get("conversationId", ""))
+    if decision.verdict == SAME and decision.targets and decision.targets[0] in by_id:
+        kept = _reinforce(memory=by_id[decision.targets[0]], source=source, conversation_id=conversation_id,
+                          actor=actor, decision=decision, now=now)
+        return ReconcileResult(decision=decision, memory=kept, created=False)
+    if decision.verdict == SAME:  # a judge naming something else: store rather than lose the statement
+        decision.verdict, decision.reason = NEW, decision.reason + " (the repeated item is gone: stored)"
+    value = dict(memory.value_json or {})
+    value["validFrom"] = iso(decision.valid_from or observed)
+    if decision.verdict == CONFLICT:
+        value["conflictWith"] = [pk for pk in decision.targets if pk in by_id]
+    memory.value_json = value
+    memory_upsert_many([memory])
+    memory_embed_many([memory], embedder=embedder)
+    audit_record(actor=actor, action=AuditLog.Action.CREATE, object_type="memory", object_id=memory.pk,
+                 after={**memory_snapshot(memory), "reconcile": decision.as_dict()},
+                 reason=audit_reason or _reason(decision))
+    version_record_created_many([memory], actor=actor, event=event, reason=audit_reason or _reason(decision))
+    result = ReconcileResult(decision=decision, memory=memory, created=True)
+    if memory.archived:  # waiting for review: used only once approved, so it replaces nothing yet
+        return result
+    newer = []
+    for target in decision.targets:
+        old = by_id.get(target)
+        if old is None:
+            continue
+        if decision.verdict == UPDATE:
+            if old.created_at > observed:  # said before the stored one was (an import, an old conversation)
+                newer.append(old)
+            elif _supersede(old_id=target, new=memory, actor=actor, decision=decision, now=now):
+                result.superseded.append(target)
+        elif decision.verdict == CONFLICT and _flag_conflict(other_id=target, new=memory, actor=actor,
+                                                              decision=decision):
+            result.conflicts.append(target)
+    if newer:  # stored as what was true before the newer item: superseded by it from the start
+        successor = min(newer, key=lambda m: m.valid_from)
+        _supersede(old_id=memory.pk, new=successor, actor=actor, decision=decision, now=now)
+        memory.refresh_from_db()
+    return result
+
+
+def memory_reconcile_write(
+    *, namespace: Namespace, memory: LongTermMemory, actor=None, embedder=None, now: datetime | None = None,
+    use_judge: bool = True, judged: Decision | None = None,
+) -> ReconcileResult:
+    """Reconcile the unsaved item ``memory`` (from ``write.items.memory_build``) and write what was decided.
+
+    The caller holds the namespace's lock and a transaction (:func:`memory_save_reconciled` does both).
+    ``memory.value_json`` may already carry ``validFrom`` (the message time) and ``expiresAt``; a time
+    the statement names ("last month") takes the place of ``validFrom``. ``judged``: the decision
+    :func:`reconcile_prejudge` took for it, followed if the candidates are still the same.
+    """
+    return memory_reconcile_many(namespace=namespace, memories=[memory], actor=actor, embedder=embedder, now=now,
+                                 use_judge=use_judge, judged={memory.pk: judged} if judged else None)[0]
+
+
+def memory_reconcile_many(
+    *, namespace: Namespace, memories: list[LongTermMemory], actor=None, embedder=None, now: datetime | None = None,
+    audit_reason: str | None = None, event: str = "create", use_judge: bool = True,
+    judged: dict[str, Decision] | None = None,
+) -> list[ReconcileResult]:
+    """Reconcile several unsaved items of one namespace (the caller holds the lock and a transaction).
+
+    Every item is decided against the namespace as it was before the batch (one scope, searched warm),
+    then the decisions are written in order; a repeat of an earlier item of the batch (same text) is
+    dropped and reported as ``same``. ``audit_reason``: the reason of the created items' audit entries
+    (e.g. ``import``; the decision is in their ``after.reconcile`` either way). ``event``: the version
+    event of the created items (``create``, ``extract``, ``import``). ``judged``: decisions taken before
+    (:func:`reconcile_prejudge`) by item id.
+    """
+    now = now or timezone.now()
+    embedder = shared_embedder(embedder)
+    texts = [m.content for m in memories]
+    if len(texts) > 1:  # one model call for the batch's statements (the candidates' search and the save reuse them)
+        for start in range(0, len(texts), 256):
+            embedder.embed(list(dict.fromkeys(texts[start : start + 256])))
+
+    planned, first_of, stored_before = [], {}, []
+    for memory in memories:
+        key = normalize_statement(memory.content)
+        if key in first_of:
+            planned.append((memory, None, {}, now, first_of[key], []))
+            continue
+        decision, by_id, observed = _decide(namespace=namespace, memory=memory, embedder=embedder, now=now,
+                                            use_judge=use_judge, judged=(judged or {}).get(memory.pk))
+        # Against the batch's earlier statements too (the rules: they are not searchable yet).
+        within = rules_decide(memory.content, [(m.pk, m.content, 0.0) for m in stored_before]) if stored_before \
+            else None
+        if within is not None and within.verdict == SAME and decision.verdict != SAME:
+            planned.append((memory, None, {}, now, next(m for m in stored_before if m.pk == within.targets[0]), []))
+            continue
+        first_of[key] = memory
+        replaces = within.targets if within is not None and within.verdict == UPDATE else []
+        if decision.verdict != SAME:
+            stored_before.append(memory)
+        planned.append((memory, decision, by_id, observed, None, replaces))
+    results = []
+    for memory, decision, by_id, observed, repeat_of, replaces in planned:
+        if repeat_of is not None:
+            earlier = next(r for r in results if r.memory is repeat_of or r.memory.content == repeat_of.content)
+            results.append(ReconcileResult(
+                decision=Decision(SAME, [earlier.memory.pk], "repeats an earlier statement of the same batch", "rules"),
+                memory=earlier.memory, created=False))
+            continue
+        result = _apply(memory=memory, decision=decision, by_id=by_id, observed=observed, actor=actor,
+                        embedder=embedder, now=now, audit_reason=audit_reason, event=event)
+        for pk in replaces:  # an earlier statement of the batch that this one updates
+            if result.created and _supersede(old_id=pk, new=result.memory, actor=actor, decision=decision, now=now):
+                result.superseded.append(pk)
+        results.append(result)
+    return results
+
+
+@contextmanager
+def _locked_transaction(namespace: Namespace):
+    with namespace_lock(namespace):
+        with transaction.atomic():
+            yield
+
+
+def memory_save_reconciled(
+    *,
+    namespace: Namespace,
+    content: str,
+    memory_type: str,
+    agent_id: str,
+    source: str = Source.MANUAL,
+    actor=None,
+    conversation_id: str = "",
+    memory_id: str | None = None,
+    observed_at: datetime | None = None,
+    expires_at: datetime | None = None,
+    embedder=None,
+    low_confidence: bool = False,
+) -> ReconcileResult:
+    """Save one statement through the reconcile step: lock, decide, write, audit, in one transaction.
+
+    Args:
+        observed_at: when the statement was made (the message time; default now): its ``validFrom``
+            unless it names another time, and its ``created_at`` when earlier than now.
+        expires_at: stored as ``expiresAt`` (``write.items.memory_build``: else the agent's ``ttl-days``).
+
+    Raises:
+        MemoryError: bad content or type (before anything is locked or written).
+        NamespaceLockTimeout: the namespace stayed locked.
+    """
+    memory = memory_build(namespace=namespace, content=content, memory_type=memory_type, source=source,
+                          agent_id=agent_id, memory_id=memory_id, conversation_id=conversation_id,
+                          expires_at=expires_at, low_confidence=low_confidence)
+    if observed_at is not None:
+        memory.value_json["validFrom"] = iso(observed_at)
+        memory.created_at = min(memory.created_at, observed_at)  # said then (an import's row, the evaluation)
+    with _locked_transaction(namespace):
+        return memory_reconcile_write(namespace=namespace, memory=memory, actor=actor, embedder=embedder)
+
+
+def memory_save_many_reconciled(
+    *, namespace: Namespace, memories: list[LongTermMemory], actor=None, embedder=None, event: str = "create",
+    audit_reason: str | None = None,
+) -> list[ReconcileResult]:
+    """:func:`memory_reconcile_many` under the namespace's lock, in one transaction: all or nothing."""
+    with _locked_transaction(namespace):
+        return memory_reconcile_many(namespace=namespace, memories=memories, actor=actor, embedder=embedder,
+                                     event=event, audit_reason=audit_reason)
+
+
+def memory_reconcile_edit(*, memory: LongTermMemory, namespace: Namespace, actor=None, embedder=None) -> Decision:
+    """Reconcile an item whose text was just edited against the owner's other current items (inside the
+    edit's lock and transaction): what it replaces or repeats is superseded by it (an older duplicate only
+    when the edited text says at least as much), a conflict is flagged on both, nothing is created.
+    The decision is returned for the edit's own audit entry (the items it touched have theirs)."""
+    now = timezone.now()
+    embedder = shared_embedder(embedder)
+    candidates = reconcile_candidates(namespace=namespace, content=memory.content, embedder=embedder, now=now,
+                                      exclude_ids=(memory.pk,))
+    decision = reconcile_decide(content=memory.content, candidates=candidates, now=now)
+    by_id = {m.pk: m for m, _cosine in candidates}
+    if decision.verdict == SAME:
+        target = by_id.get(decision.targets[0])
+        edited = normalize_statement(memory.content)
+        if target is None or normalize_statement(target.content) not in edited:
+            decision.verdict, decision.targets = NEW, []
+            decision.reason += " (the other item says more: both kept)"
+        else:
+            decision.verdict = UPDATE
+            decision.reason += " (an edit repeating an older item supersedes it)"
+    for target in decision.targets:
+        if target not in by_id:
+            continue
+        if decision.verdict == UPDATE:
+            _supersede(old_id=target, new=memory, actor=actor, decision=decision, now=now)
+        elif decision.verdict == CONFLICT and _flag_conflict(other_id=target, new=memory, actor=actor,
+                                                              decision=decision):
+            value = dict(memory.value_json or {})
+            value["conflictWith"] = list(dict.fromkeys([*(value.get("conflictWith") or []), target]))
+            memory.value_json = value
+            LongTermMemory.objects.filter(pk=memory.pk).update(value_json=value)
+    return decision

@@ -1,0 +1,138 @@
+""""My memories": the list page: the user's items by type, search, the switches, what was deleted."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET
+
+from memoryboard.ltm.search.ranking import MIN_RELEVANCE
+from memoryboard.ltm.search.retrieval import memory_search
+from memoryboard.ltm.store.selectors import filter_memories
+from memoryboard.models import ArchivedReason, LongTermMemory, MemoryFlag, MemoryType, UserMemorySettings
+from memoryboard.roles import platform_user_id
+from memoryboard.web.forms import MemoryAddForm, MemoryBulkForm, MemorySearchForm, MemorySwitchForm, PauseRulesForm
+from memoryboard.web.my_memories.bulk import deleted_batches
+from memoryboard.web.my_memories.common import (
+    archived_by_others,
+    deleted_items,
+    item_usage,
+    own_items,
+    pause_rules_of,
+    retention_cutoff,
+    with_labels,
+)
+
+# Bands of a search hit's final score (ltm.search.ranking: 0.5 ≈ a close paraphrase, 0.3 ≈ related), in words.
+CLOSE_MATCH = 0.5
+RELATED_MATCH = 0.3
+
+
+def _semantic(queryset, query: str) -> list[tuple[LongTermMemory, float, float | None]]:
+    """The ranked search (the one ranking function of long-term memory), best first: each item, its
+    score and its relevance (``None`` for an item standing in for one it replaced)."""
+    return [(hit.memory, hit.score, hit.parts.relevance if hit.parts else None)
+            for hit in memory_search(queryset=queryset, query=query, k=20)]
+
+
+def _switch(user_id: str) -> UserMemorySettings:
+    return UserMemorySettings.objects.filter(user_id=user_id).first() or UserMemorySettings(user_id=user_id)
+
+
+def relevance_words(score: float | None, relevance: float | None = None) -> str:
+    """A search hit's relevance in words for end users (raw cosine figures mean nothing to them); a hit
+    whose relevance is below the minimum relevance (the assistant would not be given it) is "probably
+    unrelated": the search lists the best hits whatever they score (docs/retrieval.md § Fusion)."""
+    if score is None:
+        return ""
+    if relevance is not None and relevance < MIN_RELEVANCE:
+        return _("probably unrelated")
+    if score >= CLOSE_MATCH:
+        return _("close match")
+    if score >= RELATED_MATCH:
+        return _("related")
+    return _("loosely related")
+
+
+@login_required
+@require_GET
+def memory_list(request):
+    """The user's active items grouped by type (search results: one list, best first), the memory
+    switch and recently deleted items, with "undo" for a whole bulk delete."""
+    form = MemorySearchForm(request.GET or None)
+    query = form.cleaned_data["q"].strip() if form.is_valid() else ""
+    mode = (form.cleaned_data.get("mode") or "text") if form.is_valid() else "text"
+    active = own_items(request).filter(archived=False)
+    scores: dict[str, float] = {}
+    matches: dict[str, float | None] = {}
+    if query and mode == "semantic":
+        hits = _semantic(active, query)
+        items = [memory for memory, _score, _match in hits]
+        scores = {memory.pk: score for memory, score, _match in hits}
+        matches = {memory.pk: match for memory, _score, match in hits}
+    else:
+        items = list(filter_memories(active, search=query or None).order_by("-updated_at")[:500])
+    ids = [m.pk for m in items]
+    paused = set(MemoryFlag.objects.filter(memory_id__in=ids, paused=True).values_list("memory_id", flat=True))
+    usage = item_usage(ids)
+    user_id = platform_user_id(request.user)
+    rules = pause_rules_of(user_id)
+    paused_types = {t for a, t in rules if t and not a}
+    paused_agents = {a for a, t in rules if a and not t}
+    for memory in with_labels(items):
+        memory.paused_by_rule = memory.memory_type in paused_types or memory.agent_namespace in paused_agents
+        memory.is_paused = memory.pk in paused
+        memory.usage = usage.get(memory.pk)
+        memory.score = scores.get(memory.pk)
+        memory.relevance = relevance_words(memory.score, matches.get(memory.pk))
+    groups = []
+    if not query:  # search results stay in their ranked order, not regrouped by type
+        for value, label in MemoryType.choices:
+            group = [m for m in items if m.memory_type == value]
+            if group:
+                groups.append({"type": value, "label": label, "items": group})
+        others = [m for m in items if m.memory_type not in MemoryType.values]
+        if others:
+            groups.append({"type": "OTHER", "label": _("Other"), "items": others})
+    switch = _switch(user_id)
+    deleted = list(filter_memories(deleted_items(request), search=query or None).order_by("-archived_at")[:200])
+    retention = settings.MEMORYBOARD_DELETED_RETENTION_DAYS
+    cutoff = retention_cutoff()
+    for memory in with_labels(deleted):
+        memory.purge_at = memory.archived_at + timedelta(days=retention)
+        memory.can_undo = memory.archived_at >= cutoff
+    reasons = dict(ArchivedReason.choices)
+    # The search box filters every section (by words; a search by meaning ranks the active items only).
+    archived = with_labels(list(filter_memories(archived_by_others(request), search=query or None)
+                                 .order_by("-archived_at")[:200]))
+    for memory in archived:
+        memory.reason_label = reasons.get(memory.archived_reason, memory.archived_reason or _("Archived"))
+    batches = deleted_batches(user_id=user_id)
+    just_deleted = next((b for b in batches if b["id"] == request.GET.get("deleted")), None)
+    undo_item = next((m for m in deleted if m.pk == request.GET.get("undo") and m.can_undo), None)
+    context = {
+        "form": form,
+        "query": query,
+        "mode": mode,
+        "groups": groups,
+        "results": items if query else [],
+        "total": len(items),
+        "deleted": deleted,
+        "batches": batches,
+        "just_deleted": just_deleted,
+        "undo_item": undo_item,
+        "memory_off": {"use": switch.use_memories, "save": switch.save_memories},
+        "archived": archived,
+        "retention_days": retention,
+        "add_form": MemoryAddForm(),
+        "pause_form": PauseRulesForm(initial={"types": sorted(paused_types), "agents": sorted(paused_agents)}),
+        "bulk_form": MemoryBulkForm(initial={"q": query}),
+        "switch_form": MemorySwitchForm(
+            initial={"use_memories": switch.use_memories, "save_memories": switch.save_memories}
+        ),
+    }
+    return render(request, "web/my_memories.html", context)
