@@ -195,7 +195,7 @@ _FREQUENCY = re.compile(
 # The cues the classifier reads, in this order (its weights file records the names).
 CUE_NAMES = (
     "question_mark", "question_form", "suggestion_particle", "request", "rule_for_later", "second_person",
-    "small_talk", "hypothetical", "first_person", "third_person_user", "possessed", "no_subject_other",
+    "small_talk", "hypothetical", "first_person", "third_person_user", "possessed", "about_nobody",
     "point_in_time", "frequency", "after_non_statement", "no_person",
 )
 
