@@ -36,9 +36,8 @@ import numpy as np  # noqa: E402
 
 from memoryboard.evaluation.extraction import (  # noqa: E402
     FOLDS,
-    OfflineExtractor,
     fit_rows,
-    fold_of,
+    fold_extractors,
     read_clause_labels,
     read_examples,
     set_fingerprint,
@@ -61,15 +60,11 @@ THRESHOLDS = [round(t, 2) for t in np.arange(0.2, 0.81, 0.05)]
 def message_scores(dev, rows, encoder, hyper):
     """Per message, held out: its scored clauses' keep probabilities ([] when the chat filter drops it)."""
     scores = {}
-    for fold in range(FOLDS):
-        held_out = {i["id"] for i in dev["items"] if fold_of(i["id"]) == fold}
-        extractor = OfflineExtractor(encoder=encoder, model=fit_rows([r for r in rows if r.group not in held_out],
-                                                                    encoder, **hyper))
-        for item in dev["items"]:
-            if item["id"] in held_out:
-                dropped = item.get("channel", "chat") == "chat" and text_skip_reason(item["text"], [])
-                scores[item["id"]] = [] if dropped else [
-                    c.probability for c in extractor.score([item["text"]])[0] if not c.skipped_as]
+    for held_out, extractor in fold_extractors(data=dev, rows=rows, encoder=encoder, hyper=hyper):
+        for item in held_out:
+            dropped = item.get("channel", "chat") == "chat" and text_skip_reason(item["text"], [])
+            scores[item["id"]] = [] if dropped else [
+                c.probability for c in extractor.score([item["text"]])[0] if not c.skipped_as]
     return scores
 
 
@@ -90,9 +85,8 @@ def type_accuracy(rows, encoder, type_l2):
         train = [r for i, r in enumerate(typed) if i % FOLDS != fold]
         test = [r for i, r in enumerate(typed) if i % FOLDS == fold]
         model = fit_rows(train, encoder, l2=1.0, type_l2=type_l2, threshold=0.5, example_weight=1.0)
-        extractor = OfflineExtractor(encoder=encoder, model=model)
         features = clause_inputs(test, encoder.embed([item_content(r.text) for r in test]), [r.previous for r in test])
-        hits += sum(kind == r.type for kind, r in zip(extractor.model.types(features), test))
+        hits += sum(kind == r.type for kind, r in zip(model.types(features), test))
     return hits / len(typed)
 
 

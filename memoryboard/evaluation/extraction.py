@@ -28,7 +28,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -249,20 +249,27 @@ def fold_of(message_id: str, folds: int = FOLDS) -> int:
     return int(hashlib.sha256(message_id.encode("utf-8")).hexdigest(), 16) % folds
 
 
-def cross_validate(*, data: dict, rows: Sequence[TrainingRow], encoder, hyper: dict[str, float],
-                   folds: int = FOLDS, on_message: Callable[[], None] | None = None) -> dict[str, ExtractionReport]:
-    """Each message of ``data`` run through the product's path with a classifier fitted without its fold's
-    messages (the written examples always in). Returns the report per message id."""
-    results: dict[str, ExtractionReport] = {}
+def fold_extractors(*, data: dict, rows: Sequence[TrainingRow], encoder, hyper: dict[str, float],
+                    folds: int = FOLDS) -> Iterator[tuple[list[dict], OfflineExtractor]]:
+    """Per fold: its messages of ``data``, and an extractor whose classifier was fitted without them (the
+    written examples always in)."""
     for fold in range(folds):
-        held_out = {i["id"] for i in data["items"] if fold_of(i["id"], folds) == fold}
-        model = fit_rows([r for r in rows if r.group not in held_out], encoder, **hyper)
-        extractor = OfflineExtractor(encoder=encoder, model=model)
-        for item in data["items"]:
-            if item["id"] in held_out:
-                results[item["id"]] = run_message(item, extractor)
-                if on_message:
-                    on_message()
+        held_out = [i for i in data["items"] if fold_of(i["id"], folds) == fold]
+        ids = {i["id"] for i in held_out}
+        model = fit_rows([r for r in rows if r.group not in ids], encoder, **hyper)
+        yield held_out, OfflineExtractor(encoder=encoder, model=model)
+
+
+def cross_validate(*, data: dict, rows: Sequence[TrainingRow], encoder, hyper: dict[str, float],
+                   on_message: Callable[[], None] | None = None) -> dict[str, ExtractionReport]:
+    """Each message of ``data`` run through the product's path by :func:`fold_extractors`' extractor of its
+    fold. Returns the report per message id."""
+    results: dict[str, ExtractionReport] = {}
+    for held_out, extractor in fold_extractors(data=data, rows=rows, encoder=encoder, hyper=hyper):
+        for item in held_out:
+            results[item["id"]] = run_message(item, extractor)
+            if on_message:
+                on_message()
     return results
 
 
@@ -272,8 +279,8 @@ def trained_on(data: dict, model: StatementModel | None = None) -> bool:
     return model.info.get("trained_on", {}).get("fingerprint") == set_fingerprint(data)
 
 
-def extraction_evaluate_honestly(*, data: dict, extractor: MemoryExtractor | None = None,
-                                 on_message: Callable[[], None] | None = None) -> dict[str, Any]:
+def extraction_evaluate_set(*, data: dict, extractor: MemoryExtractor | None = None,
+                            on_message: Callable[[], None] | None = None) -> dict[str, Any]:
     """:func:`extraction_evaluate`, except that the offline extractor on the set it was trained on is
     cross-validated (see the module docstring). ``extractor`` None means the offline one."""
     if extractor is not None and not isinstance(extractor, OfflineExtractor):

@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, runtime_checkable
 
 import numpy as np
@@ -214,10 +215,7 @@ class LLMExtractor:
 # --- offline: the statement classifier -------------------------------------------------------------
 
 # Laughter and fillers at the end of a clause are not part of what is remembered.
-_TRAILING_FILLER = re.compile(
-    r"(?:[\s,，]*(?:lol|lmao|haha+|hehe|btw|tbh|fyi|哈哈+|嘿嘿|hh+|[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F]))+$",
-    re.IGNORECASE,
-)
+_TRAILING_FILLER = re.compile(r"(?:[\s,，]*(?:lol|lmao|haha+|hehe|btw|tbh|fyi|哈哈+|嘿嘿|hh+))+$", re.IGNORECASE)
 # ("also", 也 stay: they tell the reconcile step that a statement adds to what it knows.)
 _LEADING_FILLER = re.compile(r"^(?:(?:ugh|lol|ok|okay|hey|hi|so|well|btw|fyi|oh|对了|话说|其实)\b[\s,，:：]*)+",
                              re.IGNORECASE)
@@ -344,9 +342,9 @@ class OfflineExtractor:
                                               kind, bool(probability >= self.model.threshold))  # type: ignore[arg-type]
         out, cursor = [], 0
         for clauses in per_text:
-            out.append([r for r in results[cursor:cursor + len(clauses)] if r is not None])
+            out.append(results[cursor:cursor + len(clauses)])
             cursor += len(clauses)
-        return out
+        return out  # type: ignore[return-value]
 
     def extract(self, conversation: list[dict]) -> list[ExtractedItem]:
         return self.extract_report(conversation).items
@@ -366,16 +364,16 @@ class OfflineExtractor:
         return ExtractionReport(items=items, withheld=tuple(withheld))
 
 
-_default_extractor: OfflineExtractor | None = None
+@lru_cache(maxsize=1)
+def offline_extractor() -> OfflineExtractor:
+    """The process's offline extractor (the shipped model and encoder)."""
+    return OfflineExtractor()
 
 
 def classify_statement(sentence: str) -> MemoryType | None:
     """The memory type of ``sentence`` when it states lasting information about the person (its most
     likely clause's type), else None: the offline extractor's decision on one text."""
-    global _default_extractor
-    if _default_extractor is None:
-        _default_extractor = OfflineExtractor()
-    kept = [c for c in _default_extractor.score([sentence])[0] if c.kept]
+    kept = [c for c in offline_extractor().score([sentence])[0] if c.kept]
     return max(kept, key=lambda c: c.probability).type if kept else None
 
 

@@ -28,7 +28,7 @@ from memoryboard.evaluation.retrieval import (
 )
 from memoryboard.evaluation.extraction import (
     ExtractionEvalError,
-    extraction_evaluate_honestly,
+    extraction_evaluate_set,
     validate_extraction_set,
 )
 from memoryboard.evaluation.updates import UpdatesEvalError, updates_evaluate, validate_updates_set
@@ -180,7 +180,7 @@ class Command(BaseCommand):
         for file, data in sets:
             with tqdm(total=len(data["items"]), unit="message", desc=f"evaluating {Path(file).name}",
                       disable=no_progress, file=self.stderr) as bar:
-                reports[file] = extraction_evaluate_honestly(data=data, extractor=extractor,
+                reports[file] = extraction_evaluate_set(data=data, extractor=extractor,
                                                              on_message=lambda: bar.update())
         if format == "json":
             self.stdout.write(json.dumps(reports, ensure_ascii=False, indent=2))
