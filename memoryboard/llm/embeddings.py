@@ -250,30 +250,33 @@ def _universal_sentence_encoder():
 class RecentVectors:
     """The vectors of the last ``size`` texts an embedder made (least recently used out first), shared by
     the process: a turn's statements are embedded by the extractor to be classified, then by the reconcile
-    step that saves them (the same text), and encoded once. Thread-safe; ``size`` × 2 KB at 512 dimensions.
+    step that saves them (the same text), and encoded once. Kept under a digest of the text, never the text
+    (the cache holds no one's words), in this process's memory only. Thread-safe; ``size`` × 2 KB at 512
+    dimensions.
     """
 
     def __init__(self, size: int = 1024) -> None:
         self.size = size
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._vectors: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
     def embed(self, texts: list[str], encode) -> np.ndarray:
         """``texts``' vectors: the remembered ones as they are, the others by one call of ``encode(missing)``."""
+        keys = [blake2b(text.encode("utf-8"), digest_size=16).digest() for text in texts]
         with self._lock:
-            found = {t: self._vectors[t] for t in texts if t in self._vectors}
-            for text in found:
-                self._vectors.move_to_end(text)
-        missing = list(dict.fromkeys(t for t in texts if t not in found))
+            found = {k: self._vectors[k] for k in keys if k in self._vectors}
+            for key in found:
+                self._vectors.move_to_end(key)
+        missing = {k: t for k, t in zip(keys, texts) if k not in found}
         if missing:
-            made = encode(missing)
+            made = encode(list(missing.values()))
             made.setflags(write=False)
             found.update(zip(missing, made))
             with self._lock:
                 self._vectors.update(zip(missing, made))
                 while len(self._vectors) > self.size:
                     self._vectors.popitem(last=False)
-        return np.vstack([found[t] for t in texts])
+        return np.vstack([found[k] for k in keys])
 
     def clear(self) -> None:
         with self._lock:
