@@ -35,7 +35,7 @@ from memoryboard.ltm.search.retrieval import (
 )
 from memoryboard.ltm.store.erase_gate import work_begun_at
 from memoryboard.ltm.store.locks import NamespaceLockTimeout, namespace_lock
-from memoryboard.ltm.write.extraction import should_skip_extraction
+from memoryboard.ltm.write.extraction import secrets_withheld, should_skip_extraction
 from memoryboard.ltm.write.tasks import extract_memories_task
 from memoryboard.ltm.write.tools import BUSY, MEMORY_TOOLS, DeferredWrites, memory_tool_save_apply, run_memory_tool
 from memoryboard.models import ChatMessage, MemoryAccess
@@ -147,15 +147,17 @@ def _enqueue_extraction(
         user_message=turn[0]["content"], conversation=history, agent_config=agent, user_id=user_id,
         saving_enabled=saving_enabled,
     )
+    # A secret in the message (a password, a card number) is never stored: the outcome says so.
+    withheld = secrets_withheld(turn[0]["content"])
     if reason:
-        return f"skipped: {reason}"
+        return f"skipped: {reason}" + (f"; {withheld}" if withheld else "")
 
     begun = work_begun_at() or timezone.now()
     extract_memories_task.enqueue(
         agent_id=agent.agent_id, user_id=str(user_id), conversation_id=conversation_id, conversation=turn,
         turn_at=begun.isoformat(),
     )
-    return "queued"
+    return "queued" + (f"; {withheld}" if withheld else "")
 
 
 @dataclass

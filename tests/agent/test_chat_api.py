@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from memoryboard.llm.extraction import EXTRACTION_PROMPT
 from memoryboard.models.namespaces import build_namespace
 from memoryboard.models import ChatMessage, LongTermMemory, MemoryAccess, UserMemorySettings
 
@@ -116,7 +117,9 @@ def test_history_is_sent_on_the_next_turn(openai_settings, api, alice):
     openai_settings.push_reply(content="second answer")
     response = chat(api, "and a follow-up question", conversation_id=conversation)
     assert response.json()["conversation_id"] == conversation
-    contents = [m["content"] for m in openai_settings.chat_requests()[-1]["messages"][1:]]
+    # The turn's own model call, not the extraction's that follows it.
+    turns = [r for r in openai_settings.chat_requests() if r["messages"][0]["content"] != EXTRACTION_PROMPT]
+    contents = [m["content"] for m in turns[-1]["messages"][1:]]
     assert contents == ["first question about Rust lifetimes", "first answer", "and a follow-up question"]
     assert ChatMessage.objects.filter(conversation_id=conversation).count() == 4
 

@@ -11,6 +11,7 @@ from django.db import connection, connections
 from rest_framework.test import APIClient
 
 from memoryboard.conversations import conversation_claim
+from memoryboard.llm.extraction import EXTRACTION_PROMPT
 from memoryboard.models import ChatMessage, ConversationOwner
 
 URL = "/api/v1/agents/chat/chat"
@@ -50,7 +51,8 @@ def test_history_is_read_by_owner(openai_settings, api, alice, bob):
     ChatMessage.objects.create(conversation_id="c-2", agent_id="chat", user_id=str(bob.pk), role="USER",
                                content="bob's private note")
     assert api.post(URL, {"message": "second", "conversation_id": "c-2"}, format="json").status_code == 200
-    sent = str(openai_settings.chat_requests()[-1]["messages"])
+    turns = [r for r in openai_settings.chat_requests() if r["messages"][0]["content"] != EXTRACTION_PROMPT]
+    sent = str(turns[-1]["messages"])  # the turn's own model call, not the extraction's after it
     assert "first" in sent and "bob's private note" not in sent
 
 

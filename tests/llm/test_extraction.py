@@ -11,10 +11,12 @@ from memoryboard.llm.extraction import (
     ExtractedItem,
     LLMExtractor,
     MemoryExtractor,
-    RuleBasedExtractor,
+    OfflineExtractor,
+    classify_statement,
     extract_memories,
     parse_extraction,
 )
+from memoryboard.llm.embeddings import UniversalSentenceEncoder
 
 CONVERSATION = [
     {"role": "system", "content": "You are an assistant."},
@@ -30,7 +32,7 @@ def extractor(client):
 
 def test_protocol(extractor):
     assert isinstance(extractor, MemoryExtractor)
-    assert isinstance(RuleBasedExtractor(), MemoryExtractor)
+    assert isinstance(OfflineExtractor(), MemoryExtractor)
 
 
 def test_one_call_with_prompt_and_transcript(extractor, openai_server):
@@ -113,57 +115,6 @@ def test_works_with_any_chat_model():
     assert extract_memories(CONVERSATION, chat_model=Scripted()) == [ExtractedItem("EPISODE", "moved house yesterday")]
 
 
-# --- rules ---------------------------------------------------------------------------------
-
-
-def rules(*user_texts: str, assistant: str | None = None) -> list[tuple[str, str]]:
-    conversation = [{"role": "USER", "content": text} for text in user_texts]
-    if assistant:
-        conversation.append({"role": "assistant", "content": assistant})
-    return [(item.type, item.content) for item in RuleBasedExtractor().extract(conversation)]
-
-
-def test_rules_chinese():
-    assert rules("我是Java后端开发者。我喜欢简洁的回答！每次提交前我总是先跑测试再推送。昨天我把服务迁移到了K8s。") == [
-        ("FACT", "我是Java后端开发者"),
-        ("PREFERENCE", "我喜欢简洁的回答"),
-        ("PROCEDURE", "每次提交前我总是先跑测试再推送"),
-        ("EPISODE", "昨天我把服务迁移到了K8s"),
-    ]
-    assert rules("我叫小王", "我在阿里巴巴工作", "请用中文回答", "我不喜欢太长的解释") == [
-        ("FACT", "我叫小王"),
-        ("FACT", "我在阿里巴巴工作"),
-        ("PREFERENCE", "请用中文回答"),
-        ("PREFERENCE", "我不喜欢太长的解释"),
-    ]
-
-
-def test_rules_english():
-    assert rules(
-        "I'm a data scientist. I prefer Python over R. I always run the linter before committing. "
-        "Yesterday I upgraded to Node.js 22."
-    ) == [
-        ("FACT", "I'm a data scientist"),
-        ("PREFERENCE", "I prefer Python over R"),
-        ("PROCEDURE", "I always run the linter before committing"),
-        ("EPISODE", "Yesterday I upgraded to Node.js 22"),
-    ]
-    assert rules("I work at Acme", "please always answer in English", "I don't like emojis") == [
-        ("FACT", "I work at Acme"),
-        ("PREFERENCE", "please always answer in English"),
-        ("PREFERENCE", "I don't like emojis"),
-    ]
-
-
-def test_rules_ignore_assistant_questions_and_small_talk():
-    assert rules("你好", "What is a closure?", "我是不是应该学Rust？", "Am I a good fit?", "thanks",
-                 assistant="I am a helpful assistant. 我喜欢帮助你。") == []
-
-
-def test_rules_do_not_repeat_a_sentence():
-    assert rules("I like tea.", "I like tea.") == [("PREFERENCE", "I like tea")]
-
-
 def test_long_conversations_keep_the_newest_turns(extractor, openai_server):
     openai_server.push_reply(content="[]")
     conversation = [{"role": "user", "content": "old " * 20000}, {"role": "user", "content": "newest turn"}]
@@ -172,18 +123,98 @@ def test_long_conversations_keep_the_newest_turns(extractor, openai_server):
     assert "newest turn" in sent and len(sent) < 50_100
 
 
-@pytest.mark.parametrize("text,kind", [
-    ("My favourite drink is green tea.", "PREFERENCE"),
-    ("My favorite editor is vim.", "PREFERENCE"),
-    ("I no longer like coffee.", "PREFERENCE"),
-    ("I switched to tea.", "PREFERENCE"),
-    ("I moved to Berlin.", "FACT"),
-    ("Please call me Robert.", "FACT"),
-    ("我最喜欢的饮料是绿茶。", "PREFERENCE"),
-    ("我不再喜欢喝咖啡了。", "PREFERENCE"),
-    ("我改喝绿茶了。", "PREFERENCE"),
-    ("我搬到北京了。", "FACT"),
-    ("我转行做产品经理了。", "FACT"),
+# --- offline: the statement classifier ----------------------------------------------------------------
+
+
+def offline(*user_texts: str, assistant: str | None = None) -> list[tuple[str, str]]:
+    conversation = [{"role": "USER", "content": text} for text in user_texts]
+    if assistant:
+        conversation.append({"role": "assistant", "content": assistant})
+    return [(item.type, item.content) for item in OfflineExtractor().extract(conversation)]
+
+
+# The statements the issue found unstored (rules kept 1 of 30 everyday statements).
+@pytest.mark.parametrize("text", [
+    "My birthday is on March 3rd.", "Our budget for the trip is 2,000 euros.", "I recently started learning the piano.",
+    "我今年三十五岁。", "我养了一只叫豆豆的狗。", "I now work at Siemens.", "just adopted a rescue greyhound called Dash",
+    "The user moved to Ghent and lives there now.", "用户住在格拉茨。", "Customer prefers email over phone.",
 ])
-def test_rules_keep_slot_statements_that_change(text, kind):
-    assert rules(text) == [(kind, text.rstrip("。."))]
+def test_a_plain_statement_about_oneself_is_one_item(text):
+    assert [content for _type, content in offline(text)] == [text.rstrip("。.")]
+
+
+@pytest.mark.parametrize("text", [
+    "What is the capital of France?", "Can you recommend a good book?", "帮我写一首关于秋天的诗", "你觉得我该买哪个？",
+    "translate into spanish pls: 'I am allergic to nuts and I live in Madrid'", "hi!", "thanks a lot!", "晚安",
+    "haha that's funny", "the weather is crazy today", "if I won the lottery I'd quit my job",
+    "from now on always answer in French", "请用中文回答", "Summarise: 'John moved to Paris in 2010 and works as a chef.'",
+])
+def test_questions_requests_greetings_and_the_world_yield_nothing(text):
+    assert offline(text) == []
+
+
+def test_one_item_per_fact_with_sensible_types():
+    assert offline("我是Java后端开发者。我喜欢简洁的回答！每次提交前我总是先跑测试再推送。昨天我把服务迁移到了K8s。") == [
+        ("FACT", "我是Java后端开发者"),
+        ("PREFERENCE", "我喜欢简洁的回答"),
+        ("PROCEDURE", "每次提交前我总是先跑测试再推送"),
+        ("EPISODE", "昨天我把服务迁移到了K8s"),
+    ]
+    assert [c for _t, c in offline("我老婆是老师，我们住在杭州，周末一般去爬山。")] == ["我老婆是老师", "我们住在杭州", "周末一般去爬山"]
+    assert [c for _t, c in offline("I'm a data scientist and I prefer short answers")] == [
+        "I'm a data scientist", "I prefer short answers"]
+
+
+def test_facts_buried_in_a_request_are_kept_and_the_request_is_not():
+    items = [c for _t, c in offline(
+        "Can you help me draft an email to my landlord? I rent a 1-bed flat in Glasgow and I work from home. "
+        "Tone: polite but firm.")]
+    assert items == ["I rent a 1-bed flat in Glasgow", "I work from home"]
+
+
+def test_a_preference_about_answers_is_kept_an_instruction_is_not():
+    assert offline("I prefer answers in French") == [("PREFERENCE", "I prefer answers in French")]
+    assert offline("from now on always answer in French", "remember that you must never use emoji") == []
+
+
+def test_secrets_are_withheld_and_said_so():
+    report = OfflineExtractor().extract_report([{"role": "user", "content": (
+        "my wifi password is sunflower77, I work from home. 我的银行卡号是6222 0202 0000 1234 567")}])
+    assert [i.content for i in report.items] == ["I work from home"]
+    assert report.withheld == ("password", "card number")
+
+
+def test_only_the_users_messages_and_no_repeats():
+    assert offline("I like tea.", "I like tea.", assistant="I am a helpful assistant. 我喜欢帮助你。") == [
+        ("PREFERENCE", "I like tea")]
+
+
+def test_one_encoder_call_per_turn():
+    class Counting(UniversalSentenceEncoder):
+        calls = 0
+
+        def embed(self, texts):
+            Counting.calls += 1
+            return super().embed(texts)
+
+    turn = ("Hi! I'm 34 and I live in Porto with my wife. I work as a nurse at the city hospital. We have two kids "
+            "and a dog called Biscuit. Can you help me plan a birthday party? My daughter turns 7 next month. She "
+            "loves dinosaurs. I'm allergic to nuts, so no nut cake. Budget is about 200 euros. Thanks a lot!")
+    items = OfflineExtractor(encoder=Counting()).extract([{"role": "user", "content": turn}])
+    assert Counting.calls == 1 and len(items) >= 6
+
+
+def test_classify_statement():
+    assert classify_statement("I moved to Berlin.") == "FACT"
+    assert classify_statement("My favourite drink is green tea.") == "PREFERENCE"
+    assert classify_statement("What is a closure?") is None
+
+
+def test_the_online_extractor_withholds_secrets_too(extractor, openai_server):
+    openai_server.push_reply(content=json.dumps([
+        {"type": "FACT", "content": "The user's laptop password is Tr0mbone#22"},
+        {"type": "FACT", "content": "The user has a Dell XPS 15"},
+    ]))
+    report = extractor.extract_report([{"role": "user", "content": "new laptop! password is Tr0mbone#22, a Dell XPS 15"}])
+    assert report.items == [ExtractedItem("FACT", "The user has a Dell XPS 15")]
+    assert report.withheld == ("password",)

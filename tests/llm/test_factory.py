@@ -12,7 +12,7 @@ from memoryboard.llm import factory
 from memoryboard.llm.chat import OpenAIChatModel
 from memoryboard.llm.offline_chat import OfflineChatModel
 from memoryboard.llm.embeddings import HashingEmbedder, OpenAIEmbedder, UniversalSentenceEncoder
-from memoryboard.llm.extraction import ExtractedItem, LLMExtractor, RuleBasedExtractor
+from memoryboard.llm.extraction import ExtractedItem, LLMExtractor, OfflineExtractor
 from memoryboard.llm.summarizer import OpenAISummarizer
 from memoryboard.strategies.errors import SummarizerError
 from memoryboard.strategies.summarizer import OfflineSummarizer
@@ -30,7 +30,7 @@ def test_offline_by_default(offline):
     assert isinstance(factory.get_summarizer(), OfflineSummarizer)
     assert isinstance(factory.get_embedder(), HashingEmbedder)
     assert isinstance(factory.get_chat_model(), OfflineChatModel)
-    assert isinstance(factory.get_extractor(), RuleBasedExtractor)
+    assert isinstance(factory.get_extractor(), OfflineExtractor)
     status = factory.models_status()
     assert status["offline"] is True and status["any_offline"] is True
     assert status["base_url"] == ""

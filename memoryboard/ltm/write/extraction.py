@@ -16,7 +16,10 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from memoryboard.agents_config import get_agents_config
+from memoryboard.llm.clauses import Clause, split_clauses
+from memoryboard.llm.cues import find_secrets, is_question, is_small_talk
 from memoryboard.llm.errors import LLMError
+from memoryboard.llm.extraction import extraction_report, hard_skip, sentence_context
 from memoryboard.llm.factory import get_extractor
 from memoryboard.ltm.store.erase_gate import UserDataErased
 from memoryboard.ltm.store.items import MemoryError, normalize_content
@@ -34,49 +37,20 @@ logger = logging.getLogger(__name__)
 # Letters and digits that count towards the length; a CJK character carries about a word's meaning.
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORDCHAR = re.compile(r"[^\W_]")
-MIN_MEANINGFUL_LENGTH = 8
-SMALL_TALK_MAX_CHARS = 120
-
-_SMALL_TALK_WORDS = (
-    r"(?:"
-    r"hi|hello|hey|yo|hiya|good (?:morning|afternoon|evening|night)|bye|goodbye|see you|"
-    r"thanks?(?: you)?(?: (?:so|very) much)?|thx|ty|ok(?:ay)?|k|cool|nice|great|sure|yes|yeah|yep|no|nope|"
-    r"got it|i see|sounds good|lol|ha|awesome|perfect|alright|understood|fine|"
-    r"there|everyone|all|again|a lot|please|"
-    r"你好|您好|嗨|哈喽|早上好|早安|中午好|下午好|晚上好|晚安|再见|拜拜|谢谢(?:你|您)?|多谢|感谢|"
-    r"好的|好|行|可以|嗯|哦|噢|哈|呵呵|明白了?|知道了|收到|了解|没问题|不客气|对|是的|不是|没事"
-    r")"
-)
-# A phrase made only of small-talk words: "ok thanks", "hello there", "好的谢谢".
-_SMALL_TALK = re.compile(rf"^{_SMALL_TALK_WORDS}(?:\s*{_SMALL_TALK_WORDS})*$", re.IGNORECASE)
-_PHRASE_SPLIT = re.compile(r"[,，.。!！?？~～、;；:：]+")
-
-# Statements about oneself: what long-term memory is about.
-_SELF = re.compile(
-    r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|our|us)\b|我|咱|本人|remember|记住",
-    re.IGNORECASE,
-)
-_SENTENCES = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)(?=\s)")
+# "I'm 34" (4), 领证啦 (6) are statements; "ok", "hi", "好" (2) are not.
+MIN_MEANINGFUL_LENGTH = 4
 
 SKIP_DISABLED_AGENT = "extraction is disabled for this agent"
 SKIP_USER_SWITCH = "the user turned off saving new memories"
 SKIP_TOO_SHORT = "too short"
 SKIP_SMALL_TALK = "small talk"
-SKIP_NO_SELF_STATEMENT = "nothing new: no statement about the user"
+SKIP_NO_STATEMENT = "nothing to remember: only questions, greetings, hypotheticals or secrets"
 SKIP_ALREADY_KNOWN = "nothing new: already remembered"
 
 
 def meaningful_length(text: str) -> int:
     """Letters and digits, each CJK character counting two."""
     return len(_WORDCHAR.findall(text)) + len(_CJK.findall(text))
-
-
-def is_small_talk(text: str) -> bool:
-    """True when every phrase of ``text`` is a greeting, thanks or acknowledgement (Chinese or English)."""
-    if len(text) > SMALL_TALK_MAX_CHARS:
-        return False
-    phrases = [p.strip() for p in _PHRASE_SPLIT.split(text.strip()) if p.strip()]
-    return bool(phrases) and all(_SMALL_TALK.match(p) for p in phrases)
 
 
 def _role(message: Any) -> str:
@@ -111,8 +85,9 @@ def should_skip_extraction(
     """Decide cheaply whether a turn is worth an extraction call.
 
     Layers, in order: extraction disabled for the agent; the user's "save new memories" switch off;
-    too short; greetings and small talk (Chinese and English); nothing new (no statement about the
-    user, unless it answers the assistant's question; or every such statement already remembered).
+    :func:`text_skip_reason` (too short; greetings and small talk, Chinese and English; nothing that may
+    state something); nothing new (every clause that may state something already remembered). A short
+    real statement ("我今年三十五岁。", "I'm 34") passes: whether it is worth keeping is the extractor's call.
 
     Args:
         user_message: the user's message of this turn.
@@ -129,19 +104,56 @@ def should_skip_extraction(
         return SKIP_DISABLED_AGENT
     if not (memory_saving_enabled(str(user_id)) if saving_enabled is None else saving_enabled):
         return SKIP_USER_SWITCH
+    reason = text_skip_reason(user_message, conversation)
+    if reason:
+        return reason
+    statements = [normalize_content(c.text) for c in candidate_clauses(user_message)]
+    known = [k for k in _known_contents(agent_config, str(user_id)) if k]
+    if known and statements and all(any(s in k or k in s for k in known) for s in statements):
+        return SKIP_ALREADY_KNOWN
+    return None
+
+
+def withheld_words(kinds) -> str:
+    """What a turn's outcome and its audit say of the secrets not stored: "not stored: a password and a
+    card number" ("" when none)."""
+    kinds = list(kinds)
+    if not kinds:
+        return ""
+    named = [f"an {kind}" if kind[0] in "AEIOU" else f"a {kind}" for kind in kinds]
+    return "not stored: " + (named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1])
+
+
+def secrets_withheld(user_message: str) -> str:
+    """:func:`withheld_words` for the secrets in ``user_message`` (``llm.cues.find_secrets``)."""
+    return withheld_words(find_secrets(user_message or ""))
+
+
+def candidate_clauses(text: str) -> list[Clause]:
+    """The clauses of a message that may state something: not asked (question mark, 吗 呢) and not skipped
+    whatever the classifier says (``llm.extraction.hard_skip``: secrets, greetings, conditionals). Whether
+    they do state something is the extractor's decision."""
+    clauses = split_clauses(text)
+    _previous, conditional = sentence_context(clauses)
+    return [c for c, hypothetical in zip(clauses, conditional)
+            if not (hard_skip(c.text, conditional=hypothetical) or is_question(c.text + c.mark))]
+
+
+def text_skip_reason(user_message: str, conversation: list) -> str | None:
+    """The layers of :func:`should_skip_extraction` that read only the turn's text: too short, small talk,
+    nothing that may state something (every clause a question, a greeting or a hypothetical, unless the
+    message answers the assistant's question). Cheap: grammatical cues, no model.
+
+    Returns:
+        The reason to skip, or None.
+    """
     text = (user_message or "").strip()
     if meaningful_length(text) < MIN_MEANINGFUL_LENGTH:
         return SKIP_TOO_SHORT
     if is_small_talk(text):
         return SKIP_SMALL_TALK
-    statements = [s.strip() for s in _SENTENCES.split(text) if _SELF.search(s)]
-    if not statements:
-        return None if _answers_a_question(conversation) else SKIP_NO_SELF_STATEMENT
-    known = [k for k in _known_contents(agent_config, str(user_id)) if k]
-    if known and all(
-        any(normalize_content(s) in k or k in normalize_content(s) for k in known) for s in statements
-    ):
-        return SKIP_ALREADY_KNOWN
+    if not candidate_clauses(text) and not _answers_a_question(conversation):
+        return SKIP_NO_STATEMENT
     return None
 
 
@@ -174,10 +186,14 @@ def memory_extract_and_save(
         return []
     extractor = extractor or get_extractor()
     try:
-        extracted = extractor.extract(conversation)
+        report = extraction_report(extractor, conversation)
     except LLMError as exc:
         logger.warning("memory extraction failed for conversation %s: %s", conversation_id, exc.reason)
         return []
+    extracted = report.items
+    withheld = withheld_words(report.withheld)
+    if withheld:
+        logger.info("extraction of conversation %s: %s", conversation_id, withheld)
     if not extracted:
         return []
     namespace = build_namespace(agent_namespace=config.long_term_memory.namespace, user_id=str(user_id))
@@ -197,8 +213,9 @@ def memory_extract_and_save(
     if not memories:
         return []
     try:
+        reason = f"auto_extract from {conversation_id}" + (f"; {withheld}" if withheld else "")
         results = memory_save_many_reconciled(namespace=namespace, memories=memories, event=VersionEvent.EXTRACT,
-                                              audit_reason=f"auto_extract from {conversation_id}"[:255])
+                                              audit_reason=reason[:255])
     except LLMError as exc:
         logger.warning("extracted memories not saved (embeddings): %s", exc.reason)
         return []

@@ -1,13 +1,16 @@
 """Evaluate retrieval on the shipped sets or a JSON file (docs/retrieval.md § The evaluation harness):
 the bilingual set (items and queries: recall@1/@5/@10 and MRR) and the conversation set (turns and
 observations: evidence recall@10 through the search and the agent's memory block, next to BM25, the
-model and their rank fusion), per split."""
+model and their rank fusion), per split. ``--suite updates``: memories over time; ``--suite extraction``:
+which messages the extractor stores something from, the development and blind sets side by side."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.test.utils import override_settings
 from tqdm import tqdm
@@ -23,14 +26,31 @@ from memoryboard.evaluation.retrieval import (
     validate_conversation_set,
     validate_eval_set,
 )
+from memoryboard.evaluation.extraction import (
+    ExtractionEvalError,
+    extraction_evaluate_set,
+    validate_extraction_set,
+)
 from memoryboard.evaluation.updates import UpdatesEvalError, updates_evaluate, validate_updates_set
+from memoryboard.llm.chat import OpenAIChatModel
+from memoryboard.llm.extraction import LLMExtractor
 from memoryboard.llm.factory import get_embedder
+from memoryboard.llm.openai_client import make_client
 from memoryboard.management.database import require_migrated
 
 
 SHIPPED = [Path(__file__).resolve().parents[3] / "tests" / "data" / name
            for name in ("bilingual_eval.json", "conversation_eval.json")]
 UPDATES_FILE = Path(__file__).resolve().parents[3] / "tests" / "data" / "updates_eval.json"
+EXTRACTION_FILES = [Path(__file__).resolve().parents[3] / "tests" / "data" / part / "extraction.json"
+                    for part in ("dev", "blind")]
+EXTRACTION_FIGURES = ("recall", "precision", "item_precision", "coverage", "items_per_fact", "secrets_leaked")
+
+
+def _set_name(file: str) -> str:
+    """A set's short name for a column: its folder (dev, blind) or its file name."""
+    path = Path(file)
+    return path.parent.name if path.name == "extraction.json" else path.stem
 
 
 def _read_json(file: str):
@@ -55,14 +75,27 @@ class Command(BaseCommand):
         parser.add_argument("--embedder", choices=["use", "hashing", "openai"], default=None,
                             help="Embedder to evaluate (default: MEMORYBOARD_EMBEDDER).")
         parser.add_argument("--no-progress", action="store_true", help="Do not show the progress bar.")
-        parser.add_argument("--suite", choices=["retrieval", "updates"], default="retrieval",
+        parser.add_argument("--suite", choices=["retrieval", "updates", "extraction"], default="retrieval",
                             help="retrieval (default): recall of the search; updates: memories over time "
-                                 "(default set tests/data/updates_eval.json).")
+                                 "(default set tests/data/updates_eval.json); extraction: messages kept or "
+                                 "skipped by the extractor (default tests/data/dev and tests/data/blind).")
         parser.add_argument("--split", choices=["dev", "test", "all"], default="all",
                             help="updates suite: the scenarios of one split (default both).")
+        parser.add_argument("--endpoint", default="", metavar="URL",
+                            help="extraction suite: the online LLM extractor at this OpenAI-compatible endpoint "
+                                 "(e.g. http://127.0.0.1:8001/v1) instead of the offline one.")
+        parser.add_argument("--model", default="", help="with --endpoint: the chat model (default OPENAI_CHAT_MODEL).")
+        parser.add_argument("--api-key", default="",
+                            help="with --endpoint: the API key (default the OPENAI_API_KEY environment variable).")
 
     def handle(self, *args, files: list[str], format: str = "table", embedder: str | None = None,
-               no_progress: bool = False, suite: str = "retrieval", split: str = "all", **options):
+               no_progress: bool = False, suite: str = "retrieval", split: str = "all", endpoint: str = "",
+               model: str = "", api_key: str = "", **options):
+        if endpoint and suite != "extraction":
+            raise CommandError("--endpoint: only the extraction suite runs against an endpoint")
+        if suite == "extraction":
+            return self._extraction(files or [str(path) for path in EXTRACTION_FILES], format=format,
+                                    endpoint=endpoint, model=model, api_key=api_key, no_progress=no_progress)
         if suite == "updates":
             return self._updates(files[0] if files else str(UPDATES_FILE), format=format, embedder=embedder,
                                  split=None if split == "all" else split)
@@ -127,6 +160,60 @@ class Command(BaseCommand):
             self.stdout.write(f"{part:<6}{figures['scenarios']:>5}" + cells)
         for metric, ids in report["failures"].items():
             self.stdout.write(f"failed {metric}: {', '.join(ids)}")
+
+    def _extraction(self, files: list[str], *, format: str, endpoint: str, model: str, api_key: str,
+                    no_progress: bool) -> None:
+        sets = []
+        for file in files:
+            data = _read_json(file)
+            try:
+                validate_extraction_set(data)
+            except ExtractionEvalError as exc:
+                raise CommandError(f"{file}: {exc}") from exc
+            sets.append((file, data))
+        extractor = None
+        if endpoint:
+            client = make_client(base_url=endpoint, api_key=api_key or os.environ.get("OPENAI_API_KEY", ""),
+                                 timeout=float(settings.OPENAI_TIMEOUT_SECONDS), max_retries=int(settings.OPENAI_MAX_RETRIES))
+            extractor = LLMExtractor(OpenAIChatModel(client, model or settings.OPENAI_CHAT_MODEL))
+        reports = {}
+        for file, data in sets:
+            with tqdm(total=len(data["items"]), unit="message", desc=f"evaluating {Path(file).name}",
+                      disable=no_progress, file=self.stderr) as bar:
+                reports[file] = extraction_evaluate_set(data=data, extractor=extractor,
+                                                             on_message=lambda: bar.update())
+        if format == "json":
+            self.stdout.write(json.dumps(reports, ensure_ascii=False, indent=2))
+            return
+        names = [_set_name(file) for file in files]
+        first = next(iter(reports.values()))
+        self.stdout.write(f"extraction suite, extractor {first['extractor']}\n")
+        for name, (file, report) in zip(names, reports.items()):
+            self.stdout.write(f"{name}: {file} ({report['overall']['messages']} messages): {report['method']}")
+        self.stdout.write("")
+        gap = len(reports) == 2
+        header = f"{'':<26}" + "".join(f"{name:>12}" for name in names) + (f"{'gap':>12}" if gap else "")
+        groups = [("all", lambda r: r["overall"])]
+        groups += [(f"language {lang}", lambda r, lang=lang: r["by_language"].get(lang)) for lang in ("en", "zh", "mixed")]
+        groups += [(f"channel {ch}", lambda r, ch=ch: r["by_channel"].get(ch)) for ch in ("chat", "api")]
+        for title, pick in groups:
+            parts = [pick(report) for report in reports.values()]
+            if not any(parts):
+                continue
+            counts = " / ".join(str(p["messages"]) if p else "-" for p in parts)
+            self.stdout.write(f"{title} ({counts} messages)")
+            self.stdout.write(header)
+            for figure in EXTRACTION_FIGURES if title == "all" else ("recall", "precision", "coverage"):
+                values = [p[figure] if p else None for p in parts]
+                cells = "".join(f"{'-' if v is None else v:>12}" for v in values)
+                if gap and None not in values:
+                    cells += f"{values[0] - values[1]:>+12.4f}"
+                self.stdout.write(f"  {figure:<24}{cells}")
+            self.stdout.write("")
+        for name, report in zip(names, reports.values()):
+            for kind, ids in report["failures"].items():
+                if ids:
+                    self.stdout.write(f"{name} {kind} ({len(ids)}): {', '.join(ids)}")
 
     def _conversation_tables(self, file: str, report: dict) -> None:
         k = report["k"]
