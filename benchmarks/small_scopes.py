@@ -3,9 +3,9 @@ sub-scopes of its items (the expected item plus ``size - 1`` others).
 
 Run: ``.venv/bin/python benchmarks/small_scopes.py [--sizes 10,30] [--draws 15] [--view-weights 0,0.2,0.4]``.
 Prints, per scope size and query-view weight, the share of draws where the expected item is ranked first
-and returned (its match at least ``MIN_RELEVANCE``) and the share where it is returned at all. Scores
-with ``ltm.search.ranking`` directly (the one scoring function, BM25 over the sub-scope, the language axis when
-the sub-scope has enough items of each script), in numpy: no database. Figures in docs/retrieval.md.
+and returned (its relevance at least ``MIN_RELEVANCE``) and the share where it is returned at all. Scores
+with ``ltm.search.ranking`` directly (the one scoring function, BM25 over the sub-scope; no centrality, no
+diversity), in numpy: no database. Figures in docs/retrieval.md.
 """
 
 from __future__ import annotations
@@ -69,17 +69,16 @@ def main() -> None:
                     scope = (sorted({expected[0], *rng.choice(others, size - 1, replace=False).tolist()})
                              if size else list(range(len(items))))
                     sub, sub_texts = matrix[scope], [texts[k] for k in scope]
-                    axis = ranking.language_axis(sub, sub_texts)
                     qvec = query_vector(i, weight)
                     scores = ranking.score(
                         cosine=sub @ qvec, keyword=ranking.KeywordIndex(sub_texts).scores(query["query"]),
                         types=types[scope], relevance_scores=np.ones(len(scope), dtype=np.float32),
-                        model_name=embedder.name, item_axis=None if axis is None else sub @ axis,
-                        query_axis=0.0 if axis is None else float(qvec @ axis))
-                    best = int(np.argsort(-scores.final, kind="stable")[0])
+                        model_name=embedder.name)
+                    best = int(ranking.rank_order(scores)[0])
                     draws += 1
-                    first += scope[best] in expected and scores.match[best] >= ranking.MIN_RELEVANCE
-                    returned += any(scores.match[scope.index(e)] >= ranking.MIN_RELEVANCE for e in expected if e in scope)
+                    first += scope[best] in expected and scores.relevance[best] >= ranking.MIN_RELEVANCE
+                    returned += any(scores.relevance[scope.index(e)] >= ranking.MIN_RELEVANCE
+                                    for e in expected if e in scope)
             print(f"scope {size or 'all':>4} items, view weight {weight:.1f}: first and returned "
                   f"{first / draws:.3f}, returned {returned / draws:.3f} ({draws} draws)", flush=True)
 

@@ -452,6 +452,10 @@ def memory_rank(
     paused = paused_flags[order]
     below = (scores.relevance < minimum)[order]
     eligible = ~paused & ~below
+    # Diversity among the first eligible items that are related at all (the agent's minimum): an item
+    # is never put below one that is probably unrelated for being like one above it.
+    related = eligible & (scores.relevance >= ranking.MIN_RELEVANCE)[order]
+    order, scores = _diversified(order, np.flatnonzero(related)[: ranking.DIVERSITY_POOL], scores, data)
     result._scored, result._order = present, order
     result._scores = scores.reordered(order)
     returned, expired, memories = _load_unexpired(present, order, np.flatnonzero(eligible), k, now=now)
@@ -467,6 +471,22 @@ def memory_rank(
     return result
 
 
+def _diversified(order: np.ndarray, ranks: np.ndarray, scores: ranking.Scores,
+                 data: ScopeData) -> tuple[np.ndarray, ranking.Scores]:
+    """``order`` with the candidates at ``ranks`` (the first eligible ones) put in the order of
+    ``ranking.diversify``, and the scores with their redundancy and final score."""
+    if len(ranks) < 2:
+        return order, scores
+    positions = order[ranks]
+    chosen, redundancy, final = ranking.diversify(scores.final[positions], data.vectors(positions))
+    order = order.copy()
+    order[ranks] = positions[chosen]
+    redundancies, finals = scores.redundancy.copy(), scores.final.copy()
+    redundancies[positions[chosen]] = redundancy
+    finals[positions[chosen]] = final
+    return order, replace(scores, redundancy=redundancies, final=finals)
+
+
 def _time_matches(data: ScopeData, query: str, now, embedder, relevances: np.ndarray,
                   central: np.ndarray | None = None) -> np.ndarray | None:
     """``ranking.time_matches`` of the scope's items for the time ``query`` names (``None`` if it names
@@ -480,7 +500,7 @@ def _time_matches(data: ScopeData, query: str, now, embedder, relevances: np.nda
         anchor = ranking.score(
             cosine=data.cosines(avec), keyword=data.keywords.scores(window.anchor), types=data.type_weights,
             relevance_scores=relevances, model_name=embedder.name, centrality=central,
-        ).match
+        )
     return ranking.time_matches(data.days, window, anchor)
 
 
@@ -545,7 +565,7 @@ def _with_successors(results: list[ScoredMemory], *, queryset: QuerySet[LongTerm
     if not ranked:
         return results
     best: dict[str, ScoredMemory] = {item.memory.pk: item for item in results}
-    stand_ins: dict[str, float] = {}
+    stand_ins: dict[str, ScoredMemory] = {}
     for stale in ranked:
         successor, hops, seen = stale.memory.superseded_by, 0, {stale.memory.pk}
         while successor and hops < MAX_SUCCESSOR_HOPS and successor not in seen:
@@ -559,8 +579,8 @@ def _with_successors(results: list[ScoredMemory], *, queryset: QuerySet[LongTerm
                 break
             successor = (value or {}).get("supersededBy") if reason == ArchivedReason.SUPERSEDED else None
             hops += 1
-        if successor and not archived and stale.score > stand_ins.get(successor, -1.0):
-            stand_ins[successor] = float(stale.score)
+        if successor and not archived and (successor not in stand_ins or stale.score > stand_ins[successor].score):
+            stand_ins[successor] = stale
     eligible = set(
         queryset.filter(pk__in=list(stand_ins), archived=False)
         .exclude(Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True)))
@@ -568,14 +588,14 @@ def _with_successors(results: list[ScoredMemory], *, queryset: QuerySet[LongTerm
     )
     if rules is not None and eligible:  # the caller's pause rules (memory_rank read them once)
         eligible -= set(LongTermMemory.objects.filter(rules, pk__in=list(eligible)).values_list("pk", flat=True))
-    added = {pk: score for pk, score in stand_ins.items() if pk in eligible
-             and (pk not in best or best[pk].score < score)}
+    added = {pk: stale for pk, stale in stand_ins.items() if pk in eligible
+             and (pk not in best or best[pk].score < stale.score)}
     if not added:
         return results
     memories = memories_by_id(list(added))
-    for pk, score in added.items():
+    for pk, stale in added.items():
         if pk in memories:
-            best[pk] = ScoredMemory(memory=memories[pk], score=score, parts=None)
+            best[pk] = ScoredMemory(memory=memories[pk], score=stale.score, parts=None, related=stale.relevance)
     return sorted(best.values(), key=lambda item: -item.score)[:k]
 
 
@@ -726,6 +746,6 @@ def format_memory_block(items: Sequence[ScoredMemory]) -> str:
     lines = ["<long_term_memory>", MEMORY_BLOCK_HEADER]
     for number, item in enumerate(items, start=1):
         content = " ".join(item.memory.content.split())
-        lines.append(f"{number}. [{item.memory.memory_type}] {content} (相关度: {item.score:.2f})")
+        lines.append(f"{number}. [{item.memory.memory_type}] {content} (相关度: {item.relevance:.2f})")
     lines.append("</long_term_memory>")
     return "\n".join(lines)

@@ -76,8 +76,6 @@ class ScopeData:
     scales: np.ndarray | None  # per row, when ``matrix`` holds integers (compact_vectors)
     type_weights: np.ndarray
     keywords: Any  # ranking.KeywordIndex
-    language_axis: np.ndarray | None = None  # ranking.language_axis of the vectors
-    axis_components: np.ndarray | None = None  # matrix @ language_axis
     days: np.ndarray | None = None  # when each item was said or became true (ltm.search.time_expressions.item_day)
     # Each item's cosine with the mean of the scope's vectors (ranking.centrality), from the float32 rows
     # when the scope is built: one product (1 ms at 5,000 items; from the compact rows it took 38 ms).
@@ -92,6 +90,11 @@ class ScopeData:
     def position(self) -> dict[str, int]:
         """Each id's row (built when asked: only a scope with items lacking a vector needs it)."""
         return {pk: i for i, pk in enumerate(self.ids)}
+
+    def vectors(self, positions: np.ndarray) -> np.ndarray:
+        """The float32 vectors of the items at ``positions``."""
+        rows = self.matrix[positions].astype(np.float32)
+        return rows if self.scales is None else rows * self.scales[positions][:, None]
 
     def cosines(self, query: np.ndarray) -> np.ndarray:
         """``matrix @ query`` in float32, ``COSINE_BLOCK`` rows widened at a time into one buffer."""
