@@ -43,10 +43,11 @@ from memoryboard.ltm.search.receipts import receipt_record
 from memoryboard.ltm.search.results import Ranking, ScoredMemory
 from memoryboard.ltm.search.time_expressions import item_day, query_window
 from memoryboard.ltm.search.vector_cache import (
+    CHANGED_MAX_SHARE,
     VECTOR_DTYPE,
+    Rows,
     ScopeData,
     compact_vectors,
-    fingerprint,
     scope_cache,
 )
 from memoryboard.ltm.store import expiry
@@ -194,21 +195,20 @@ def _index_candidate_rows(base: QuerySet[LongTermMemory], keys: list[int],
     return rows, found
 
 
-def scope_data(
-    base: QuerySet[LongTermMemory], ids: list[str], versions: list[str], embedder, *, cacheable: bool,
-    found: dict[str, tuple] | None = None,
-) -> ScopeData:
-    """The vectors, types, keyword index and days (``time_expressions.item_day``) of the candidates
-    ``ids`` (sorted): from the cache, or read (one query per ``READ_BATCH`` ids; ``found`` when the
-    caller read them already: ``{id: (value, vector)}``) and built; vectors missing are embedded.
+def _scope_name(base: QuerySet[LongTermMemory], model_name: str) -> tuple | None:
+    """What names a scope in the cache: the model and the SQL selecting its candidates (None: no SQL)."""
+    try:
+        sql, params = base.order_by().values_list("pk").query.sql_with_params()
+    except EmptyResultSet:
+        return None
+    return (model_name, connection.alias, sql, tuple(params))
 
-    Kept only when every candidate has its vector: an item changes ``updated_at`` when its content
-    (and so its vector) changes, so the ids and versions name the vectors too.
-    """
-    key = fingerprint(embedder.name, ids, versions) if cacheable else None
-    data = scope_cache.get(key) if cacheable else None
-    if data is not None:
-        return data
+
+def _read_items(base: QuerySet[LongTermMemory], ids: list[str], embedder,
+                found: dict[str, tuple] | None = None) -> tuple[Rows, bool]:
+    """The items ``ids`` (sorted) as :class:`Rows`: read (one query per ``READ_BATCH`` ids; ``found`` when
+    the caller read them already: ``{id: (value, vector)}``), vectors missing embedded (at most
+    ``MAX_EMBED_ON_THE_FLY``), compacted; and whether every item was there with its stored vector."""
     # Read, embedded if need be and compacted ``READ_BATCH`` items at a time: holding every item's
     # float32 vector and stacking them took a 929 MB peak to build a 100,000-item scope (a 98 MB matrix
     # kept); see benchmarks/README.md § Retrieval.
@@ -216,7 +216,7 @@ def scope_data(
     ints = np.empty((len(ids), dim), dtype=VECTOR_DTYPE)
     scales = np.empty(len(ids), dtype=np.float32)
     kept_ids, texts, types, days = [], [], [], []
-    total = np.zeros(dim, dtype=np.float64)  # the float32 vectors' sum, for the scope's mean (centrality)
+    complete = True
     budget = MAX_EMBED_ON_THE_FLY
     for start in range(0, len(ids), READ_BATCH):
         batch_ids = ids[start : start + READ_BATCH]
@@ -233,7 +233,7 @@ def scope_data(
         missing = [pk for pk in batch_ids if pk in rows and (rows[pk][1] is None or len(rows[pk][1]) != size)]
         fresh: dict[str, np.ndarray] = {}
         if missing:
-            cacheable = False
+            complete = False
             memories = list(LongTermMemory.objects.filter(pk__in=missing[:budget])) if budget > 0 else []
             budget -= len(memories)
             if memories:
@@ -259,26 +259,70 @@ def scope_data(
             done = len(kept_ids) - len(vectors)
             batch = np.vstack(vectors).astype(np.float32, copy=False)
             ints[done : len(kept_ids)], scales[done : len(kept_ids)] = compact_vectors(batch)
-            total += batch.sum(axis=0, dtype=np.float64)
     ints, scales = ints[: len(kept_ids)], scales[: len(kept_ids)]
     ints.flags.writeable = False
     scales.flags.writeable = False
-    cacheable = cacheable and len(kept_ids) == len(ids)
-    data = ScopeData(
-        ids=kept_ids,
-        matrix=ints,
-        scales=scales,
-        type_weights=ranking.type_weights(types),
-        keywords=ranking.KeywordIndex(texts),
-        days=np.asarray(days, dtype=np.float64),
-    )
-    # Each item's cosine with the scope's mean (ranking.centrality), on the compact rows: within 1e-5 of
-    # the float32 product.
-    mean = (total / len(kept_ids)).astype(np.float32) if kept_ids else np.zeros(dim, np.float32)
-    data = replace(data, mean_cosines=data.cosines(mean))
-    if cacheable:
-        scope_cache.put(key, data)
+    rows = Rows(ids=kept_ids, ints=ints, scales=scales, texts=texts, type_weights=ranking.type_weights(types),
+                days=np.asarray(days, dtype=np.float64))
+    return rows, complete and len(kept_ids) == len(ids)
+
+
+def _changed_scope(data: ScopeData, base: QuerySet[LongTermMemory], ids: list[str], versions: list[str],
+                   embedder) -> tuple[ScopeData, bool] | None:
+    """``data`` changed into the scope of the candidates ``ids`` and ``versions`` by the rows that differ
+    (read by id), and whether it may be kept; None when too much changed (a full build is cheaper)."""
+    now = dict(zip(ids, versions))
+    gone = [i for i, (pk, version) in enumerate(zip(data.ids, data.versions)) if now.get(pk) != version]
+    added_count = len(ids) - (len(data.ids) - len(gone))
+    if len(gone) + added_count > max(16, CHANGED_MAX_SHARE * len(ids)):
+        return None
+    before = dict(zip(data.ids, data.versions))
+    added = [i for i, (pk, version) in enumerate(zip(ids, versions)) if before.get(pk) != version]
+    rows, complete = _read_items(base, [ids[i] for i in added], embedder)
+    if len(rows.ids) < len(added):  # items without a vector (beyond the embedding budget) or gone: left out
+        absent = {ids[i] for i in added} - set(rows.ids)
+        keep = [i for i, pk in enumerate(ids) if pk not in absent]
+        ids, versions = [ids[i] for i in keep], [versions[i] for i in keep]
+        added = [i for i, (pk, version) in enumerate(zip(ids, versions)) if before.get(pk) != version]
+    changed = data.changed(ids=ids, versions=versions, gone=np.asarray(gone, np.int64),
+                           added=np.asarray(added, np.int64), rows=rows)
+    return changed, complete
+
+
+def scope_data(
+    base: QuerySet[LongTermMemory], ids: list[str], versions: list[str], embedder, *, cacheable: bool,
+    found: dict[str, tuple] | None = None,
+) -> ScopeData:
+    """The vectors, types, keyword index, days and centralities (``vector_cache.ScopeData``) of the
+    candidates ``ids`` (sorted) of versions ``versions``: the scope kept by this process if it has the
+    same candidates, or it changed by the rows that differ, or read and built (``found`` when the caller
+    read the rows already: ``{id: (value, vector)}``, never kept); vectors missing are embedded.
+
+    Kept only when every candidate has its vector: an item changes ``updated_at`` when its content
+    (and so its vector) changes, so the ids and versions name the vectors too.
+    """
+    name = _scope_name(base, embedder.name) if cacheable and found is None else None
+    data = scope_cache.get(name) if name is not None else None
+    if data is not None:
+        if data.ids == ids and data.versions == versions:
+            return data
+        changed = _changed_scope(data, base, ids, versions, embedder)
+        if changed is not None:
+            data, complete = changed
+            if complete:
+                scope_cache.put(name, data)
+            return data
+    rows, complete = _read_items(base, ids, embedder, found)
+    data = ScopeData.build(rows, versions if complete else _versions_of(rows.ids, ids, versions),
+                           ranking.KeywordIndex)
+    if name is not None and complete:
+        scope_cache.put(name, data)
     return data
+
+
+def _versions_of(kept: list[str], ids: list[str], versions: list[str]) -> list[str]:
+    version = dict(zip(ids, versions))
+    return [version[pk] for pk in kept]
 
 
 def memories_by_id(ids: list[str]) -> dict[str, LongTermMemory]:
