@@ -3,8 +3,7 @@
 Every search (an end user's, staff's, the agent's session-start retrieval, the ``memory_search`` tool)
 embeds its query with :func:`query_vector` and ranks its candidates here::
 
-    query      = unit((1 - QUERY_VIEW_WEIGHT) * e(query) + QUERY_VIEW_WEIGHT * e(content words of the query))
-    cosine     = cos(query, item)
+    cosine     = cos(e(query), item)
     centrality = cos(item, mean of the scope's item vectors) - its mean over the scope         (per scope)
     semantic   = z-score over the scope of (cosine - CENTRALITY_WEIGHT * centrality)           (per query)
     keyword    = min(1, BM25(query, item) / BM25 of a plain match of the query)                  (0..1)
@@ -43,11 +42,6 @@ turn that answers come first. It is computed once per scope (kept with its vecto
 of fewer than ``CENTRALITY_MIN_ITEMS`` items and for candidates taken from the HNSW index (they are the
 query's neighbours, not a scope).
 
-The query's content words (:func:`query_view`) are the query without question words, pronouns and
-English stop words: a question ("what does the user do for a living?") and a stored statement ("用户是
-Java后端开发者") differ in form more than in meaning, and the content words alone pull the query
-vector towards what it asks about.
-
 Keyword tokens and BM25: ``ltm.search.keywords`` (stems, CJK characters and pairs; k1 0.9, b 0.25).
 Time (:func:`time_matches`, ``ltm.search.time_expressions``): the window a query names (a year, a month, a
 day, "last month", 去年, "before she moved") and each item's day (``validFrom``, a date at the start of
@@ -61,13 +55,12 @@ Nothing here imports Django.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from memoryboard.ltm.search.keywords import STOPWORDS, KeywordIndex, tokenize
+from memoryboard.ltm.search.keywords import KeywordIndex, tokenize
 
 __all__ = ["KeywordIndex", "tokenize"]
 
@@ -77,8 +70,6 @@ __all__ = ["KeywordIndex", "tokenize"]
 KEYWORD_WEIGHT = 0.3
 # The least spread of the keyword shares over a scope that their z-score divides by.
 KEYWORD_MIN_SPREAD = 0.15
-# The weight of the query's content words (:func:`query_view`) in the query vector.
-QUERY_VIEW_WEIGHT = 0.3
 # How much of an item's centrality (its cosine with the mean of its scope's vectors, centred on the
 # scope) is taken off its cosine with the query.
 CENTRALITY_WEIGHT = 0.4
@@ -86,7 +77,7 @@ CENTRALITY_WEIGHT = 0.4
 # a 9-item scope, the one item about family came before the move asked about: the updates suite).
 CENTRALITY_MIN_ITEMS = 20
 # What an item dated inside the time a question asks about gains, in standard deviations.
-TIME_WEIGHT = 1.0
+TIME_WEIGHT = 2.0
 # What an item loses per unit of (1 - type weight * decay), in standard deviations: a fully decayed
 # item (decay 0.5) loses 1, an EPISODE 0.06.
 PRIOR_WEIGHT = 2.0
@@ -115,48 +106,13 @@ DECAY_FLOOR = 0.5
 # 0.1625; with the hashing embedder 0.15). Searches someone asks for rank without it.
 MIN_RELEVANCE = 0.07
 
-_STOPWORDS = STOPWORDS
-
-# --- the query vector -------------------------------------------------------------------------------
-
-# Words of a query that ask rather than say: English stop words (``bm25s``'s list, as for BM25), the
-# subject every item shares, and Chinese question words and pronouns (no segmenter: removed as strings).
-_QUERY_EXTRA_WORDS = frozenset({"user", "users", "user's", "user’s"})
-_ZH_FUNCTION_WORDS = re.compile("为什么|什么|哪里|哪个|哪些|怎么|怎样|多少|是否|有没有|吗|呢|几|谁|"
-                                "用户的|用户|他的|她的|我的|我们|他|她|我")
-_VIEW_RUN = re.compile(r"[A-Za-z0-9'’\-:]+|[^\sA-Za-z0-9]+")
-_PUNCTUATION = re.compile(r"[^\w\-:'’]+")
-
-
-def query_view(query: str) -> str:
-    """The content words of a query: without question words, pronouns, the shared subject ("user",
-    "用户") and English stop words; the query itself when nothing would be left.
-
-    Example:
-        >>> query_view("what does the user do for a living?"), query_view("他家里有宠物吗")
-        ('living', '家里有宠物')
-    """
-    kept: list[str] = []
-    for run in _VIEW_RUN.findall(query or ""):
-        if run[0].isascii() and (run[0].isalnum()):
-            if run.lower() not in _STOPWORDS and run.lower() not in _QUERY_EXTRA_WORDS:
-                kept.append(run)
-        else:
-            kept.append(_PUNCTUATION.sub(" ", _ZH_FUNCTION_WORDS.sub(" ", run)))
-    view = " ".join(" ".join(kept).split())
-    return view or query
+# --- the query vector ---------------------------------------------------------------------------
 
 
 def query_vector(embedder, query: str) -> np.ndarray:
-    """The query's unit vector: its embedding and that of its content words (:func:`query_view`),
-    weighted by ``QUERY_VIEW_WEIGHT`` (one call of the embedder)."""
-    view = query_view(query)
-    if QUERY_VIEW_WEIGHT <= 0 or view == query:
-        return np.asarray(embedder.embed([query])[0], dtype=np.float32)
-    whole, words = np.asarray(embedder.embed([query, view]), dtype=np.float32)
-    vector = (1.0 - QUERY_VIEW_WEIGHT) * whole + QUERY_VIEW_WEIGHT * words
-    norm = float(np.linalg.norm(vector))
-    return (vector / norm).astype(np.float32) if norm > 0 else whole
+    """The query's unit vector (its embedding: the query as it is asked; a mix with the embedding of its
+    content words alone, what searches used until the blind set said it did not pay, is gone)."""
+    return np.asarray(embedder.embed([query])[0], dtype=np.float32)
 
 
 # --- the score -----------------------------------------------------------------------------------
