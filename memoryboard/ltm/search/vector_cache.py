@@ -28,7 +28,7 @@ Bounded by ``MEMORYBOARD_VECTOR_CACHE_MB`` (least recently used out first), thre
 larger than the whole budget is not kept, and each of its searches builds it again: the vectors are
 kept as 16-bit integers with a float32 scale per row (1,028 bytes for 512 dimensions, its day 8, type
 weight 4, cosine with the scope's mean 4, plus the ids, versions and keyword index, ~400 bytes per item
-of a few words), so the default 128 MB holds a scope of ~90,000 items. Cosines are computed in float32,
+of a few words: 1.44 KB per item of eight words), so the default 160 MB holds a scope of ~110,000 items. Cosines are computed in float32,
 a block of rows widened at a time, then scaled: within 1e-5 of the float32 product.
 
 Only what an item's id and ``updated_at`` name is kept (vector, content's keywords, type, day); whether it
