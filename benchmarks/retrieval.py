@@ -48,6 +48,8 @@ HEADING = "## Retrieval"
 QUALITY_HEADING = "## Retrieval quality"
 EVAL_SET = ROOT / "tests" / "data" / "bilingual_eval.json"
 PARTS = ("quality", "curve", "reembed", "exact", "hnsw")
+# Not in a full run (it starts servers and seeds 105,000 items per database): ``--parts chat``.
+CHAT_SIZES = (200, 5_000, 100_000)
 SIZES = (200, 1_000, 5_000, 10_000, 20_001, 100_000)
 DIM = 512
 K = 10
@@ -143,7 +145,7 @@ def quality_section(quality: list[tuple[str, str]]) -> str:
     ])
 
 
-def _seed(sizes) -> None:
+def _seed(sizes, user_ids: dict[int, str] | None = None) -> None:
     from memoryboard.models.namespaces import build_namespace
     from memoryboard.ltm.write.items import memory_build
     from memoryboard.ltm.store.upsert import memory_upsert_many
@@ -154,7 +156,7 @@ def _seed(sizes) -> None:
     from memoryboard.models import LongTermMemory
 
     for size in sizes:
-        ns = build_namespace(agent_namespace="chat", user_id=f"u{size}")
+        ns = build_namespace(agent_namespace="chat", user_id=(user_ids or {}).get(size, f"u{size}"))
         have = LongTermMemory.objects.filter(namespace=ns.as_text()).count()
         if have >= size:
             continue  # seeded by an earlier run on this database
@@ -205,6 +207,83 @@ def bench_curve(sizes, repeats: int) -> list[tuple[int, float, float, float]]:
               f"CPU {every_cpu:.1f}), cold {cold_ms:.1f} ms (CPU {cold_cpu:.1f}), load {os.getloadavg()[0]:.1f}",
               flush=True)
     return rows
+
+
+def _chat_users(sizes) -> dict[int, tuple[str, str]]:
+    """A Django user with an API token per size: ``{size: (platform user id, token)}``."""
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+
+    users = {}
+    for size in sizes:
+        user, _created = get_user_model().objects.get_or_create(username=f"chat{size}")
+        token, _created = Token.objects.get_or_create(user=user)
+        users[size] = (str(user.pk), token.key)
+    return users
+
+
+def _percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def bench_chat(sizes, rounds: int, database_url: str, db_path: pathlib.Path) -> list[dict]:
+    """The loop a heavy user runs through the HTTP API of gunicorn (the repository's gunicorn.conf.py,
+    product defaults): per size, searches of an unchanged scope, then ``rounds`` times: write one item
+    (``POST /api/v1/memories/``, through the reconcile step), search. A new connection per request:
+    gthread workers take turns accepting them, so a search after a write is served by any process,
+    which follows the write by itself."""
+    import httpx
+
+    from benchmarks.slow_turns import free_port, start_web
+
+    users = _chat_users(sizes)
+    _seed(sizes, {size: user_id for size, (user_id, _token) in users.items()})
+    env = dict(os.environ)
+    env.update(DATABASE_URL=database_url or f"sqlite:///{db_path}", DJANGO_SETTINGS_MODULE="memoryboard.settings",
+               MEMORYBOARD_DEBUG="0", MEMORYBOARD_SECRET_KEY="retrieval-benchmark-only",
+               MEMORYBOARD_ALLOWED_HOSTS="127.0.0.1", OPENAI_BASE_URL="")
+    port = free_port()
+    web = start_web(env, port, timeout=180)
+    base = f"http://127.0.0.1:{port}/api/v1/memories"
+    rng = np.random.default_rng(11)
+    out = []
+    try:
+        for size in sizes:
+            headers = {"Authorization": f"Token {users[size][1]}"}
+
+            def timed(method, url, **options) -> float:
+                start = time.perf_counter()
+                response = httpx.request(method, url, headers=headers, timeout=300, **options)
+                response.raise_for_status()
+                return (time.perf_counter() - start) * 1000
+
+            def search() -> float:
+                return timed("GET", f"{base}/search/", params={"q": f"what does the user think about {rng.choice(WORDS)}?"})
+
+            def write() -> float:
+                return timed("POST", f"{base}/", json={"content": " ".join(rng.choice(WORDS, size=8)), "agent": "chat"})
+
+            cold = search()  # a process builds the scope
+            for _warm in range(6):  # every worker has built it, and its reconcile step its own
+                write(), search(), search()
+            unchanged = [search() for _ in range(rounds)]
+            writes, after = [], []
+            for _round in range(rounds):
+                writes.append(write())
+                after.append(search())
+            row = {"size": size, "cold": cold, "unchanged_p50": statistics.median(unchanged),
+                   "unchanged_p95": _percentile(unchanged, 0.95), "after_p50": statistics.median(after),
+                   "after_p95": _percentile(after, 0.95), "write_p50": statistics.median(writes),
+                   "load": os.getloadavg()[0]}
+            out.append(row)
+            print(f"  {size:>7,} items: unchanged p50 {row['unchanged_p50']:.1f} / p95 {row['unchanged_p95']:.1f} ms; "
+                  f"after a write p50 {row['after_p50']:.1f} / p95 {row['after_p95']:.1f} ms; write p50 "
+                  f"{row['write_p50']:.1f} ms; first search {cold:.0f} ms; load {row['load']:.1f}", flush=True)
+    finally:
+        web.terminate()
+        web.wait(30)
+    return out
 
 
 def bench_1m(repeats: int) -> tuple[float, float]:
@@ -313,9 +392,21 @@ def main() -> None:
     parser.add_argument("--alternate", default="",
                         help="comma-separated database URLs: the curve on each in turn, --runs times (one process each)")
     parser.add_argument("--runs", type=int, default=5, help="runs of --alternate")
+    parser.add_argument("--chat-sizes", default=",".join(str(s) for s in CHAT_SIZES), help="sizes of --parts chat")
+    parser.add_argument("--chat-rounds", type=int, default=30, help="writes (and searches) per size of --parts chat")
     args = parser.parse_args()
     if args.alternate:
-        alternate_curve(args)
+        alternate_chat(args) if args.parts == "chat" else alternate_curve(args)
+        return
+    if args.parts == "chat":
+        with tempfile.TemporaryDirectory() as tmp:
+            db_path = pathlib.Path(tmp) / "bench.sqlite3"
+            _setup_django(db_path, args.database_url)
+            print(f"chat loop … (load average {os.getloadavg()[0]:.1f})", flush=True)
+            rows = bench_chat([int(s) for s in args.chat_sizes.split(",")], args.chat_rounds, args.database_url,
+                              db_path)
+        if args.json:
+            print("CHAT-JSON " + json.dumps(rows), flush=True)
         return
     if args.quality_only:
         with tempfile.TemporaryDirectory() as tmp:
@@ -432,6 +523,41 @@ def alternate_curve(args) -> None:
             p95 = [r["rows"][index][2] for r in runs]
             cold = [r["rows"][index][4] for r in runs]
             print(f"| {label} | {row[0]:,} | {cell(p50)} | {cell(p95)} | {cell(cold)} | {loads} |")
+
+
+def alternate_chat(args) -> None:
+    """The chat loop on each database of ``--alternate`` in turn, ``--runs`` times, one process each: per
+    database and size, the median [min-max] across runs of each figure, and the loads."""
+    import subprocess
+
+    urls = [u.strip() for u in args.alternate.split(",") if u.strip()]
+    found: dict[str, list] = {url: [] for url in urls}
+    for run in range(args.runs):
+        for url in urls:
+            command = [sys.executable, str(pathlib.Path(__file__)), "--parts", "chat", "--json", "--chat-sizes",
+                       args.chat_sizes, "--chat-rounds", str(args.chat_rounds), "--database-url", url]
+            out = subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True).stdout
+            rows = json.loads(next(line for line in out.splitlines() if line.startswith("CHAT-JSON "))[10:])
+            found[url].append(rows)
+            print(f"run {run + 1} {url}: " + ", ".join(
+                f"{r['size']:,}: after a write p50 {r['after_p50']:.0f} / p95 {r['after_p95']:.0f} ms, unchanged "
+                f"p50 {r['unchanged_p50']:.0f}, load {r['load']:.1f}" for r in rows), flush=True)
+
+    def cell(values):
+        return f"{statistics.median(values):.1f} [{min(values):.1f}-{max(values):.1f}]"
+
+    print(f"\n{args.runs} alternated runs through gunicorn (gunicorn.conf.py, product defaults); median [min-max]")
+    print("| database | items | search after a write p50 ms | p95 ms | unchanged scope p50 ms | p95 ms | write p50 ms "
+          "| loads |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    for url, runs in found.items():
+        label = "SQLite" if url.startswith("sqlite") else "MariaDB"
+        for index, row in enumerate(runs[0]):
+            values = {key: [r[index][key] for r in runs] for key in row}
+            loads = ", ".join(f"{load:.1f}" for load in values["load"])
+            print(f"| {label} | {row['size']:,} | {cell(values['after_p50'])} | {cell(values['after_p95'])} | "
+                  f"{cell(values['unchanged_p50'])} | {cell(values['unchanged_p95'])} | {cell(values['write_p50'])} "
+                  f"| {loads} |")
 
 
 if __name__ == "__main__":

@@ -160,10 +160,8 @@ def main() -> None:
     class QueryVectors:  # the default model's name and dimension, vectors chosen above for the queries
         name, dim, is_offline = real.name, real.dim, True
 
-        def embed(self, texts):  # a query's content words (``ranking.query_view``) get the query's vector
-            return np.vstack([queries[t] if t in queries else views[t] for t in texts])
-
-    views = {ranking.query_view(text): q for text, q in queries.items()}
+        def embed(self, texts):
+            return np.vstack([queries[t] for t in texts])
 
     factory._cache["embedder"] = QueryVectors()
 
@@ -202,7 +200,7 @@ def main() -> None:
     for n, (text, q) in enumerate(queries.items()):
         scores = ranking.score(cosine=matrix @ q, keyword=np.zeros(len(ids), np.float32), types=weights,
                                relevance_scores=np.ones(len(ids), np.float32), model_name=MODEL)
-        eligible = np.flatnonzero(scores.match >= ranking.MIN_RELEVANCE)
+        eligible = np.flatnonzero(scores.relevance >= ranking.MIN_RELEVANCE)
         truth = {ids[i] for i in eligible[np.argsort(-scores.final[eligible])[:10]]}
         for setting in settings_[n % len(settings_):] + settings_[: n % len(settings_)]:
             use(setting)

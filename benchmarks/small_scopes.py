@@ -1,11 +1,11 @@
 """Ranking quality on small scopes, as end users have them: the bilingual set's queries over random
 sub-scopes of its items (the expected item plus ``size - 1`` others).
 
-Run: ``.venv/bin/python benchmarks/small_scopes.py [--sizes 10,30] [--draws 15] [--view-weights 0,0.2,0.4]``.
-Prints, per scope size and query-view weight, the share of draws where the expected item is ranked first
-and returned (its match at least ``MIN_RELEVANCE``) and the share where it is returned at all. Scores
-with ``ltm.search.ranking`` directly (the one scoring function, BM25 over the sub-scope, the language axis when
-the sub-scope has enough items of each script), in numpy: no database. Figures in docs/retrieval.md.
+Run: ``.venv/bin/python benchmarks/small_scopes.py [--sizes 10,30] [--draws 15]``.
+Prints, per scope size, the share of draws where the expected item is ranked first
+and returned (its relevance at least ``MIN_RELEVANCE``) and the share where it is returned at all. Scores
+with ``ltm.search.ranking`` directly (the one scoring function, BM25 over the sub-scope; no centrality, no
+diversity), in numpy: no database. Figures in docs/retrieval.md.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10,30", help="scope sizes; 0 is the whole set")
     parser.add_argument("--draws", type=int, default=15, help="random sub-scopes per query and size")
-    parser.add_argument("--view-weights", default="0,0.2,0.4", help="QUERY_VIEW_WEIGHT values to compare")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
 
@@ -48,40 +47,29 @@ def main() -> None:
     types = ranking.type_weights([item.get("type") or "FACT" for item in items])
     matrix = np.asarray(embedder.embed(texts), dtype=np.float32)
     whole = np.asarray(embedder.embed([q["query"] for q in queries]), dtype=np.float32)
-    views = [ranking.query_view(q["query"]) for q in queries]
-    view_vectors = np.asarray(embedder.embed(views), dtype=np.float32)
-
-    def query_vector(i: int, weight: float) -> np.ndarray:
-        # ranking.query_vector's formula, for a weight other than the configured one
-        if weight == 0 or views[i] == queries[i]["query"]:
-            return whole[i]
-        vector = (1.0 - weight) * whole[i] + weight * view_vectors[i]
-        return vector / np.linalg.norm(vector)
 
     for size in (int(s) for s in args.sizes.split(",")):
-        for weight in (float(w) for w in args.view_weights.split(",")):
-            rng = np.random.default_rng(args.seed)
-            first = returned = draws = 0
-            for i, query in enumerate(queries):
-                expected = [position[e] for e in query["expected"]]
-                others = [k for k in range(len(items)) if k not in expected]
-                for _ in range(args.draws if size else 1):
-                    scope = (sorted({expected[0], *rng.choice(others, size - 1, replace=False).tolist()})
-                             if size else list(range(len(items))))
-                    sub, sub_texts = matrix[scope], [texts[k] for k in scope]
-                    axis = ranking.language_axis(sub, sub_texts)
-                    qvec = query_vector(i, weight)
-                    scores = ranking.score(
-                        cosine=sub @ qvec, keyword=ranking.KeywordIndex(sub_texts).scores(query["query"]),
-                        types=types[scope], relevance_scores=np.ones(len(scope), dtype=np.float32),
-                        model_name=embedder.name, item_axis=None if axis is None else sub @ axis,
-                        query_axis=0.0 if axis is None else float(qvec @ axis))
-                    best = int(np.argsort(-scores.final, kind="stable")[0])
-                    draws += 1
-                    first += scope[best] in expected and scores.match[best] >= ranking.MIN_RELEVANCE
-                    returned += any(scores.match[scope.index(e)] >= ranking.MIN_RELEVANCE for e in expected if e in scope)
-            print(f"scope {size or 'all':>4} items, view weight {weight:.1f}: first and returned "
-                  f"{first / draws:.3f}, returned {returned / draws:.3f} ({draws} draws)", flush=True)
+        rng = np.random.default_rng(args.seed)
+        first = returned = draws = 0
+        for i, query in enumerate(queries):
+            expected = [position[e] for e in query["expected"]]
+            others = [k for k in range(len(items)) if k not in expected]
+            for _ in range(args.draws if size else 1):
+                scope = (sorted({expected[0], *rng.choice(others, size - 1, replace=False).tolist()})
+                         if size else list(range(len(items))))
+                sub, sub_texts = matrix[scope], [texts[k] for k in scope]
+                qvec = whole[i]
+                scores = ranking.score(
+                    cosine=sub @ qvec, keyword=ranking.KeywordIndex(sub_texts).scores(query["query"]),
+                    types=types[scope], relevance_scores=np.ones(len(scope), dtype=np.float32),
+                    model_name=embedder.name)
+                best = int(ranking.rank_order(scores)[0])
+                draws += 1
+                first += scope[best] in expected and scores.relevance[best] >= ranking.MIN_RELEVANCE
+                returned += any(scores.relevance[scope.index(e)] >= ranking.MIN_RELEVANCE
+                                for e in expected if e in scope)
+        print(f"scope {size or 'all':>4} items: first and returned "
+              f"{first / draws:.3f}, returned {returned / draws:.3f} ({draws} draws)", flush=True)
 
 
 if __name__ == "__main__":

@@ -319,7 +319,8 @@ MEMORYBOARD_ANN_DIR = os.environ.get("MEMORYBOARD_ANN_DIR", str(BASE_DIR / "var"
 MEMORYBOARD_ANN_FOLLOW_SECONDS = float(os.environ.get("MEMORYBOARD_ANN_FOLLOW_SECONDS", "10"))
 
 # What searches build per scope (vectors, keyword index), kept in each process (ltm.search.vector_cache).
-MEMORYBOARD_VECTOR_CACHE_MB = float(os.environ.get("MEMORYBOARD_VECTOR_CACHE_MB", "128"))
+# 160 MB: a scope of ~110,000 items (1.4 KB each: the vector, its keyword postings, id and version).
+MEMORYBOARD_VECTOR_CACHE_MB = float(os.environ.get("MEMORYBOARD_VECTOR_CACHE_MB", "160"))
 
 LOGGING = {
     "version": 1,

@@ -145,12 +145,14 @@ class ScoreExplanationSerializer(serializers.Serializer):
     centrality = serializers.FloatField()
     semantic = serializers.FloatField()
     keyword = serializers.FloatField()
+    keyword_z = serializers.FloatField()
     gate = serializers.FloatField()
     match = serializers.FloatField()
     relevance = serializers.FloatField()
     time = serializers.FloatField()
     type_weight = serializers.FloatField()
     decay = serializers.FloatField()
+    redundancy = serializers.FloatField()
     final = serializers.FloatField()
 
 

@@ -250,6 +250,7 @@ def _rank_positions(scores: np.ndarray) -> np.ndarray:
 
 def conversation_evaluate(
     *, data: dict, embedder=None, on_query: Callable[[int], None] | None = None, k: int = 10,
+    split: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate the search on the conversation set: each conversation's turns, then its observations,
     stored as one user's items (a user per conversation and store); each question asked at its
@@ -260,22 +261,29 @@ def conversation_evaluate(
     baselines over the same items: ``bm25`` (bm25s with the project's tokens), ``model`` (the
     embedder's plain cosine), ``rrf`` (reciprocal rank fusion of both, k = 60).
 
+    Args:
+        split: the name the figures are reported under; default each conversation's ``split`` ("all"
+            when it has none: the development and blind sets are one split each, by file).
+
     Returns:
         ``{"model", "conversations", "queries", "k", "by_split": {split: {store: {kind: {mode: {"recall@k",
-        "hit@1", "queries"}}}}}}``; kind "all" is every question. recall@k is the share of a question's
-        evidence items found in the first ``k``, averaged over the questions.
+        "hit@1", "queries"}}}}}, "by_language": {split: {store: {lang: {mode: ...}}}}}``; kind "all" is every
+        question, lang the question's. recall@k is the share of a question's evidence items found in the
+        first ``k``, averaged over the questions.
     """
     validate_conversation_set(data)
     if embedder is None:
         embedder = get_embedder()
     table: dict = defaultdict(lambda: defaultdict(lambda: defaultdict(lambda: defaultdict(list))))
+    languages: dict = defaultdict(lambda: defaultdict(lambda: defaultdict(lambda: defaultdict(list))))
+    unanswerable: dict = defaultdict(lambda: defaultdict(int))
     queries_of: dict[str, list[dict]] = defaultdict(list)
     for query in data["queries"]:
         queries_of[query["conversation"]].append(query)
     try:
         with transaction.atomic():
             for conversation in data["conversations"]:
-                split = conversation.get("split") or "?"
+                label = split or conversation.get("split") or "all"
                 for store in STORES:
                     items = conversation_items(conversation, store)
                     if not items:
@@ -300,6 +308,11 @@ def conversation_evaluate(
                         text = query["query"]
                         asked = dt.datetime.fromisoformat(query["asked_at"]).replace(tzinfo=dt.UTC)
                         expected = {f"eval:{store}:{e}" for e in conversation_expected(query, conversation, store)}
+                        if not expected:  # no observation was made of the question's evidence turns
+                            unanswerable[label][store] += 1
+                            if on_query is not None:
+                                on_query(1)
+                            continue
                         # The end user's search (memory_search's k best, no minimum), asked at its date.
                         found = memory_rank(queryset=scope, query=text, k=k, embedder=embedder,
                                             user_id=namespace.user_id, now=asked, min_relevance=0.0)
@@ -325,20 +338,23 @@ def conversation_evaluate(
                             recall = _evidence_recall(order, expected, len(order) if mode == "agent" else k)
                             hit = 1.0 if order[:1] and order[0] in expected else 0.0
                             for kind in (query.get("kind") or "?", "all"):
-                                table[split][store][kind][mode].append((recall, hit))
+                                table[label][store][kind][mode].append((recall, hit))
+                            languages[label][store][query.get("lang") or "?"][mode].append((recall, hit))
                         if on_query is not None:
                             on_query(1)
             raise _Rollback
     except _Rollback:
         pass
     report: dict[str, Any] = {"model": embedder.name, "conversations": len(data["conversations"]),
-                              "queries": len(data["queries"]), "k": k, "by_split": {}}
-    for split, stores in sorted(table.items()):
-        report["by_split"][split] = {
-            store: {kind: {mode: {f"recall@{k}": round(float(np.mean([r for r, _h in values])), 4),
-                                  "hit@1": round(float(np.mean([h for _r, h in values])), 4),
-                                  "queries": len(values)}
-                           for mode, values in modes.items()}
-                    for kind, modes in sorted(kinds.items())}
-            for store, kinds in stores.items()}
+                              "queries": len(data["queries"]), "k": k, "by_split": {}, "by_language": {},
+                              "unanswerable": {label: dict(stores) for label, stores in unanswerable.items()}}
+    for key, source in (("by_split", table), ("by_language", languages)):
+        for label, stores in sorted(source.items()):
+            report[key][label] = {
+                store: {kind: {mode: {f"recall@{k}": round(float(np.mean([r for r, _h in values])), 4),
+                                      "hit@1": round(float(np.mean([h for _r, h in values])), 4),
+                                      "queries": len(values)}
+                               for mode, values in modes.items()}
+                        for kind, modes in sorted(kinds.items())}
+                for store, kinds in stores.items()}
     return report

@@ -145,8 +145,9 @@ def updates_evaluate(*, data: dict, split: str | None = None, embedder=None) -> 
                     note(part, scenario, first is not None and first.pk == current and day == scenario["when"], "when")
                 if scenario.get("as_of"):
                     as_of = parse_datetime(scenario["as_of"]["date"] + "T00:00:00Z")
+                    # As the API's search with ``as_of`` asks it (memory_search: the k best, no agent minimum).
                     then = memory_rank(queryset=namespace_scope(namespace), query=query, k=RESULTS_K, embedder=embedder,
-                                       user_id=namespace.user_id, as_of=as_of).results
+                                       user_id=namespace.user_id, as_of=as_of, min_relevance=0.0).results
                     expected = ids[scenario["as_of"]["current"]]
                     note(part, scenario, bool(then) and then[0].memory.pk == expected, "as_of")
             raise _Rollback

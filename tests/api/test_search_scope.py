@@ -39,8 +39,8 @@ def test_explain_gives_the_score_parts_and_unrelated_items_rank_last(as_user, al
     explained = as_user(alice).get("/api/v1/memories/search/?q=green tea&explain=true").json()
     assert explained[1]["explain"]["relevance"] < MIN_RELEVANCE <= explained[0]["explain"]["relevance"]
     parts = explained[0]["explain"]
-    assert set(parts) == {"cosine", "centrality", "semantic", "keyword", "gate", "match", "relevance", "time",
-                          "type_weight", "decay", "final"}
+    assert set(parts) == {"cosine", "centrality", "semantic", "keyword", "keyword_z", "gate", "match", "relevance",
+                          "time", "type_weight", "decay", "redundancy", "final"}
     assert parts["final"] == explained[0]["score"] and parts["keyword"] > 0 and parts["type_weight"] == 1.0
     assert parts["gate"] == 1.0 and parts["time"] == 0.0
 

@@ -161,7 +161,7 @@ def test_support_searches_by_meaning_and_reads_the_score_parts(session, support_
     ids = rows.evaluate_all("rows => rows.map(r => r.dataset.id)")
     assert set(ids) == {java.pk, bobs.pk}
     first = rows.first.locator("td").all_inner_texts()
-    assert len(first) == 14 and float(first[-1]) > 0  # the final score, after cosine … decay (keyword gate and time parts too)
+    assert len(first) == 15 and float(first[-1]) > 0  # the final score, after cosine … decay (relevance, keyword gate and time too)
     assert "1 below the minimum relevance" in s.text()  # the bees, counted, not shown
     s.shot("admin_search_by_meaning")
     s.page.fill("#id_user", "Bob Builder")

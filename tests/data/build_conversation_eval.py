@@ -9,7 +9,7 @@ fixed here before any tuning: the ranking's constants are chosen on dev only (do
 
 Question kinds: ``single`` (one fact), ``multi`` (several facts), ``time`` (when, a month, a year,
 last month / 上个月, before or after an event), ``paraphrase`` (no keyword token shared with the
-evidence turns or their observations: ``ltm.search.ranking.tokenize``, which drops English stop words).
+evidence turns or their observations: ``set_tokens`` below, which drops English stop words).
 """
 
 from __future__ import annotations
@@ -408,13 +408,29 @@ def _fill(text: str, values: dict, lang: str, name: str, pronoun: str) -> str:
     return out
 
 
+# The set's own meaning of "a word" (fixed when it was written, so that the file does not change with
+# the search's tokens): lower-cased words of letters and digits without bm25s's English stop words, and
+# the character bigrams of CJK runs (a lone character is its own token).
+_CJK = "\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u3190-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_TOKEN = re.compile(f"[{_CJK}]+|(?:(?![{_CJK}])\\w)+")
+_CJK_RUN = re.compile(f"[{_CJK}]")
+
+
+def set_tokens(text: str) -> list[str]:
+    """The words of a text as this set counts them (see above)."""
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    tokens: list[str] = []
+    for run in _TOKEN.findall((text or "").lower()):
+        if _CJK_RUN.match(run):
+            tokens.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
+        elif run not in STOPWORDS_EN_PLUS and run != "_":
+            tokens.append(run)
+    return tokens
+
+
 def _tokens(text: str) -> set[str]:
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from memoryboard.ltm.search.ranking import tokenize
-
-    return set(tokenize(text))
+    return set(set_tokens(text))
 
 
 def build() -> dict:

@@ -11,17 +11,27 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from memoryboard.evaluation.retrieval import memory_evaluate
-from memoryboard.ltm.search.ranking import tokenize
 from memoryboard.models import LongTermMemory
 
 SET = Path(__file__).parents[1] / "data" / "bilingual_eval.json"
 DATA = json.loads(SET.read_text(encoding="utf-8"))
 
 
+def _builder():
+    """tests/data/build_conversation_eval.py, whose ``set_tokens`` is what the sets call a word."""
+    import importlib.util
+
+    path = Path(__file__).parents[1] / "data" / "build_conversation_eval.py"
+    spec = importlib.util.spec_from_file_location("build_conversation_eval", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _words(text: str) -> set[str]:
     """Every word (English, stop words included) and every CJK character bigram of a text."""
     words = set(re.findall(r"[a-z0-9]+", text.lower()))
-    return words | {t for t in tokenize(text) if not t.isascii()}
+    return words | {t for t in _builder().set_tokens(text) if not t.isascii()}
 
 
 def test_the_set_is_large_bilingual_and_hard_enough():
@@ -121,7 +131,8 @@ def test_the_conversation_set_has_what_the_issue_asks():
         conversation = conversations[q["conversation"]]
         texts = [t["content"] for t in conversation_items(conversation, "turns") if t["id"] in q["evidence"]]
         texts += [o["content"] for o in conversation["observations"] if set(o["evidence"]) & set(q["evidence"])]
-        shared = set(tokenize(q["query"])) & set(tokenize(" ".join(t.split("] ", 1)[-1] for t in texts)))
+        tokens = _builder().set_tokens
+        shared = set(tokens(q["query"])) & set(tokens(" ".join(t.split("] ", 1)[-1] for t in texts)))
         assert not shared, (q["query"], shared)
 
 
@@ -170,7 +181,7 @@ def test_the_command_runs_both_shipped_sets_by_default(tmp_path, monkeypatch):
         q for q in DATA["queries"] if q["expected"][0] in {i["id"] for i in DATA["items"][:5]}]}), encoding="utf-8")
     conversations = tmp_path / "conversations.json"
     conversations.write_text(json.dumps(_small_conversation_set()), encoding="utf-8")
-    monkeypatch.setattr(memory_eval, "SHIPPED", [bilingual, conversations])
+    monkeypatch.setattr(memory_eval, "NAMED", {"bilingual": bilingual, "team": conversations})
     out = StringIO()
     call_command("memory_eval", "--no-progress", "--embedder", "hashing", stdout=out)
     text = out.getvalue()

@@ -13,7 +13,10 @@ from memoryboard.models import LongTermMemory
 
 
 def test_tokens_serve_english_and_chinese():
-    assert ranking.tokenize("The user IS a Java后端开发者!") == ["user", "java", "后端", "端开", "开发", "发者"]
+    # Stems without stop words; every CJK character and every pair of neighbours.
+    assert ranking.tokenize("The user IS volunteering at 后端开发!") == [
+        "后", "端", "开", "发", "后端", "端开", "开发", "user", "volunt"]
+    assert ranking.tokenize("Volunteers volunteered") == ["volunt", "volunt"]
     assert ranking.tokenize("茶") == ["茶"]
     assert ranking.tokenize("") == []
 
@@ -36,18 +39,17 @@ def test_type_weight_and_decay_order_equal_matches():
         relevance_scores=np.array([1.0, 1.0, 0.2], np.float32), model_name="use-multilingual-v3",
     )
     assert parts.final[1] > parts.final[2] and parts.final[1] > parts.final[0]  # FACT over EPISODE, fresh over decayed
-    assert parts.match[0] == parts.match[1] == parts.match[2]  # the threshold sees relatedness, not weights
+    assert parts.match[0] == parts.match[1] == parts.match[2]  # relatedness is not weighted
+    assert parts.relevance[0] == parts.relevance[1] == parts.relevance[2]  # nor the minimum's measure
+    # A fully decayed item loses PRIOR_WEIGHT * (1 - DECAY_FLOOR) standard deviations.
+    decayed = ranking.score(cosine=np.array([0.5, 0.5], np.float32), keyword=np.zeros(2, np.float32),
+                            types=np.ones(2, np.float32), relevance_scores=np.array([1.0, 0.0], np.float32),
+                            model_name="use-multilingual-v3")
+    assert decayed.final[0] - decayed.final[1] == pytest.approx(ranking.PRIOR_WEIGHT * (1 - ranking.DECAY_FLOOR))
     assert parts.parts(1).final == pytest.approx(float(parts.final[1]))
 
 
-def test_the_query_view_keeps_what_the_query_is_about():
-    assert ranking.query_view("What does the user do for a living?") == "living"
-    assert ranking.query_view("他家里有宠物吗？") == "家里有宠物"
-    assert ranking.query_view("Java 9:30 matcha-style") == "Java 9:30 matcha-style"
-    assert ranking.query_view("what is it?") == "what is it?"  # nothing left: the query itself
-
-
-def test_the_query_vector_mixes_the_query_and_its_content_words():
+def test_the_query_vector_is_the_query_embedded_as_asked():
     class Recorder:
         name, dim = "rec", 2
 
@@ -56,51 +58,67 @@ def test_the_query_vector_mixes_the_query_and_its_content_words():
 
         def embed(self, texts):
             self.calls.append(list(texts))
-            return np.array([[1.0, 0.0], [0.0, 1.0]][: len(texts)], np.float32)
+            return np.array([[0.6, 0.8]] * len(texts), np.float32)
 
     embedder = Recorder()
-    vector = ranking.query_vector(embedder, "does the user like tea?")
-    assert embedder.calls == [["does the user like tea?", "like tea"]]  # one call
-    w = ranking.QUERY_VIEW_WEIGHT
-    assert vector == pytest.approx(np.array([1 - w, w]) / np.hypot(1 - w, w))
-    assert ranking.query_vector(embedder, "tea").tolist() == [1.0, 0.0] and embedder.calls[-1] == ["tea"]
+    assert ranking.query_vector(embedder, "does the user like tea?").tolist() == pytest.approx([0.6, 0.8])
+    assert embedder.calls == [["does the user like tea?"]]  # one text, one call
 
 
-def test_the_language_axis_needs_enough_items_of_each_script():
-    n = ranking.LANGUAGE_AXIS_MIN_ITEMS
-    rng = np.random.default_rng(0)
-    shift = np.zeros(16, np.float32)
-    shift[0] = 1.0
-    zh = rng.normal(size=(n, 16)).astype(np.float32) * 0.1 + shift
-    en = rng.normal(size=(n, 16)).astype(np.float32) * 0.1 - shift
-    matrix = np.vstack([zh, en])
-    texts = ["用户喜欢茶"] * n + ["User likes tea"] * n
-    axis = ranking.language_axis(matrix, texts)
-    assert axis is not None and abs(float(axis[0])) > 0.9 and np.linalg.norm(axis) == pytest.approx(1.0)
-    assert ranking.language_axis(matrix[1:], texts[1:]) is None  # one script short of the minimum
-    # With the axis removed, a vector of one script is no longer nearer its own script's items.
-    a, b = np.array([0.6, 0.8], np.float32), np.array([0.6, -0.8], np.float32)
-    parts = ranking.score(cosine=np.array([a @ a, a @ b], np.float32), keyword=np.zeros(2, np.float32),
-                          types=np.ones(2, np.float32), relevance_scores=np.ones(2, np.float32),
-                          model_name="use-multilingual-v3", item_axis=np.array([0.8, -0.8], np.float32),
-                          query_axis=0.8)
-    assert parts.cosine == pytest.approx([1.0, 1.0], abs=1e-3)
+def _parts(cosine, keyword):
+    count = len(cosine)
+    return ranking.score(cosine=np.array(cosine, np.float32), keyword=np.array(keyword, np.float32),
+                         types=np.ones(count, np.float32), relevance_scores=np.ones(count, np.float32),
+                         model_name="use-multilingual-v3")
 
 
-def test_keywords_count_only_when_the_scope_holds_the_query_words():
-    def match(kw):
-        return ranking.score(cosine=np.zeros(len(kw), np.float32), keyword=np.array(kw, np.float32),
-                             types=np.ones(len(kw), np.float32), relevance_scores=np.ones(len(kw), np.float32),
-                             model_name="use-multilingual-v3")
+def test_both_parts_count_in_standard_deviations_of_the_scope():
+    scores = _parts([0.2, 0.3, 0.4, 0.5], [0.0, 0.0, 0.0, 0.0])
+    assert scores.semantic.mean() == pytest.approx(0, abs=1e-6) and scores.semantic.std() == pytest.approx(1)
+    assert not scores.keyword_z.any()  # no item holds a query word
+    # The same order whatever the scale of the scope's cosines (one user's items about one person are
+    # all close to a question naming her).
+    shifted = _parts([0.52, 0.53, 0.54, 0.55], [0.0, 0.0, 0.0, 0.0])
+    assert shifted.match == pytest.approx(scores.match, abs=1e-4)
+    mixed = _parts([0.2, 0.3, 0.4, 0.5], [1.0, 0.0, 0.0, 0.0])
+    z = (1.0 - 0.25) / max(np.std([1.0, 0, 0, 0]), ranking.KEYWORD_MIN_SPREAD)
+    assert mixed.keyword_z[0] == pytest.approx(z, rel=1e-5)
+    assert mixed.match[0] == pytest.approx((1 - ranking.KEYWORD_WEIGHT) * scores.semantic[0]
+                                           + ranking.KEYWORD_WEIGHT * z, rel=1e-5)
 
-    weak = match([0.1, 0.2, ranking.KEYWORD_GATE - 0.01])  # no item holds more than the gate: noise
+
+def test_one_matching_word_in_a_large_scope_does_not_outweigh_the_meaning():
+    # One item of 52 shares one word: a plain z-score would put it 7 standard deviations up.
+    keyword = np.zeros(52, np.float32)
+    keyword[0] = 0.3
+    cosine = np.linspace(0.1, 0.3, 52).astype(np.float32)
+    scores = _parts(cosine, keyword)
+    assert scores.keyword_z[0] <= 0.3 / ranking.KEYWORD_MIN_SPREAD
+    assert ranking.rank_order(scores)[0] == 51  # the closest in meaning still comes first
+
+
+def test_keywords_count_for_relevance_only_when_the_scope_holds_the_query_words():
+    weak = _parts([0.0, 0.0, 0.0], [0.1, 0.2, ranking.KEYWORD_GATE - 0.01])  # no item holds more than the gate
     assert weak.keyword.tolist() == pytest.approx([0.1, 0.2, ranking.KEYWORD_GATE - 0.01])  # shown as matched
-    assert not weak.match.any() and not weak.gate.any()
-    full = match([0.2, 1.0])  # one item holds the whole query: every share counts
+    assert not weak.relevance.any() and not weak.gate.any()
+    full = _parts([0.0, 0.0], [0.2, 1.0])  # one item holds the whole query: every share counts
     assert full.gate.tolist() == [1.0, 1.0]
-    assert full.match.tolist() == pytest.approx([0.2 * ranking.KEYWORD_WEIGHT, ranking.KEYWORD_WEIGHT])
-    half = match([0.5, (1 + ranking.KEYWORD_GATE) / 2])  # the gate opens linearly
-    assert half.gate[0] == pytest.approx(0.5) and half.match[0] == pytest.approx(0.5 * 0.5 * ranking.KEYWORD_WEIGHT)
+    scale = 1 - ranking.SEMANTIC_SCALE
+    assert full.relevance.tolist() == pytest.approx([0.2 * scale, scale])
+    half = _parts([0.0, 0.0], [0.5, (1 + ranking.KEYWORD_GATE) / 2])  # the gate opens linearly
+    assert half.gate[0] == pytest.approx(0.5) and half.relevance[0] == pytest.approx(0.5 * 0.5 * scale)
+
+
+def test_diversity_lets_an_item_unlike_the_ones_above_it_come_up():
+    vectors = np.array([[1, 0, 0], [0.99, 0.141, 0], [0, 1, 0]], np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    order, redundancy, final = ranking.diversify(np.array([2.0, 1.9, 1.0], np.float32), vectors)
+    assert order.tolist() == [0, 2, 1]  # the near-copy of the first gives way
+    assert redundancy[0] == 0 and redundancy[2] == pytest.approx(0.99, abs=1e-3)
+    assert final.tolist() == sorted(final.tolist(), reverse=True)
+    assert final[2] == pytest.approx(1.9 - ranking.DIVERSITY_WEIGHT * redundancy[2], abs=1e-5)
+    far = np.eye(3, dtype=np.float32)  # nothing alike: the order stays
+    assert ranking.diversify(np.array([2.0, 1.9, 1.0], np.float32), far)[0].tolist() == [0, 1, 2]
 
 
 def test_time_adds_to_items_dated_inside_the_window_but_not_to_the_match():
@@ -114,18 +132,23 @@ def test_time_adds_to_items_dated_inside_the_window_but_not_to_the_match():
                           model_name="use-multilingual-v3", time=inside)
     assert parts.final[0] == pytest.approx(parts.match[0] + ranking.TIME_WEIGHT)
     assert parts.final[1] == pytest.approx(parts.match[1]) and parts.match[0] == parts.match[1]
+    assert parts.relevance[0] == parts.relevance[1]  # a date never makes an item related
     assert ranking.time_matches(days, None) is None
+
+    def anchor(cosine):  # the event's words scored like a query
+        return _parts(cosine, [0.0] * len(cosine))
+
     # Before an event: the day of the item that best matches the event's words.
     before = ranking.time_matches(days, Window(None, None, anchor="she moved", before=True),
-                                  anchor_match=np.array([0.0, 0.5, 0.9]))
+                                  anchor=anchor([0.0, 0.4, 0.6]))
     # The unknown-day item cannot anchor: day 130 does, and its own day is inside ("after the ascent,
     # which summit at dawn?" is told the same day).
     assert before.tolist() == [1.0, 1.0, 0.0]
     after = ranking.time_matches(days, Window(None, None, anchor="she moved", before=False),
-                                 anchor_match=np.array([0.9, 0.5, 0.0]))
+                                 anchor=anchor([0.6, 0.4, 0.0]))
     assert after.tolist() == [1.0, 1.0, 0.0]
     assert ranking.time_matches(days, Window(None, None, anchor="x", before=True),
-                                anchor_match=np.zeros(3)) is None  # nothing matches the event
+                                anchor=anchor([0.0, 0.05, 0.1])) is None  # nothing related to the event
 
 
 @pytest.mark.django_db
@@ -169,12 +192,12 @@ def test_the_cache_follows_the_candidates(alice, make_memory):
 
 @pytest.mark.django_db
 def test_the_search_keeps_the_plain_cosine_of_a_bilingual_scope(alice, make_memory):
-    """The scope's language axis is not removed any more: in a conversation it is who speaks."""
+    """No language axis is removed from the cosine: in a conversation it is who speaks."""
     from memoryboard.llm.factory import get_embedder
 
     embedder = get_embedder()
     texts = {}
-    for i in range(ranking.LANGUAGE_AXIS_MIN_ITEMS):
+    for i in range(8):
         for content in (f"User writes Java code, note {i}", f"用户喜欢喝茶，第{i}条"):
             texts[make_memory(alice, content).pk] = content
     qvec = ranking.query_vector(embedder, "Java developer")
@@ -218,22 +241,16 @@ def _scored(cosine, centrality=None):
 
 def test_centrality_orders_items_but_does_not_make_them_relevant():
     # Two items as close to the query; the first is like every item of its scope (small talk): it comes second.
-    scores = _scored([0.30, 0.30, 0.15], centrality=[0.10, -0.10, -0.20])
-    assert ranking.rank_order(scores).tolist() == [1, 0, 2]
+    scores = _scored([0.30, 0.30, 0.15, 0.2], centrality=[0.10, -0.10, -0.20, 0.0])
+    assert ranking.rank_order(scores).tolist()[:2] == [1, 0]
     assert scores.relevance[0] == scores.relevance[1]
-    # Unlike its scope but not about the query (cosine under 0.1625): its match rises, its relevance does not.
-    assert scores.match[2] >= ranking.MIN_RELEVANCE > scores.relevance[2]
+    # Unlike its scope but not about the query (cosine under 0.1625): it ranks over an item it is less
+    # close to than, but its relevance stays under the minimum.
+    assert scores.match[2] > scores.match[3] and scores.relevance[2] < ranking.MIN_RELEVANCE
     many = np.resize([0.5, 0.3, 0.1], 3 * ranking.CENTRALITY_MIN_ITEMS)
     assert ranking.centrality(many)[:3].tolist() == pytest.approx([0.2, 0.0, -0.2])
     few = np.resize([0.5, 0.3, 0.1], ranking.CENTRALITY_MIN_ITEMS - 1)
     assert not ranking.centrality(few).any()  # too few items for their mean to be the scope's
-
-
-def test_items_past_the_cosine_floor_keep_the_model_order():
-    # All three score 0 on the semantic part; the order is their cosine's, not their position's.
-    scores = _scored([0.02, 0.09, -0.05])
-    assert scores.final.tolist() == [0.0, 0.0, 0.0]
-    assert ranking.rank_order(scores).tolist() == [1, 0, 2]
 
 
 def test_rank_order_is_by_final_then_by_the_cosine_net_of_centrality():
@@ -243,8 +260,9 @@ def test_rank_order_is_by_final_then_by_the_cosine_net_of_centrality():
     cosine = rng.random(count).astype(np.float32)
     centrality = (rng.random(count).astype(np.float32) - 0.5) / 10
     zeros = np.zeros(count, np.float32)
-    scores = ranking.Scores(cosine=cosine, centrality=centrality, semantic=zeros, keyword=zeros, gate=zeros,
-                            match=zeros, relevance=zeros, time=zeros, type_weight=zeros, decay=zeros, final=final)
+    scores = ranking.Scores(cosine=cosine, centrality=centrality, semantic=zeros, keyword=zeros, keyword_z=zeros,
+                            gate=zeros, match=zeros, relevance=zeros, time=zeros, type_weight=zeros, decay=zeros,
+                            redundancy=zeros, final=final)
     expected = np.lexsort((-(cosine - ranking.CENTRALITY_WEIGHT * centrality), -final))
     assert ranking.rank_order(scores).tolist() == expected.tolist()
 

@@ -74,7 +74,7 @@ def test_missing_vectors_are_embedded_on_the_fly(alice, make_memory):
     items = memory_search(queryset=memory_queryset_for(alice), query="Java developer")
     assert [i.memory.pk for i in items] == [memory.pk]
     assert MemoryEmbedding.objects.filter(memory_id=memory.pk).count() == 1
-    assert items[0].score > 0.5
+    assert items[0].relevance > 0.5
 
 
 def test_search_does_not_count_accesses_and_blank_query_is_empty(alice, make_memory):
@@ -96,8 +96,8 @@ def test_unknown_access_kind_is_refused(alice):
 
 
 def test_memory_block_format():
-    def item(content, kind, score):
-        return ScoredMemory(memory=LongTermMemory(id=content, namespace="", key_name="", value_json={"content": content, "type": kind}), score=score)
+    def item(content, kind, relevance):  # the block says how related each item is, not its rank score
+        return ScoredMemory(memory=LongTermMemory(id=content, namespace="", key_name="", value_json={"content": content, "type": kind}), score=3.0, related=relevance)
 
     block = format_memory_block([item("用户是Java后端开发者", "FACT", 0.9234), item("偏好代码示例", "PREFERENCE", 0.875)])
     assert block == (

@@ -75,7 +75,9 @@ def test_a_scope_is_kept_in_16_bits_with_float32_cosines(alice, make_memory, set
     _search(alice)
     (data,) = scope_cache._items.values()
     dim = int(_embedder().dim)
-    assert data.matrix.dtype == VECTOR_DTYPE and data.nbytes == len(contents) * (dim * 2 + 4 + 8 + 4 + ITEM_OVERHEAD)
+    per_item = dim * 2 + 4 + 8 + 4 + 4 + ITEM_OVERHEAD  # vector, scale, day, cosine with the mean, type weight
+    assert data.matrix.dtype == VECTOR_DTYPE
+    assert data.nbytes == len(contents) * per_item + data.total.nbytes + data.keywords.nbytes
     exact = np.asarray(_embedder().embed(sorted(contents)), dtype=np.float32)
     query = exact[3]
     got, want = np.sort(data.cosines(query)), np.sort(exact @ query)
@@ -91,7 +93,8 @@ def test_a_scope_fits_the_budget_in_compact_vectors_where_float32_did_not(alice,
         make_memory(alice, f"User note {i} about Java")
     float32_bytes = items * (int(_embedder().dim) * 4 + 600)  # what a scope was counted before
     settings.MEMORYBOARD_VECTOR_CACHE_MB = (float32_bytes - 1) / 1024 / 1024
-    assert items * (int(_embedder().dim) * 2 + 4 + 8 + ITEM_OVERHEAD) < float32_bytes - 1
+    assert items * (int(_embedder().dim) * 2 + 4 + 8 + 4 + 4 + ITEM_OVERHEAD) + 8 * int(_embedder().dim) + 4096 \
+        < float32_bytes - 1
     first, _ = _search(alice)
     assert len(scope_cache) == 1  # kept: the next search does not rebuild it
     assert _search(alice)[0] == first

@@ -34,6 +34,15 @@ class ScoredMemory:
     memory: LongTermMemory
     score: float
     parts: ranking.ScoreParts | None = None
+    # The relevance of an item standing in for one it replaced (``parts`` is None): the replaced one's.
+    related: float | None = None
+
+    @property
+    def relevance(self) -> float:
+        """How related the item is to the query (``ranking``'s ``relevance``, 0..1, not capped)."""
+        if self.parts is not None:
+            return self.parts.relevance
+        return self.related if self.related is not None else 0.0
 
     def to_dict(self, *, explain: bool = False) -> dict:
         """The JSON shape used by the agent endpoint and the memory_search tool."""

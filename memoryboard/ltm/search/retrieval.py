@@ -43,10 +43,11 @@ from memoryboard.ltm.search.receipts import receipt_record
 from memoryboard.ltm.search.results import Ranking, ScoredMemory
 from memoryboard.ltm.search.time_expressions import item_day, query_window
 from memoryboard.ltm.search.vector_cache import (
+    CHANGED_MAX_SHARE,
     VECTOR_DTYPE,
+    Rows,
     ScopeData,
     compact_vectors,
-    fingerprint,
     scope_cache,
 )
 from memoryboard.ltm.store import expiry
@@ -194,21 +195,20 @@ def _index_candidate_rows(base: QuerySet[LongTermMemory], keys: list[int],
     return rows, found
 
 
-def scope_data(
-    base: QuerySet[LongTermMemory], ids: list[str], versions: list[str], embedder, *, cacheable: bool,
-    found: dict[str, tuple] | None = None,
-) -> ScopeData:
-    """The vectors, types, keyword index and days (``time_expressions.item_day``) of the candidates
-    ``ids`` (sorted): from the cache, or read (one query per ``READ_BATCH`` ids; ``found`` when the
-    caller read them already: ``{id: (value, vector)}``) and built; vectors missing are embedded.
+def _scope_name(base: QuerySet[LongTermMemory], model_name: str) -> tuple | None:
+    """What names a scope in the cache: the model and the SQL selecting its candidates (None: no SQL)."""
+    try:
+        sql, params = base.order_by().values_list("pk").query.sql_with_params()
+    except EmptyResultSet:
+        return None
+    return (model_name, connection.alias, sql, tuple(params))
 
-    Kept only when every candidate has its vector: an item changes ``updated_at`` when its content
-    (and so its vector) changes, so the ids and versions name the vectors too.
-    """
-    key = fingerprint(embedder.name, ids, versions) if cacheable else None
-    data = scope_cache.get(key) if cacheable else None
-    if data is not None:
-        return data
+
+def _read_items(base: QuerySet[LongTermMemory], ids: list[str], embedder,
+                found: dict[str, tuple] | None = None) -> tuple[Rows, bool]:
+    """The items ``ids`` (sorted) as :class:`Rows`: read (one query per ``READ_BATCH`` ids; ``found`` when
+    the caller read them already: ``{id: (value, vector)}``), vectors missing embedded (at most
+    ``MAX_EMBED_ON_THE_FLY``), compacted; and whether every item was there with its stored vector."""
     # Read, embedded if need be and compacted ``READ_BATCH`` items at a time: holding every item's
     # float32 vector and stacking them took a 929 MB peak to build a 100,000-item scope (a 98 MB matrix
     # kept); see benchmarks/README.md § Retrieval.
@@ -216,7 +216,7 @@ def scope_data(
     ints = np.empty((len(ids), dim), dtype=VECTOR_DTYPE)
     scales = np.empty(len(ids), dtype=np.float32)
     kept_ids, texts, types, days = [], [], [], []
-    total = np.zeros(dim, dtype=np.float64)  # the float32 vectors' sum, for the scope's mean (centrality)
+    complete = True
     budget = MAX_EMBED_ON_THE_FLY
     for start in range(0, len(ids), READ_BATCH):
         batch_ids = ids[start : start + READ_BATCH]
@@ -233,7 +233,7 @@ def scope_data(
         missing = [pk for pk in batch_ids if pk in rows and (rows[pk][1] is None or len(rows[pk][1]) != size)]
         fresh: dict[str, np.ndarray] = {}
         if missing:
-            cacheable = False
+            complete = False
             memories = list(LongTermMemory.objects.filter(pk__in=missing[:budget])) if budget > 0 else []
             budget -= len(memories)
             if memories:
@@ -259,26 +259,70 @@ def scope_data(
             done = len(kept_ids) - len(vectors)
             batch = np.vstack(vectors).astype(np.float32, copy=False)
             ints[done : len(kept_ids)], scales[done : len(kept_ids)] = compact_vectors(batch)
-            total += batch.sum(axis=0, dtype=np.float64)
     ints, scales = ints[: len(kept_ids)], scales[: len(kept_ids)]
     ints.flags.writeable = False
     scales.flags.writeable = False
-    cacheable = cacheable and len(kept_ids) == len(ids)
-    data = ScopeData(
-        ids=kept_ids,
-        matrix=ints,
-        scales=scales,
-        type_weights=ranking.type_weights(types),
-        keywords=ranking.KeywordIndex(texts),
-        days=np.asarray(days, dtype=np.float64),
-    )
-    # Each item's cosine with the scope's mean (ranking.centrality), on the compact rows: within 1e-5 of
-    # the float32 product.
-    mean = (total / len(kept_ids)).astype(np.float32) if kept_ids else np.zeros(dim, np.float32)
-    data = replace(data, mean_cosines=data.cosines(mean))
-    if cacheable:
-        scope_cache.put(key, data)
+    rows = Rows(ids=kept_ids, ints=ints, scales=scales, texts=texts, type_weights=ranking.type_weights(types),
+                days=np.asarray(days, dtype=np.float64))
+    return rows, complete and len(kept_ids) == len(ids)
+
+
+def _changed_scope(data: ScopeData, base: QuerySet[LongTermMemory], ids: list[str], versions: list[str],
+                   embedder) -> tuple[ScopeData, bool] | None:
+    """``data`` changed into the scope of the candidates ``ids`` and ``versions`` by the rows that differ
+    (read by id), and whether it may be kept; None when too much changed (a full build is cheaper)."""
+    now = dict(zip(ids, versions))
+    gone = [i for i, (pk, version) in enumerate(zip(data.ids, data.versions)) if now.get(pk) != version]
+    added_count = len(ids) - (len(data.ids) - len(gone))
+    if len(gone) + added_count > max(16, CHANGED_MAX_SHARE * len(ids)):
+        return None
+    before = dict(zip(data.ids, data.versions))
+    added = [i for i, (pk, version) in enumerate(zip(ids, versions)) if before.get(pk) != version]
+    rows, complete = _read_items(base, [ids[i] for i in added], embedder)
+    if len(rows.ids) < len(added):  # items without a vector (beyond the embedding budget) or gone: left out
+        absent = {ids[i] for i in added} - set(rows.ids)
+        keep = [i for i, pk in enumerate(ids) if pk not in absent]
+        ids, versions = [ids[i] for i in keep], [versions[i] for i in keep]
+        added = [i for i, (pk, version) in enumerate(zip(ids, versions)) if before.get(pk) != version]
+    changed = data.changed(ids=ids, versions=versions, gone=np.asarray(gone, np.int64),
+                           added=np.asarray(added, np.int64), rows=rows)
+    return changed, complete
+
+
+def scope_data(
+    base: QuerySet[LongTermMemory], ids: list[str], versions: list[str], embedder, *, cacheable: bool,
+    found: dict[str, tuple] | None = None,
+) -> ScopeData:
+    """The vectors, types, keyword index, days and centralities (``vector_cache.ScopeData``) of the
+    candidates ``ids`` (sorted) of versions ``versions``: the scope kept by this process if it has the
+    same candidates, or it changed by the rows that differ, or read and built (``found`` when the caller
+    read the rows already: ``{id: (value, vector)}``, never kept); vectors missing are embedded.
+
+    Kept only when every candidate has its vector: an item changes ``updated_at`` when its content
+    (and so its vector) changes, so the ids and versions name the vectors too.
+    """
+    name = _scope_name(base, embedder.name) if cacheable and found is None else None
+    data = scope_cache.get(name) if name is not None else None
+    if data is not None:
+        if data.ids == ids and data.versions == versions:
+            return data
+        changed = _changed_scope(data, base, ids, versions, embedder)
+        if changed is not None:
+            data, complete = changed
+            if complete:
+                scope_cache.put(name, data)
+            return data
+    rows, complete = _read_items(base, ids, embedder, found)
+    data = ScopeData.build(rows, versions if complete else _versions_of(rows.ids, ids, versions),
+                           ranking.KeywordIndex)
+    if name is not None and complete:
+        scope_cache.put(name, data)
     return data
+
+
+def _versions_of(kept: list[str], ids: list[str], versions: list[str]) -> list[str]:
+    version = dict(zip(ids, versions))
+    return [version[pk] for pk in kept]
 
 
 def memories_by_id(ids: list[str]) -> dict[str, LongTermMemory]:
@@ -452,6 +496,10 @@ def memory_rank(
     paused = paused_flags[order]
     below = (scores.relevance < minimum)[order]
     eligible = ~paused & ~below
+    # Diversity among the first eligible items that are related at all (the agent's minimum): an item
+    # is never put below one that is probably unrelated for being like one above it.
+    related = eligible & (scores.relevance >= ranking.MIN_RELEVANCE)[order]
+    order, scores = _diversified(order, np.flatnonzero(related)[: ranking.DIVERSITY_POOL], scores, data)
     result._scored, result._order = present, order
     result._scores = scores.reordered(order)
     returned, expired, memories = _load_unexpired(present, order, np.flatnonzero(eligible), k, now=now)
@@ -467,6 +515,22 @@ def memory_rank(
     return result
 
 
+def _diversified(order: np.ndarray, ranks: np.ndarray, scores: ranking.Scores,
+                 data: ScopeData) -> tuple[np.ndarray, ranking.Scores]:
+    """``order`` with the candidates at ``ranks`` (the first eligible ones) put in the order of
+    ``ranking.diversify``, and the scores with their redundancy and final score."""
+    if len(ranks) < 2:
+        return order, scores
+    positions = order[ranks]
+    chosen, redundancy, final = ranking.diversify(scores.final[positions], data.vectors(positions))
+    order = order.copy()
+    order[ranks] = positions[chosen]
+    redundancies, finals = scores.redundancy.copy(), scores.final.copy()
+    redundancies[positions[chosen]] = redundancy
+    finals[positions[chosen]] = final
+    return order, replace(scores, redundancy=redundancies, final=finals)
+
+
 def _time_matches(data: ScopeData, query: str, now, embedder, relevances: np.ndarray,
                   central: np.ndarray | None = None) -> np.ndarray | None:
     """``ranking.time_matches`` of the scope's items for the time ``query`` names (``None`` if it names
@@ -480,7 +544,7 @@ def _time_matches(data: ScopeData, query: str, now, embedder, relevances: np.nda
         anchor = ranking.score(
             cosine=data.cosines(avec), keyword=data.keywords.scores(window.anchor), types=data.type_weights,
             relevance_scores=relevances, model_name=embedder.name, centrality=central,
-        ).match
+        )
     return ranking.time_matches(data.days, window, anchor)
 
 
@@ -545,7 +609,7 @@ def _with_successors(results: list[ScoredMemory], *, queryset: QuerySet[LongTerm
     if not ranked:
         return results
     best: dict[str, ScoredMemory] = {item.memory.pk: item for item in results}
-    stand_ins: dict[str, float] = {}
+    stand_ins: dict[str, ScoredMemory] = {}
     for stale in ranked:
         successor, hops, seen = stale.memory.superseded_by, 0, {stale.memory.pk}
         while successor and hops < MAX_SUCCESSOR_HOPS and successor not in seen:
@@ -559,8 +623,8 @@ def _with_successors(results: list[ScoredMemory], *, queryset: QuerySet[LongTerm
                 break
             successor = (value or {}).get("supersededBy") if reason == ArchivedReason.SUPERSEDED else None
             hops += 1
-        if successor and not archived and stale.score > stand_ins.get(successor, -1.0):
-            stand_ins[successor] = float(stale.score)
+        if successor and not archived and (successor not in stand_ins or stale.score > stand_ins[successor].score):
+            stand_ins[successor] = stale
     eligible = set(
         queryset.filter(pk__in=list(stand_ins), archived=False)
         .exclude(Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True)))
@@ -568,14 +632,14 @@ def _with_successors(results: list[ScoredMemory], *, queryset: QuerySet[LongTerm
     )
     if rules is not None and eligible:  # the caller's pause rules (memory_rank read them once)
         eligible -= set(LongTermMemory.objects.filter(rules, pk__in=list(eligible)).values_list("pk", flat=True))
-    added = {pk: score for pk, score in stand_ins.items() if pk in eligible
-             and (pk not in best or best[pk].score < score)}
+    added = {pk: stale for pk, stale in stand_ins.items() if pk in eligible
+             and (pk not in best or best[pk].score < stale.score)}
     if not added:
         return results
     memories = memories_by_id(list(added))
-    for pk, score in added.items():
+    for pk, stale in added.items():
         if pk in memories:
-            best[pk] = ScoredMemory(memory=memories[pk], score=score, parts=None)
+            best[pk] = ScoredMemory(memory=memories[pk], score=stale.score, parts=None, related=stale.relevance)
     return sorted(best.values(), key=lambda item: -item.score)[:k]
 
 
@@ -726,6 +790,6 @@ def format_memory_block(items: Sequence[ScoredMemory]) -> str:
     lines = ["<long_term_memory>", MEMORY_BLOCK_HEADER]
     for number, item in enumerate(items, start=1):
         content = " ".join(item.memory.content.split())
-        lines.append(f"{number}. [{item.memory.memory_type}] {content} (相关度: {item.score:.2f})")
+        lines.append(f"{number}. [{item.memory.memory_type}] {content} (相关度: {item.relevance:.2f})")
     lines.append("</long_term_memory>")
     return "\n".join(lines)

@@ -1,43 +1,46 @@
-"""What a search builds for a scope, kept in each process while the scope is unchanged.
+"""What a search builds for a scope, kept in each process and changed in place by the rows that changed.
 
 A search reads its candidates' ids and ``updated_at`` (no content, no vector); the vectors, type
-weights and keyword index (BM25) of those candidates are built once and kept here under a fingerprint
-of exactly that list and the model. An item written (its content and so its vector), archived or
-deleted changes the list, so the next search has another key: nothing is ever invalidated, and
-gunicorn processes need not tell each other anything. A scope is kept only once every candidate has
-its vector, so an item embedded later (``reembed``) is not missed.
+weights, days, keyword index (BM25) and centralities of those candidates are built once and kept here
+under the scope's name (the model, and the SQL that selects the candidates: one user's items, one
+namespace, everyone's). The next search of the scope compares the candidates it read with the ones kept:
 
-It pays for itself (``benchmarks/retrieval.py``, benchmarks/README.md § Retrieval): a 5,000-item scope
-searched cold (BM25 index built, vectors read) takes 194 ms of CPU, warm 17 ms (1,000 items: 33 vs 6 ms).
+- the same ids and versions: the kept scope, as it is;
+- a few rows added, changed (a new ``updated_at``: content, type, a state come back) or gone (archived,
+  deleted, erased, moved out of the scope): those rows only are read by id (one query), and a new
+  scope is made from the kept one: the vectors spliced in and out in order (a copy of the kept rows by
+  runs), the keyword index changed by those rows (``ltm.search.keywords``: a small delta beside its
+  main postings), the sum of the vectors changed by them (in fixed point: the same integers whatever
+  the order of the changes), and each item's cosine with the new mean computed again;
+- more than ``CHANGED_MAX_SHARE`` of the scope changed, or nothing kept (a cold process): a full build.
+
+So the candidates that every search reads anyway are the change feed of every process and host: a
+write on another host, or by the agent platform straight into the table, is followed the same way, and
+there is no log to miss or to fall behind. A changed scope is the scope a full build would make, to the
+bit: the same rows in the same order, the same keyword counts, the same integer sum (``tests/ltm/
+test_scope_changes.py`` checks random sequences of writes, edits, archives and deletes against cold
+builds). A scope is never changed once made: searches running in other threads keep reading theirs.
+
+A scope is kept only once every candidate has its vector (an item embedded during the search, or beyond
+the budget of ``MAX_EMBED_ON_THE_FLY``, is read again by the next search).
 
 Bounded by ``MEMORYBOARD_VECTOR_CACHE_MB`` (least recently used out first), thread-safe. A scope
 larger than the whole budget is not kept, and each of its searches builds it again: the vectors are
-kept as 16-bit integers with a float32 scale per row (1,028 bytes for 512 dimensions, its day 8, its
-cosine with the scope's mean 4, plus ~200 bytes of ids and keyword index per item), so the default 128 MB
-holds a scope of ~105,000 items (float32 and
-600 bytes counted per item, the former 64 MB held ~25,000: above that every search took seconds).
-Cosines are computed in float32, a block of rows widened at a time, then scaled: 9 ms of CPU for
-100,000 × 512 (numpy's float16 conversion took 85 ms, and bfloat16 moved cosines by up to 1e-3), within
-1e-5 of the float32 product.
+kept as 16-bit integers with a float32 scale per row (1,028 bytes for 512 dimensions, its day 8, type
+weight 4, cosine with the scope's mean 4, plus the ids, versions and keyword index, ~400 bytes per item
+of a few words: 1.44 KB per item of eight words), so the default 160 MB holds a scope of ~110,000 items. Cosines are computed in float32,
+a block of rows widened at a time, then scaled: within 1e-5 of the float32 product.
 
 Only what an item's id and ``updated_at`` name is kept (vector, content's keywords, type, day); whether it
-is paused, its ``relevance_score`` (decayed in place) and its expiry are read by every search, so a write
-on another host, or by the agent platform straight into the table, is seen by the next search here.
-
-A worker's memory for search, per process: this cache (at most ``MEMORYBOARD_VECTOR_CACHE_MB``), plus
-while a scope is built ``READ_BATCH`` items' rows and float32 vectors at a time and the scope's keyword
-index (a 100,000-item scope: 268 MB transient peak, tracemalloc, for 118 MB kept; holding every float32
-vector at once took 929 MB), plus while a warm search runs its candidates' rows (100,000 items: 35 MB).
-Measured in benchmarks/README.md § Retrieval.
+is paused, its ``relevance_score`` (decayed in place) and its expiry are read by every search.
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -46,9 +49,13 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-# Bytes counted per item besides its vector: its id (~90), the keyword index (~90), type weight and
-# language-axis component (measured on 20,000 items of 8 words).
-ITEM_OVERHEAD = 200
+# Bytes counted per item besides its arrays and keyword index: its id and version (two short str and
+# their list slots).
+ITEM_OVERHEAD = 180
+# A scope with more than this share of its rows changed since it was kept is built again.
+CHANGED_MAX_SHARE = 0.2
+# The vectors' sum is kept in integers of 2**-FIXED_BITS (exact: the same in any order of changes).
+FIXED_BITS = 40
 # The stored vectors' type (each row times its scale), and the rows widened back to float32 at a time.
 VECTOR_DTYPE = np.int16
 COSINE_BLOCK = 1024
@@ -66,32 +73,118 @@ def compact_vectors(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ints, scales
 
 
+def fixed_sum(ints: np.ndarray, scales: np.ndarray | None) -> np.ndarray:
+    """The sum of the rows ``ints * scales`` in integers of ``2**-FIXED_BITS`` (exact)."""
+    total = np.zeros(ints.shape[1] if ints.ndim == 2 else 0, dtype=np.int64)
+    for start in range(0, len(ints), COSINE_BLOCK):
+        block = ints[start : start + COSINE_BLOCK].astype(np.float64)
+        if scales is not None:
+            block *= scales[start : start + COSINE_BLOCK, None].astype(np.float64)
+        total += np.rint(np.ldexp(block, FIXED_BITS)).astype(np.int64).sum(axis=0)
+    return total
+
+
+def spliced(old: np.ndarray, gone: np.ndarray, added: np.ndarray, new: np.ndarray, size: int) -> np.ndarray:
+    """``old`` without its rows at ``gone`` (sorted positions), with the rows ``new`` at ``added`` (sorted
+    positions of the result, ``size`` rows): the kept rows copied by runs, in order."""
+    out = np.empty((size, *old.shape[1:]), dtype=old.dtype)
+    if len(added):
+        out[added] = new
+    o = n = 0
+    gi = ai = 0
+    gone, added = gone.tolist(), added.tolist()
+    while n < size:
+        if ai < len(added) and added[ai] == n:
+            n, ai = n + 1, ai + 1
+            continue
+        if gi < len(gone) and gone[gi] == o:
+            o, gi = o + 1, gi + 1
+            continue
+        run = min((gone[gi] if gi < len(gone) else len(old)) - o, (added[ai] if ai < len(added) else size) - n)
+        out[n : n + run] = old[o : o + run]
+        o, n = o + run, n + run
+    return out
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Items read for a scope (or a change of one), in order: ids, vectors (compact), texts, types, days."""
+
+    ids: list[str]
+    ints: np.ndarray
+    scales: np.ndarray
+    texts: list[str]
+    type_weights: np.ndarray
+    days: np.ndarray
+
+
 @dataclass(frozen=True)
 class ScopeData:
-    """A scope's candidates (sorted by id) with their vectors (read-only, ``VECTOR_DTYPE``), type weights
-    and BM25."""
+    """A scope's candidates (sorted by id) with their versions, vectors (read-only, ``VECTOR_DTYPE``), type
+    weights, days, BM25 and centralities: see the module docstring."""
 
     ids: list[str]
     matrix: np.ndarray
     scales: np.ndarray | None  # per row, when ``matrix`` holds integers (compact_vectors)
     type_weights: np.ndarray
     keywords: Any  # ranking.KeywordIndex
-    language_axis: np.ndarray | None = None  # ranking.language_axis of the vectors
-    axis_components: np.ndarray | None = None  # matrix @ language_axis
     days: np.ndarray | None = None  # when each item was said or became true (ltm.search.time_expressions.item_day)
-    # Each item's cosine with the mean of the scope's vectors (ranking.centrality), from the float32 rows
-    # when the scope is built: one product (1 ms at 5,000 items; from the compact rows it took 38 ms).
+    # Each item's cosine with the mean of the scope's vectors (ranking.centrality).
     mean_cosines: np.ndarray | None = None
+    versions: list[str] | None = None  # each item's ``updated_at`` as text
+    total: np.ndarray | None = None  # the vectors' sum (fixed_sum)
+
+    @classmethod
+    def build(cls, rows: Rows, versions: list[str], keyword_index) -> ScopeData:
+        """A scope of ``rows`` (sorted by id) and their ``versions``; ``keyword_index(texts)`` makes its BM25."""
+        data = cls(ids=rows.ids, matrix=rows.ints, scales=rows.scales, type_weights=rows.type_weights,
+                   keywords=keyword_index(rows.texts), days=rows.days, versions=versions,
+                   total=fixed_sum(rows.ints, rows.scales))
+        return data._with_centrality()
+
+    def changed(self, *, ids: list[str], versions: list[str], gone: np.ndarray, added: np.ndarray,
+                rows: Rows) -> ScopeData:
+        """This scope after a change: the new ``ids`` and ``versions`` (sorted by id); its rows at ``gone``
+        (sorted positions) removed and ``rows`` added at ``added`` (sorted positions of the new scope)."""
+        size = len(ids)
+        gone, added = np.asarray(gone, np.int64), np.asarray(added, np.int64)
+        old_to_new = np.full(len(self.ids), -1, np.int64)
+        old_to_new[np.delete(np.arange(len(self.ids)), gone)] = np.delete(np.arange(size), added)
+        total = self.total - fixed_sum(self.matrix[gone], None if self.scales is None else self.scales[gone])
+        total = total + fixed_sum(rows.ints, rows.scales)
+        matrix = spliced(self.matrix, gone, added, rows.ints, size)
+        scales = None if self.scales is None else spliced(self.scales, gone, added, rows.scales, size)
+        for part in (matrix, scales):
+            if part is not None:
+                part.flags.writeable = False
+        data = replace(
+            self, ids=ids, versions=versions, matrix=matrix, scales=scales, total=total,
+            type_weights=spliced(self.type_weights, gone, added, rows.type_weights, size),
+            days=spliced(self.days, gone, added, rows.days, size),
+            keywords=self.keywords.changed(old_to_new=old_to_new, size=size,
+                                           added=list(zip(added.tolist(), rows.texts))))
+        return data._with_centrality()
+
+    def _with_centrality(self) -> ScopeData:
+        count = len(self.ids)
+        mean = (np.ldexp(self.total.astype(np.float64), -FIXED_BITS) / count).astype(np.float32) if count else None
+        return replace(self, mean_cosines=self.cosines(mean) if count else np.zeros(0, np.float32))
 
     @property
     def nbytes(self) -> int:
-        extra = sum(int(part.nbytes) for part in (self.scales, self.days, self.mean_cosines) if part is not None)
-        return int(self.matrix.nbytes) + extra + ITEM_OVERHEAD * len(self.ids)
+        arrays = (self.matrix, self.scales, self.days, self.mean_cosines, self.type_weights, self.total)
+        extra = sum(int(part.nbytes) for part in arrays if part is not None)
+        return extra + int(getattr(self.keywords, "nbytes", 0)) + ITEM_OVERHEAD * len(self.ids)
 
     @cached_property
     def position(self) -> dict[str, int]:
         """Each id's row (built when asked: only a scope with items lacking a vector needs it)."""
         return {pk: i for i, pk in enumerate(self.ids)}
+
+    def vectors(self, positions: np.ndarray) -> np.ndarray:
+        """The float32 vectors of the items at ``positions``."""
+        rows = self.matrix[positions].astype(np.float32)
+        return rows if self.scales is None else rows * self.scales[positions][:, None]
 
     def cosines(self, query: np.ndarray) -> np.ndarray:
         """``matrix @ query`` in float32, ``COSINE_BLOCK`` rows widened at a time into one buffer."""
@@ -110,20 +203,11 @@ class ScopeData:
         return out
 
 
-def fingerprint(model_name: str, ids: Sequence[str], versions: Sequence[str]) -> bytes:
-    """A digest of the model and the candidates' ids and versions (``updated_at``), in order."""
-    digest = hashlib.blake2b(model_name.encode(), digest_size=16)
-    digest.update("\x1e".join(ids).encode())
-    digest.update(b"\x1d")
-    digest.update("\x1e".join(map(str, versions)).encode())
-    return digest.digest()
-
-
 class ScopeCache:
-    """``fingerprint -> ScopeData``, least recently used out first beyond ``max_bytes``."""
+    """scope name -> ``ScopeData``, least recently used out first beyond ``max_bytes``."""
 
     def __init__(self) -> None:
-        self._items: OrderedDict[bytes, ScopeData] = OrderedDict()
+        self._items: OrderedDict[Hashable, ScopeData] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -134,14 +218,14 @@ class ScopeCache:
     def __len__(self) -> int:
         return len(self._items)
 
-    def get(self, key: bytes) -> ScopeData | None:
+    def get(self, key: Hashable) -> ScopeData | None:
         with self._lock:
             data = self._items.get(key)
             if data is not None:
                 self._items.move_to_end(key)
             return data
 
-    def put(self, key: bytes, data: ScopeData) -> None:
+    def put(self, key: Hashable, data: ScopeData) -> None:
         limit = self.max_bytes
         if data.nbytes > limit:
             return

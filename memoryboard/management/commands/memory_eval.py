@@ -39,8 +39,13 @@ from memoryboard.llm.openai_client import make_client
 from memoryboard.management.database import require_migrated
 
 
-SHIPPED = [Path(__file__).resolve().parents[3] / "tests" / "data" / name
-           for name in ("bilingual_eval.json", "conversation_eval.json")]
+DATA = Path(__file__).resolve().parents[3] / "tests" / "data"
+# The shipped retrieval sets by name: the team's two (regression sets), the development conversations
+# (constants are chosen on them) and the blind ones (run to report, never read: tests/data/blind/README.md).
+NAMED = {"bilingual": DATA / "bilingual_eval.json", "team": DATA / "conversation_eval.json",
+         "dev": DATA / "dev" / "conversations.json", "blind": DATA / "blind" / "conversations.json"}
+# Conversation sets reported side by side (first: the one tuned on), with the gap between them.
+COMPARED = ("dev", "blind")
 UPDATES_FILE = Path(__file__).resolve().parents[3] / "tests" / "data" / "updates_eval.json"
 EXTRACTION_FILES = [Path(__file__).resolve().parents[3] / "tests" / "data" / part / "extraction.json"
                     for part in ("dev", "blind")]
@@ -70,7 +75,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="*", metavar="file",
-                            help="Evaluation sets (JSON); default the two shipped with the tests.")
+                            help="Evaluation sets (JSON); default the shipped ones (--sets).")
+        parser.add_argument("--sets", default=",".join(NAMED),
+                            help=f"retrieval suite, without files: which shipped sets, comma-separated (default "
+                                 f"{','.join(NAMED)}); dev and blind are printed side by side with the gap.")
         parser.add_argument("--format", choices=["table", "json"], default="table", help="Output format.")
         parser.add_argument("--embedder", choices=["use", "hashing", "openai"], default=None,
                             help="Embedder to evaluate (default: MEMORYBOARD_EMBEDDER).")
@@ -89,8 +97,8 @@ class Command(BaseCommand):
                             help="with --endpoint: the API key (default the OPENAI_API_KEY environment variable).")
 
     def handle(self, *args, files: list[str], format: str = "table", embedder: str | None = None,
-               no_progress: bool = False, suite: str = "retrieval", split: str = "all", endpoint: str = "",
-               model: str = "", api_key: str = "", **options):
+                no_progress: bool = False, suite: str = "retrieval", split: str = "all", sets: str = "",
+                endpoint: str = "", model: str = "", api_key: str = "", **options):
         if endpoint and suite != "extraction":
             raise CommandError("--endpoint: only the extraction suite runs against an endpoint")
         if suite == "extraction":
@@ -99,8 +107,13 @@ class Command(BaseCommand):
         if suite == "updates":
             return self._updates(files[0] if files else str(UPDATES_FILE), format=format, embedder=embedder,
                                  split=None if split == "all" else split)
-        sets = []
-        for file in files or [str(path) for path in SHIPPED]:
+        names = [name.strip() for name in (sets or ",".join(NAMED)).split(",") if name.strip()]
+        unknown = [name for name in names if name not in NAMED]
+        if unknown:
+            raise CommandError(f"--sets: unknown set {unknown[0]!r} (known: {', '.join(NAMED)})")
+        chosen = files or [str(NAMED[name]) for name in names]
+        sets_read = []
+        for file in chosen:
             data = _read_json(file)
             try:
                 if is_conversation_set(data):
@@ -109,22 +122,30 @@ class Command(BaseCommand):
                     validate_eval_set(data)
             except EvalSetError as exc:
                 raise CommandError(f"{file}: {exc}") from exc
-            sets.append((file, data))
+            sets_read.append((file, data))
         require_migrated()
         model = None
         if embedder is not None:
             with override_settings(MEMORYBOARD_EMBEDDER=embedder):
                 model = get_embedder()
         reports = {}
-        for file, data in sets:
+        named = {str(path): name for name, path in NAMED.items()}
+        for file, data in sets_read:
             conversations = is_conversation_set(data)
             with tqdm(total=len(data["queries"]), unit="query", desc=f"evaluating {Path(file).name}",
                       disable=no_progress, file=self.stderr) as bar:
-                evaluate = conversation_evaluate if conversations else memory_evaluate
-                report = evaluate(data=data, embedder=model, on_query=bar.update)
+                if conversations:
+                    report = conversation_evaluate(data=data, embedder=model, on_query=bar.update,
+                                                   split=named.get(str(Path(file))))
+                else:
+                    report = memory_evaluate(data=data, embedder=model, on_query=bar.update)
             reports[file] = report
-            if format == "table":
+            if format == "table" and named.get(str(Path(file))) not in COMPARED:
                 self._conversation_tables(file, report) if conversations else self._item_tables(file, report)
+        compared = {named[str(Path(file))]: report for file, report in reports.items()
+                    if named.get(str(Path(file))) in COMPARED}
+        if compared and format == "table":
+            self._compared_tables(compared)
         if format == "json":
             self.stdout.write(json.dumps(reports if len(reports) > 1 else next(iter(reports.values())),
                                          ensure_ascii=False, indent=2))
@@ -226,6 +247,45 @@ class Command(BaseCommand):
                     cells = "".join(f"{modes[m][f'recall@{k}']:>9.3f}" for m in CONVERSATION_MODES)
                     self.stdout.write(f"{kind:<24}{modes['search']['queries']:>5}{cells}")
                 self.stdout.write("")
+
+    def _compared_tables(self, reports: dict) -> None:
+        """The development and blind conversation sets side by side: evidence recall@k of the search and of
+        the agent's memory block, then BM25 and the model alone over the same items, per store, kind and
+        language, with the gap (development - blind) of the search."""
+        names = [name for name in COMPARED if name in reports]
+        first = reports[names[0]]
+        k = first["k"]
+        self.stdout.write(f"conversations, {' and '.join(names)} side by side (model {first['model']}); evidence "
+                          f"recall@{k}; gap = {names[0]} - {names[-1]} of the search\n")
+        modes = ("search", "agent", "bm25", "model")
+        header = f"{'store, questions':<26}" + "".join(f"{name + ' n':>9}" for name in names)
+        header += "".join(f"{name[:5] + ' ' + mode:>13}" for mode in modes for name in names)
+        self.stdout.write(header + (f"{'gap':>8}" if len(names) == 2 else ""))
+        for store in ("turns", "observations"):
+            rows: list[tuple[str, dict]] = []
+            kinds = sorted({kind for name in names for kind in reports[name]["by_split"][name].get(store, {})},
+                           key=lambda kind: (kind != "all", kind))
+            for kind in kinds:
+                rows.append((kind, {name: reports[name]["by_split"][name].get(store, {}).get(kind) for name in names}))
+            langs = sorted({lang for name in names for lang in reports[name]["by_language"][name].get(store, {})})
+            for lang in langs:
+                rows.append((f"lang {lang}", {name: reports[name]["by_language"][name].get(store, {}).get(lang)
+                                              for name in names}))
+            for label, by_name in rows:
+                cells = "".join(f"{(by_name[name] or {}).get('search', {}).get('queries', 0):>9}" for name in names)
+                for mode in modes:
+                    for name in names:
+                        value = (by_name[name] or {}).get(mode, {}).get(f"recall@{k}")
+                        cells += f"{'-' if value is None else f'{value:.3f}':>13}"
+                if len(names) == 2:
+                    a, b = (((by_name[name] or {}).get("search") or {}).get(f"recall@{k}") for name in names)
+                    cells += f"{'-' if a is None or b is None else f'{a - b:+.3f}':>8}"
+                self.stdout.write(f"{store[:5] + ' ' + label:<26}{cells}")
+            skipped = {name: reports[name].get("unanswerable", {}).get(name, {}).get(store, 0) for name in names}
+            if any(skipped.values()):
+                self.stdout.write("  questions left out, no item of this store holds their evidence: " + ", ".join(
+                    f"{name} {count}" for name, count in skipped.items()))
+            self.stdout.write("")
 
     def _table(self, title: str, rows: dict) -> None:
         columns = [f"R@{c}" for c in CUTOFFS] + ["MRR"]

@@ -27,7 +27,7 @@ from memoryboard.web.my_memories.common import (
     with_labels,
 )
 
-# Bands of a search hit's final score (ltm.search.ranking: 0.5 ≈ a close paraphrase, 0.3 ≈ related), in words.
+# Bands of a search hit's relevance (ltm.search.ranking: 0.5 ≈ a close paraphrase, 0.3 ≈ related), in words.
 CLOSE_MATCH = 0.5
 RELATED_MATCH = 0.3
 
@@ -35,7 +35,7 @@ RELATED_MATCH = 0.3
 def _semantic(queryset, query: str) -> list[tuple[LongTermMemory, float, float | None]]:
     """The ranked search (the one ranking function of long-term memory), best first: each item, its
     score and its relevance (``None`` for an item standing in for one it replaced)."""
-    return [(hit.memory, hit.score, hit.parts.relevance if hit.parts else None)
+    return [(hit.memory, hit.score, hit.relevance)
             for hit in memory_search(queryset=queryset, query=query, k=20)]
 
 
@@ -47,13 +47,13 @@ def relevance_words(score: float | None, relevance: float | None = None) -> str:
     """A search hit's relevance in words for end users (raw cosine figures mean nothing to them); a hit
     whose relevance is below the minimum relevance (the assistant would not be given it) is "probably
     unrelated": the search lists the best hits whatever they score (docs/retrieval.md § Fusion)."""
-    if score is None:
+    if score is None or relevance is None:
         return ""
-    if relevance is not None and relevance < MIN_RELEVANCE:
+    if relevance < MIN_RELEVANCE:
         return _("probably unrelated")
-    if score >= CLOSE_MATCH:
+    if relevance >= CLOSE_MATCH:
         return _("close match")
-    if score >= RELATED_MATCH:
+    if relevance >= RELATED_MATCH:
         return _("related")
     return _("loosely related")
 
