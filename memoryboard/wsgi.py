@@ -6,7 +6,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryboard.settings")
 
 application = get_wsgi_application()
 
-# No start with a configuration that cannot be served safely (memoryboard.E010: no secret key).
+# No start with a configuration that cannot be served safely (memoryboard.E010: no secret key, E011: a weak one).
 from memoryboard.checks import refuse_to_serve_on_errors  # noqa: E402
 
 refuse_to_serve_on_errors()
