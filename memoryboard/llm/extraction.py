@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, runtime_checkable
 
 from memoryboard.llm.errors import LLMError
+from memoryboard.llm.openai_client import clean_model_value
 
 if TYPE_CHECKING:
     from memoryboard.llm.chat import ChatModel
@@ -104,6 +105,7 @@ def parse_extraction(text: str) -> list[ExtractedItem]:
         break
     else:
         raise LLMError("malformed response", "the extraction answer is not JSON")
+    data = clean_model_value(data)
 
     if isinstance(data, dict):
         for key in ("memories", "items", "data"):
