@@ -49,3 +49,11 @@ def pre_fork(server, worker):
     from django.db import connections
 
     connections.close_all()
+
+
+def post_worker_init(worker):
+    """Each worker follows the staff-search index log and schedules the expiry sweep from its start
+    (``memoryboard.background``), once it has loaded the application; the master never does: it forks."""
+    from memoryboard.background import start_background_work
+
+    start_background_work()
