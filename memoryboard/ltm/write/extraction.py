@@ -27,6 +27,7 @@ from memoryboard.ltm.write.items import memory_build
 from memoryboard.ltm.write.reconcile import iso, memory_save_many_reconciled
 from memoryboard.ltm.write.tools import memory_saving_enabled
 from memoryboard.models import LongTermMemory, Source, VersionEvent
+from memoryboard.models.labels import EXTRACTED
 from memoryboard.models.namespaces import build_namespace
 
 logger = logging.getLogger(__name__)
@@ -176,7 +177,7 @@ def memory_extract_and_save(
     try:
         extracted = extractor.extract(conversation)
     except LLMError as exc:
-        logger.warning("memory extraction failed for conversation %s: %s", conversation_id, exc.reason)
+        logger.warning("memory extraction failed: %s", exc.reason)
         return []
     if not extracted:
         return []
@@ -198,16 +199,15 @@ def memory_extract_and_save(
         return []
     try:
         results = memory_save_many_reconciled(namespace=namespace, memories=memories, event=VersionEvent.EXTRACT,
-                                              audit_reason=f"auto_extract from {conversation_id}"[:255])
+                                              audit_reason=EXTRACTED)
     except LLMError as exc:
         logger.warning("extracted memories not saved (embeddings): %s", exc.reason)
         return []
     except UserDataErased:
-        logger.info("extracted memories not saved: the user's data was erased after the turn (conversation %s)",
-                    conversation_id)
+        logger.info("extracted memories not saved: the user's data was erased after the turn")
         return []
     except NamespaceLockTimeout:
-        logger.warning("extracted memories not saved: the namespace stayed locked (conversation %s)", conversation_id)
+        logger.warning("extracted memories not saved: the namespace stayed locked")
         return []
     memory_enforce_limit(namespace=namespace, max_items=config.long_term_memory.max_items)
     return [result.memory for result in results if result.created]
