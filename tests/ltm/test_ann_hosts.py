@@ -509,3 +509,46 @@ def test_an_erase_leaves_an_idle_host_and_a_host_started_after_it(hosts, tmp_pat
         assert status == 200, body
         assert not {item["id"] for item in json.loads(body)} & {s.pk for s in secrets}
         assert _files_holding([three], patterns) == []  # applied before it answered its first staff search
+
+
+@pytest.mark.mysql
+@pytest.mark.django_db(transaction=True)
+def test_a_task_worker_host_follows_the_log_from_its_start(hosts, tmp_path, alice, bob, make_memory):
+    """A worker host with an index file (``manage.py tasks_worker``, django-tasks-db) and no task to run: an
+    erase elsewhere leaves its file within MEMORYBOARD_ANN_FOLLOW_SECONDS, by its follower thread."""
+    import os
+    import subprocess
+    import sys
+
+    from memoryboard.ltm.people.user_data import user_data_erase
+
+    if connection.vendor != "mysql":
+        pytest.skip("hosts share one MariaDB/MySQL database (real commits)")
+    secret = make_memory(alice, "User hides a unique secret phrase")
+    make_memory(bob, "User plays the piano")
+    patterns = _plant(secret)
+    with hosts("w") as worker_dir:
+        call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+        patterns["i8"] = _int8(secret)
+    db = connection.settings_dict
+    env = dict(os.environ, DATABASE_URL=f"mysql://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}/"
+               f"{db['NAME']}", MEMORYBOARD_ANN_DIR=str(worker_dir), MEMORYBOARD_ANN_FOLLOW_SECONDS="1",
+               MEMORYBOARD_EMBEDDER="hashing", MEMORYBOARD_TASKS_BACKEND="django_tasks_db.DatabaseBackend",
+               OPENAI_BASE_URL="")
+    worker = subprocess.Popen([sys.executable, "manage.py", "tasks_worker", "--no-startup-delay", "--interval", "1",
+                               "--worker-id", "follower", "--no-reload", "--queue-name", "nothing-queued-here"],
+                              cwd=Path(__file__).resolve().parents[2], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+    try:
+        time.sleep(8)  # started (Django and the embedder loaded)
+        assert worker.poll() is None and patterns["i8"] in (worker_dir / f"{MODEL}.usearch").read_bytes()
+        with hosts("a"):
+            user_data_erase(user_id=str(alice.pk), actor=alice)
+        erased = time.monotonic()
+        while _files_holding([worker_dir], patterns) and time.monotonic() - erased < 10:
+            time.sleep(0.2)
+        assert _files_holding([worker_dir], patterns) == [], worker.stderr.read1().decode()[-2000:]
+        assert time.monotonic() - erased < 1 + 1.5
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
