@@ -4,15 +4,15 @@ The shared table holds two columns, ``archived`` and ``archived_reason``; the pl
 ``archived = 0``. memoryboard reads them, with the pause flag (``MemoryFlag.paused``), as one of the
 states of :class:`~memoryboard.models.MemoryState`:
 
-- ``active``: not archived and not paused (in use);
-- ``paused``: not archived, paused (kept and visible, never retrieved);
+- ``active``: not archived, not paused and not past its expiry (in use);
+- ``paused``: not archived, paused, not past its expiry (kept and visible, never retrieved);
 - ``deleted``: archived with reason ``user_deleted`` (restorable by its user for the retention period);
 - ``superseded``, ``expired``, ``pending_review``, ``rejected``: archived with that reason
   (:data:`OWN_STATE_REASONS`: not used any more, but not archived by anyone: DESIGN 1.6);
 - ``archived``: archived with any other reason (``staff``, ``decay``, ``over_limit``, ``merged``, none).
 
 An item not archived whose ``expiresAt`` has passed is ``expired`` already, before the worker's sweep
-(``ltm.store.expiry``) stores it so: the platform may still load it until then, memoryboard never uses it.
+(``ltm.store.tasks``) stores it so: the platform may still load it until then, memoryboard never uses it.
 
 **Current** (:func:`current_q`, :func:`is_current`) is what every read surface uses and shows as in use:
 not archived (so not superseded, pending, rejected, deleted or archived) and not past its expiry. Paused
