@@ -16,6 +16,9 @@ Every setting can be overridden by an environment variable (below) or on gunicor
 | ``MEMORYBOARD_WEB_PRELOAD`` | 1 (0: each worker loads its own model, e.g. to compare) |
 | ``MEMORYBOARD_WEB_TIMEOUT`` | 120 s (a silent worker is restarted; a model call may take ``OPENAI_TIMEOUT_SECONDS`` × retries) |
 
+Each worker starts, once it has loaded the application, the staff-search index follower and the expiry
+sweep's schedule (``post_worker_init``, ``memoryboard.background``); the master never does: it forks.
+
 Per-worker memory besides the shared model: the scope cache (``MEMORYBOARD_VECTOR_CACHE_MB``) and
 Python's own heap; ``MEMORYBOARD_WEB_MAX_REQUESTS`` (default 0: never) recycles a worker after that many
 requests.
@@ -49,3 +52,11 @@ def pre_fork(server, worker):
     from django.db import connections
 
     connections.close_all()
+
+
+def post_worker_init(worker):
+    """Each worker follows the staff-search index log and schedules the expiry sweep from its start
+    (``memoryboard.background``), once it has loaded the application; the master never does: it forks."""
+    from memoryboard.background import start_background_work
+
+    start_background_work()

@@ -55,7 +55,7 @@ def _env(database_url: str) -> dict[str, str]:
         DATABASE_URL=database_url,
         DJANGO_SETTINGS_MODULE="memoryboard.settings",
         MEMORYBOARD_DEBUG="0",
-        MEMORYBOARD_SECRET_KEY="load-benchmark-only",
+        MEMORYBOARD_SECRET_KEY="load-benchmark-only-" + "0123456789abcdef" * 3,
         MEMORYBOARD_ALLOWED_HOSTS="127.0.0.1,localhost",
         MEMORYBOARD_LOG_LEVEL="ERROR",
         MEMORYBOARD_CONN_MAX_AGE="600",

@@ -88,7 +88,7 @@ def server_env(database_path: pathlib.Path, fake_port: int, extra: dict[str, str
         DATABASE_URL=f"sqlite:///{database_path}",
         DJANGO_SETTINGS_MODULE="memoryboard.settings",
         MEMORYBOARD_DEBUG="0",
-        MEMORYBOARD_SECRET_KEY="slow-turns-benchmark-only",
+        MEMORYBOARD_SECRET_KEY="slow-turns-benchmark-only-" + "0123456789abcdef" * 3,
         MEMORYBOARD_ALLOWED_HOSTS="127.0.0.1,localhost",
         MEMORYBOARD_LOG_LEVEL="ERROR",
         OPENAI_BASE_URL=f"http://127.0.0.1:{fake_port}/v1",

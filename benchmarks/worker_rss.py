@@ -84,7 +84,7 @@ def main() -> None:
         env = dict(os.environ)
         env.update(DATABASE_URL=args.database_url or f"sqlite:///{directory}/db.sqlite3",
                    DJANGO_SETTINGS_MODULE="memoryboard.settings", MEMORYBOARD_DEBUG="0",
-                   MEMORYBOARD_SECRET_KEY="rss-benchmark-only", MEMORYBOARD_ALLOWED_HOSTS="127.0.0.1",
+                   MEMORYBOARD_SECRET_KEY="rss-benchmark-only-" + "0123456789abcdef" * 3, MEMORYBOARD_ALLOWED_HOSTS="127.0.0.1",
                    MEMORYBOARD_LOG_LEVEL="ERROR", OPENAI_BASE_URL="", MEMORYBOARD_WEB_WORKERS=str(args.workers))
         subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=ROOT, env=env, check=True)
         token = subprocess.run([sys.executable, "-c", SEED.format(items=args.items)], cwd=ROOT, env=env, check=True,

@@ -26,8 +26,9 @@ class MemoryboardConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The checks and receivers import the models: importable only once the app registry is ready.
-        from memoryboard import checks as memoryboard_checks, signals
+        # The checks, receivers and background work import the models: importable only once the app registry
+        # is ready.
+        from memoryboard import background, checks as memoryboard_checks, signals
 
         checks.register(memoryboard_checks.check_agents_config)
         checks.register(memoryboard_checks.check_namespace_spelling)
@@ -37,8 +38,10 @@ class MemoryboardConfig(AppConfig):
         checks.register(memoryboard_checks.check_api_language)
         checks.register(memoryboard_checks.check_secret_key, checks.Tags.security)
         signals.connect()
-        if sys.argv[1:2] in (["runserver"], ["db_worker"]):
+        if sys.argv[1:2] in (["runserver"], ["db_worker"], ["tasks_worker"]):
             _warm_up_in_background()
+        if sys.argv[1:2] in (["db_worker"], ["tasks_worker"]):  # web processes: memoryboard.wsgi, gunicorn.conf.py
+            background.start_background_work()
 
 
 def _warm_up_in_background() -> None:

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core import checks
+from django.core.checks.security.base import (
+    SECRET_KEY_INSECURE_PREFIX,
+    SECRET_KEY_MIN_LENGTH,
+    SECRET_KEY_MIN_UNIQUE_CHARACTERS,
+)
 from django.core.exceptions import ImproperlyConfigured
 
 from memoryboard.agents_config import AgentConfigError, load_agents_config
@@ -109,19 +114,46 @@ def check_api_language(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
     return []
 
 
+KEY_HINT = ("Set MEMORYBOARD_SECRET_KEY to one long random value shared by every worker and host, e.g. "
+            "the output of: python -c \"import secrets; print(secrets.token_urlsafe(50))\" "
+            "(or MEMORYBOARD_DEBUG=1 for a local demo).")
+
+
+def weak_secret_key(key: str) -> bool:
+    """What Django's deploy check (``security.W009``) calls weak: shorter than 50 characters, fewer than 5
+    distinct ones, or made by ``startproject`` (``django-insecure-``)."""
+    key = str(key)
+    return (len(key) < SECRET_KEY_MIN_LENGTH or len(set(key)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS
+            or key.startswith(SECRET_KEY_INSECURE_PREFIX))
+
+
 def check_secret_key(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
-    """With DEBUG off, the key must come from MEMORYBOARD_SECRET_KEY (one key for every worker and host)."""
-    if settings.DEBUG or not str(settings.SECRET_KEY).startswith(MISSING_SECRET_KEY_PREFIX):
+    """With DEBUG off, the key must come from MEMORYBOARD_SECRET_KEY (one key for every worker and host) and
+    be one Django's deploy check would not call weak: a short key signs sessions and reset links anyone
+    can forge by trying keys. Django only warns (``check --deploy``), and gunicorn runs no checks."""
+    if settings.DEBUG:
         return []
+    if str(settings.SECRET_KEY).startswith(MISSING_SECRET_KEY_PREFIX):
+        return [
+            checks.Error(
+                "MEMORYBOARD_SECRET_KEY is not set and debug is off: each process would sign sessions with its "
+                "own key, and signed-in users would be sent back to the login page.",
+                hint=KEY_HINT,
+                id="memoryboard.E010",
+            )
+        ]
+    weak = [name for name, key in [("MEMORYBOARD_SECRET_KEY", settings.SECRET_KEY)]
+            + [(f"SECRET_KEY_FALLBACKS[{i}]", key) for i, key in enumerate(getattr(settings, "SECRET_KEY_FALLBACKS", []))]
+            if weak_secret_key(key)]
     return [
         checks.Error(
-            "MEMORYBOARD_SECRET_KEY is not set and debug is off: each process would sign sessions with its "
-            "own key, and signed-in users would be sent back to the login page.",
-            hint="Set MEMORYBOARD_SECRET_KEY to one long random value shared by every worker and host, e.g. "
-                 "the output of: python -c \"import secrets; print(secrets.token_urlsafe(50))\" "
-                 "(or MEMORYBOARD_DEBUG=1 for a local demo).",
-            id="memoryboard.E010",
+            f"{name} is weak and debug is off: it has fewer than {SECRET_KEY_MIN_LENGTH} characters or fewer than "
+            f"{SECRET_KEY_MIN_UNIQUE_CHARACTERS} different ones, or was made by startproject "
+            f"('{SECRET_KEY_INSECURE_PREFIX}'): sessions signed with it can be forged.",
+            hint=KEY_HINT,
+            id="memoryboard.E011",
         )
+        for name in weak
     ]
 
 

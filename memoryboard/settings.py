@@ -311,6 +311,9 @@ MEMORYBOARD_CLEANUP_MIN_ACCESS = env_int("MEMORYBOARD_CLEANUP_MIN_ACCESS", 3)
 MEMORYBOARD_DELETED_RETENTION_DAYS = env_int("MEMORYBOARD_DELETED_RETENTION_DAYS", 30)
 # Pasted playground traces not opened for this many days are removed by purge_deleted (0: kept forever).
 MEMORYBOARD_PLAYGROUND_TRACE_RETENTION_DAYS = env_int("MEMORYBOARD_PLAYGROUND_TRACE_RETENTION_DAYS", 90)
+# Items past their expiry are archived (reason "expired") this often by one process of the deployment, and at
+# once when a read meets one (ltm.store.tasks). 0: no schedule (reads and memory_cleanup --apply still do).
+MEMORYBOARD_EXPIRY_SWEEP_MINUTES = float(os.environ.get("MEMORYBOARD_EXPIRY_SWEEP_MINUTES", "5"))
 
 # HNSW index files of large scopes (ltm.search.ann), one per embedding model; built by manage.py ann_rebuild.
 MEMORYBOARD_ANN_DIR = os.environ.get("MEMORYBOARD_ANN_DIR", str(BASE_DIR / "var" / "ann"))

@@ -42,6 +42,7 @@ EXTRACT_TASK_PATHS = (EXTRACT_TASK_PATH, "memoryboard.tasks.extract_memories_tas
 RETRY_SAFE_TASKS = frozenset({
     EXTRACT_TASK_PATH,
     "memoryboard.ltm.search.tasks.ann_update_task",
+    "memoryboard.ltm.store.tasks.archive_expired_task",
 })
 WORKER_LOST_PATH = "memoryboard.task_recovery.WorkerLost"
 

@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 
 from memoryboard.agents_config import agent_labels, get_agents_config
 from memoryboard.ltm.store.selectors import exact_text_q, filter_memories, known_agent_namespaces, user_term_q
-from memoryboard.ltm.store.states import state_q
+from memoryboard.ltm.store.states import current_q, state_q
 from memoryboard.models import ArchivedReason, LongTermMemory, MemoryFlag, MemoryState, MemoryType, Source
 from memoryboard.users import user_ids_matching
 
@@ -167,11 +167,11 @@ class StateFilter(admin.SimpleListFilter):
             return queryset.filter(archived=True, archived_reason=reason) if reason in ArchivedReason.values \
                 else queryset.none()
         if value == MemoryState.ACTIVE:
-            return queryset.filter(archived=False).exclude(paused_exists())
+            return queryset.filter(current_q()).exclude(paused_exists())
         if value == MemoryState.PAUSED:
             # Driven from the (small) flag table, not a per-row check over the whole memory table.
             flagged = MemoryFlag.objects.filter(paused=True).values("memory_id")
-            return queryset.filter(pk__in=flagged, archived=False)
+            return queryset.filter(current_q(), pk__in=flagged)
         if value in MemoryState.values:
             return queryset.filter(state_q(value))
         return queryset

@@ -95,19 +95,34 @@ def _check_message(message: Any, index: int) -> dict[str, Any]:
 
 
 def _check_tool_results_answer_calls(messages: list[dict[str, Any]]) -> None:
-    """Each ``tool`` message answers a call of the assistant message before it (the upstream refuses
-    an orphan with a 400 of its own, which would reach the client as a 502 after the turn was stored)."""
-    open_calls: set[str] = set()
+    """An assistant message's tool calls and the ``tool`` messages right after it are one unit, both ways:
+    each ``tool`` message answers a call of the assistant message before it, and each call is answered
+    before the next message of another role. The upstream refuses either orphan with a 400 of its own,
+    which would reach the client as a 502 after the turn was stored."""
+    open_calls: dict[str, tuple[int, int]] = {}  # call id -> (message, call) positions, until answered
+
+    def close_unit() -> None:
+        if open_calls:
+            index, position = min(open_calls.values())
+            call_id = messages[index]["tool_calls"][position]["id"]
+            raise _bad(f"messages[{index}].tool_calls[{position}].id", _(
+                "A tool call must be answered by a tool message right after its assistant message; "
+                "no result for %(id)s.") % {"id": call_id})
+
+    answerable: set[str] = set()
     for index, message in enumerate(messages):
-        if message["role"] == "assistant":
-            open_calls = {call["id"] for call in message.get("tool_calls") or []}
-        elif message["role"] == "tool":
-            if message["tool_call_id"] not in open_calls:
+        if message["role"] == "tool":
+            if message["tool_call_id"] not in answerable:
                 raise _bad(f"messages[{index}].tool_call_id", _(
                     "A tool message must answer a tool call of the assistant message before it; "
                     "no such call %(id)s.") % {"id": message["tool_call_id"]})
-        else:
-            open_calls = set()
+            open_calls.pop(message["tool_call_id"], None)
+            continue
+        close_unit()
+        calls = (message.get("tool_calls") or []) if message["role"] == "assistant" else []
+        open_calls = {call["id"]: (index, position) for position, call in enumerate(calls)}
+        answerable = set(open_calls)
+    close_unit()
 
 
 def _check_tools(tools: Any) -> list[dict[str, Any]]:

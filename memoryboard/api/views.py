@@ -46,6 +46,7 @@ from memoryboard.ltm.store.expiry import memory_set_expiry
 from memoryboard.ltm.store.items import memory_archive, memory_delete_for_user, memory_restore, memory_restore_for_user
 from memoryboard.ltm.store.locks import NamespaceLockTimeout
 from memoryboard.ltm.store.selectors import memory_queryset_for, own_scope_for
+from memoryboard.ltm.store.tasks import archive_expired_among
 from memoryboard.ltm.store.versions import memory_history
 from memoryboard.ltm.write.edits import memory_revert, memory_update
 from memoryboard.ltm.write.reconcile import memory_save_reconciled
@@ -150,6 +151,16 @@ class MemoryViewSet(
     def get_queryset(self):
         paused = MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True)
         return memory_queryset_for(self.request.user).annotate(is_paused=Exists(paused)).order_by("-updated_at", "id")
+
+    def paginate_queryset(self, queryset):
+        page = super().paginate_queryset(queryset)
+        archive_expired_among(page or [])  # shown as expired; a list that meets one archives it at once
+        return page
+
+    def retrieve(self, request, *args, **kwargs):
+        memory = self.get_object()
+        archive_expired_among([memory])
+        return Response(self.get_serializer(memory).data)
 
     @extend_schema(
         summary="Create a memory (through the reconcile step: a repeat reinforces, an update supersedes)",

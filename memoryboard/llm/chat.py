@@ -11,7 +11,7 @@ from openai.types.chat import ChatCompletion
 
 from memoryboard.jsonguard import JSONGuardError, check_json_value, parse_json
 from memoryboard.llm.errors import LLMError
-from memoryboard.llm.openai_client import first_message, openai_errors
+from memoryboard.llm.openai_client import clean_model_text, first_message, openai_errors
 
 if TYPE_CHECKING:
     import openai
@@ -150,11 +150,13 @@ class OpenAIChatModel:
                 if not isinstance(name, str) or not name:
                     raise LLMError("malformed response", "tool call without a function name")
                 raw_arguments = getattr(function, "arguments", None)
+                if isinstance(raw_arguments, str):
+                    raw_arguments = clean_model_text(raw_arguments)
                 arguments, error = parse_tool_arguments(raw_arguments)
-                calls.append(ToolCall(id=getattr(raw, "id", None) or f"call_{index}", name=name,
-                                      arguments=arguments, error=error,
+                calls.append(ToolCall(id=clean_model_text(getattr(raw, "id", None) or f"call_{index}"),
+                                      name=clean_model_text(name), arguments=arguments, error=error,
                                       raw_arguments=raw_arguments if isinstance(raw_arguments, str) else None))
-            reply = ChatReply(content=message.content or "", tool_calls=calls)
+            reply = ChatReply(content=clean_model_text(message.content), tool_calls=calls)
         check_reply_size(reply)
         return reply
 

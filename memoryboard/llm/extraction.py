@@ -20,6 +20,7 @@ from memoryboard.llm.clauses import Clause, split_clauses
 from memoryboard.llm.cues import clause_cues, find_secrets, is_hypothetical, is_small_talk
 from memoryboard.llm.embeddings import UniversalSentenceEncoder
 from memoryboard.llm.errors import LLMError
+from memoryboard.llm.openai_client import clean_model_value
 from memoryboard.llm.statement_model import StatementModel, feature_matrix, shipped_statement_model
 
 if TYPE_CHECKING:
@@ -149,6 +150,7 @@ def parse_extraction(text: str) -> list[ExtractedItem]:
         break
     else:
         raise LLMError("malformed response", "the extraction answer is not JSON")
+    data = clean_model_value(data)
 
     if isinstance(data, dict):
         for key in ("memories", "items", "data"):

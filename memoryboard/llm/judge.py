@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memoryboard.llm.errors import LLMError
+from memoryboard.llm.openai_client import clean_model_value
 
 if TYPE_CHECKING:
     from memoryboard.llm.chat import ChatModel
@@ -72,6 +73,7 @@ def parse_verdict(text: str, *, candidate_ids: list[str], model: str = "") -> Ju
             continue
     if not isinstance(data, dict):
         raise LLMError("malformed response", "the judge's answer is not a JSON object")
+    data = clean_model_value(data)
     verdict = str(data.get("verdict") or "").strip().lower()
     if verdict not in VERDICTS:
         raise LLMError("malformed response", f"the judge's verdict {verdict!r} is not one of {', '.join(VERDICTS)}")

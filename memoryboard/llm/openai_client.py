@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -13,6 +14,36 @@ from memoryboard.llm.errors import LLMError
 
 # Local OpenAI-compatible servers often accept any key; the client refuses an empty one.
 PLACEHOLDER_API_KEY = "not-needed"
+
+# Code points no UTF-8 text can hold: the surrogates, which JSON lets a reply carry as ``"\ud800"``
+# escapes (alone, or in a pair the wrong way round). Stored, they fail the database driver.
+_UNENCODABLE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def clean_model_text(text: Any) -> str:
+    """The one cleaning step of what a model returns (chat replies and their tool calls, the judge's
+    verdict, extracted items, summaries), before anything of it is stored or answered: text, with each
+    code point UTF-8 cannot hold (a lone surrogate) replaced by U+FFFD. ``None`` is ``""``.
+
+    Example:
+        >>> clean_model_text("ok \ud800")
+        'ok \ufffd'
+    """
+    text = "" if text is None else str(text)
+    return _UNENCODABLE.sub(REPLACEMENT, text) if _UNENCODABLE.search(text) else text
+
+
+def clean_model_value(value: Any) -> Any:
+    """:func:`clean_model_text` over every string (keys too) of a value parsed from a model's JSON answer:
+    ``json.loads`` turns a ``"\ud800"`` escape of a clean text into a lone surrogate."""
+    if isinstance(value, str):
+        return clean_model_text(value)
+    if isinstance(value, list):
+        return [clean_model_value(item) for item in value]
+    if isinstance(value, dict):
+        return {clean_model_text(key): clean_model_value(item) for key, item in value.items()}
+    return value
 
 
 def make_client(

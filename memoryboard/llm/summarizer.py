@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memoryboard.llm.errors import LLMError
-from memoryboard.llm.openai_client import first_message, openai_errors
+from memoryboard.llm.openai_client import clean_model_text, first_message, openai_errors
 from memoryboard.strategies.errors import SummarizerError
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class OpenAISummarizer:
                         {"role": "user", "content": text},
                     ],
                 )
-                content = (first_message(response).content or "").strip()
+                content = clean_model_text(first_message(response).content).strip()
             if not content:
                 raise LLMError("empty response", "the summary is empty")
         except LLMError as exc:

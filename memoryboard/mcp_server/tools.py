@@ -17,6 +17,7 @@ from memoryboard.agents_config import get_agents_config
 from memoryboard.ltm.store.erase_gate import UserDataErased, work_begun, work_begun_at
 from memoryboard.ltm.store.items import memory_delete_for_user
 from memoryboard.ltm.store.selectors import filter_memories, own_memories
+from memoryboard.ltm.store.tasks import current_items
 from memoryboard.ltm.write.tools import TOOL_SEARCH_MAX_K, memory_tool_save, memory_tool_search
 from memoryboard.models import MemoryType, Source
 from memoryboard.models.namespaces import Namespace, build_namespace
@@ -131,7 +132,7 @@ def mcp_memory_list(
         raise McpError(f"limit: between 1 and {MAX_LIST}")
     if offset < 0:
         raise McpError("offset: must not be negative")
-    qs = filter_memories(_own(identity), memory_type=memory_type or None, archived=False)
+    qs = current_items(filter_memories(_own(identity), memory_type=memory_type or None))
     rows = list(qs.order_by("-updated_at", "-id")[offset:offset + limit + 1])
     return {"items": [_item(m) for m in rows[:limit]], "more": len(rows) > limit}
 

@@ -31,8 +31,15 @@ OTHER_REASONS = {
     "conflict: kept both": _("Conflict: kept both"),
     "not duplicates": _("Not duplicates"),
     "expiry": _("Expiry changed"),
+    # Reasons that say what happened in words: the ids and texts involved live in their own columns and in
+    # the entry's before/after, which an erase empties (ltm.people.user_data).
+    "extracted from a conversation": _("Noted automatically from a conversation"),
+    "conflict flagged": _("Conflict flagged for review"),
 }
+EXTRACTED = "extracted from a conversation"
+CONFLICT_FLAGGED = "conflict flagged"
 UNDO_DELETE = "undo delete: back to "
+# Entries written before reasons held no client-chosen value: "auto_extract from <conversation id>".
 AUTO_EXTRACT_FROM = "auto_extract from "
 MERGED_INTO = "merged into "  # + the id of the item kept
 # A restore that found the same item in use (``ltm.store.items.memory_restore``), + that item's id.

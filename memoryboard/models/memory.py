@@ -10,6 +10,14 @@ from django.utils.translation import gettext_lazy as _
 from memoryboard.models.namespaces import parse_namespace
 
 
+def value_time_text(moment: datetime) -> str:
+    """A time as memoryboard stores it in value_json (``expiresAt``, ``validFrom``): ISO 8601 in UTC, whole
+    seconds, ``Z``; the texts of two times compare as the times do."""
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment, dt_timezone.utc)
+    return moment.astimezone(dt_timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def parse_value_time(value):
     """An aware datetime from value_json's ISO text (None when absent or unreadable)."""
     if not value or not isinstance(value, str):

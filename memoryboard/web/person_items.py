@@ -47,12 +47,16 @@ def person_item_counts(*, user_id: str) -> dict[tuple[str, str], int]:
     """``(agent namespace name, state) → items``, by the rule the list filters with."""
     qs = own_memories(user_id=user_id)
     paused = set(qs.filter(state_q(MemoryState.PAUSED)).values_list("pk", flat=True))
+    # Past their expiry, not archived by the sweep yet: expired already.
+    expired = set(qs.filter(state_q(MemoryState.EXPIRED), archived=False).values_list("pk", flat=True))
     counts: dict[tuple[str, str], int] = {}
-    if paused:
-        for row in qs.filter(pk__in=paused).values("namespace").annotate(n=Count("pk")).order_by():
-            key = (namespace_agent(row["namespace"]), MemoryState.PAUSED)
+    for ids, state in ((paused, MemoryState.PAUSED), (expired, MemoryState.EXPIRED)):
+        if not ids:
+            continue
+        for row in qs.filter(pk__in=ids).values("namespace").annotate(n=Count("pk")).order_by():
+            key = (namespace_agent(row["namespace"]), state)
             counts[key] = counts.get(key, 0) + row["n"]
-    for row in (qs.exclude(pk__in=paused).values("namespace", "archived", "archived_reason")
+    for row in (qs.exclude(pk__in=paused | expired).values("namespace", "archived", "archived_reason")
                 .annotate(n=Count("pk")).order_by()):
         state = state_of(archived=row["archived"], archived_reason=row["archived_reason"])
         key = (namespace_agent(row["namespace"]), state)

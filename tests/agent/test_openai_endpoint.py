@@ -249,6 +249,17 @@ def test_bad_token_unknown_model_and_bad_messages_are_openai_errors(client_for, 
           "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": "{}"}}]},
           {"role": "tool", "tool_call_id": "a", "content": "r"}], "messages[1].tool_calls[0].id"),
         ([{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}], "messages[1].role"),
+        # An assistant's tool calls without their results (the orphan the other way round).
+        ([{"role": "user", "content": "x"}, {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]},
+          {"role": "user", "content": "never mind"}], "messages[1].tool_calls[0].id"),
+        ([{"role": "user", "content": "x"}, {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}},
+            {"id": "c2", "type": "function", "function": {"name": "time", "arguments": "{}"}}]},
+          {"role": "tool", "tool_call_id": "c1", "content": "sunny"}], "messages[1].tool_calls[1].id"),
+        ([{"role": "user", "content": "x"}, {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]},
+          {"role": "assistant", "content": "y"}, {"role": "user", "content": "z"}], "messages[1].tool_calls[0].id"),
     ]
     for messages, param in bad:
         with pytest.raises(openai.BadRequestError) as caught:

@@ -398,7 +398,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"unknown path {path}", "type": "invalid_request_error"}})
 
     def _send_json(self, status: int, payload: Any) -> None:
-        self._send(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), "application/json")
+        try:
+            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # a scripted lone surrogate: sent as the \ud800 escape, as JSON allows
+            data = json.dumps(payload).encode("ascii")
+        self._send(status, data, "application/json")
 
     def _send(self, status: int, data: bytes, content_type: str) -> None:
         try:

@@ -397,3 +397,158 @@ def test_over_the_api_a_broken_file_neither_fails_staff_searches_nor_a_users_era
             assert response.status_code == 200 and response.json()[0]["id"] == piano.pk
         response = _api(alice).post("/api/v1/me/data/erase/", {"confirm": True}, format="json")
         assert response.status_code == 200 and not LongTermMemory.objects.filter(pk=secret.pk).exists()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _get(port: int, path: str, token: str | None = None) -> tuple[int, bytes]:
+    import http.client
+
+    connection_ = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        connection_.request("GET", path, headers={"Authorization": f"Token {token}"} if token else {})
+        response = connection_.getresponse()
+        return response.status, response.read()
+    finally:
+        connection_.close()
+
+
+@contextmanager
+def _gunicorn_host(directory: Path, follow_seconds: float, log: Path):
+    """A web host in its own gunicorn (the repository's gunicorn.conf.py: preloaded app, one worker) on the
+    test database, with its own index directory; yields its port once its health check answers."""
+    import os
+    import subprocess
+    import sys
+
+    db = connection.settings_dict
+    env = dict(os.environ, DATABASE_URL=f"mysql://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}/"
+               f"{db['NAME']}", MEMORYBOARD_ANN_DIR=str(directory), MEMORYBOARD_ANN_FOLLOW_SECONDS=str(follow_seconds),
+               MEMORYBOARD_EMBEDDER="hashing", MEMORYBOARD_WEB_WORKERS="1", MEMORYBOARD_WEB_THREADS="2",
+               MEMORYBOARD_ALLOWED_HOSTS="127.0.0.1", MEMORYBOARD_DEBUG="0", OPENAI_BASE_URL="")
+    env.pop("MEMORYBOARD_SHARED_CACHE_URL", None)
+    port = _free_port()
+    root = Path(__file__).resolve().parents[2]
+    with open(log, "wb") as out:
+        process = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "memoryboard.wsgi",
+                                    "--bind", f"127.0.0.1:{port}"], cwd=root, env=env, stdout=out,
+                                   stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if _get(port, "/api/v1/health/")[0] == 200:
+                        break
+                except OSError:
+                    pass
+                assert time.monotonic() < deadline and process.poll() is None, log.read_text()
+                time.sleep(0.1)
+            yield port
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+@pytest.mark.mysql
+@pytest.mark.django_db(transaction=True)
+def test_an_erase_leaves_an_idle_host_and_a_host_started_after_it(hosts, tmp_path, support_user, alice, bob,
+                                                                  make_memory):
+    """Two web hosts on one MariaDB, each a gunicorn with gunicorn.conf.py. Host 2's index is built; host 1
+    erases alice; host 2 stays idle (health checks only: no write, no search): alice's vectors are gone from
+    its file within MEMORYBOARD_ANN_FOLLOW_SECONDS. Host 3, whose file was built before the erase, starts
+    after it: its first staff search does not return them, and its file no longer holds them by then."""
+    import json
+
+    from rest_framework.authtoken.models import Token
+
+    from memoryboard.ltm.people.user_data import user_data_erase
+
+    if connection.vendor != "mysql":
+        pytest.skip("hosts share one MariaDB/MySQL database (real commits)")
+    secrets = [make_memory(alice, f"User hides unique secret phrase number {i}") for i in range(6)]
+    for i in range(6):
+        make_memory(bob, f"User collects stamps from country {i}")
+    patterns = {}
+    for secret in secrets:
+        patterns.update({f"{secret.pk}:{kind}": data for kind, data in _plant(secret).items()})
+    with hosts("1"):
+        call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+        for secret in secrets:
+            patterns[f"{secret.pk}:i8"] = _int8(secret)
+    for name in ("2", "3"):  # their files, built before the erase
+        with hosts(name) as directory:
+            call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+            assert len(_files_holding([directory], patterns)) == len(secrets)
+    two, three = tmp_path / "2", tmp_path / "3"
+    token = Token.objects.create(user=support_user).key
+    follow = 2.0
+
+    with _gunicorn_host(two, follow, tmp_path / "host2.log") as port:
+        time.sleep(follow + 1)  # host 2 is up and has followed the log at least once
+        assert len(_files_holding([two], patterns)) == len(secrets)
+        with hosts("1") as one:
+            user_data_erase(user_id=str(alice.pk), actor=alice)
+            assert _files_holding([one], patterns) == []
+        erased = time.monotonic()
+        while _files_holding([two], patterns) and time.monotonic() - erased < follow + 5:
+            assert _get(port, "/api/v1/health/")[0] == 200  # health checks only
+            time.sleep(0.2)
+        scrubbed = time.monotonic() - erased
+        assert _files_holding([two], patterns) == []
+        assert scrubbed < follow + 1.5, scrubbed  # within the follow interval (and the time to write a file)
+
+    assert len(_files_holding([three], patterns)) == len(secrets)  # host 3 was down during the erase
+    with _gunicorn_host(three, 60.0, tmp_path / "host3.log") as port:  # its next turn would be a minute away
+        status, body = _get(port, "/api/v1/memories/search/?q=unique%20secret%20phrase&k=10", token=token)
+        assert status == 200, body
+        assert not {item["id"] for item in json.loads(body)} & {s.pk for s in secrets}
+        assert _files_holding([three], patterns) == []  # applied before it answered its first staff search
+
+
+@pytest.mark.mysql
+@pytest.mark.django_db(transaction=True)
+def test_a_task_worker_host_follows_the_log_from_its_start(hosts, tmp_path, alice, bob, make_memory):
+    """A worker host with an index file (``manage.py tasks_worker``, django-tasks-db) and no task to run: an
+    erase elsewhere leaves its file within MEMORYBOARD_ANN_FOLLOW_SECONDS, by its follower thread."""
+    import os
+    import subprocess
+    import sys
+
+    from memoryboard.ltm.people.user_data import user_data_erase
+
+    if connection.vendor != "mysql":
+        pytest.skip("hosts share one MariaDB/MySQL database (real commits)")
+    secret = make_memory(alice, "User hides a unique secret phrase")
+    make_memory(bob, "User plays the piano")
+    patterns = _plant(secret)
+    with hosts("w") as worker_dir:
+        call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+        patterns["i8"] = _int8(secret)
+    db = connection.settings_dict
+    env = dict(os.environ, DATABASE_URL=f"mysql://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}/"
+               f"{db['NAME']}", MEMORYBOARD_ANN_DIR=str(worker_dir), MEMORYBOARD_ANN_FOLLOW_SECONDS="1",
+               MEMORYBOARD_EMBEDDER="hashing", MEMORYBOARD_TASKS_BACKEND="django_tasks_db.DatabaseBackend",
+               OPENAI_BASE_URL="")
+    worker = subprocess.Popen([sys.executable, "manage.py", "tasks_worker", "--no-startup-delay", "--interval", "1",
+                               "--worker-id", "follower", "--no-reload", "--queue-name", "nothing-queued-here"],
+                              cwd=Path(__file__).resolve().parents[2], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+    try:
+        time.sleep(8)  # started (Django and the embedder loaded)
+        assert worker.poll() is None and patterns["i8"] in (worker_dir / f"{MODEL}.usearch").read_bytes()
+        with hosts("a"):
+            user_data_erase(user_id=str(alice.pk), actor=alice)
+        erased = time.monotonic()
+        while _files_holding([worker_dir], patterns) and time.monotonic() - erased < 10:
+            time.sleep(0.2)
+        assert _files_holding([worker_dir], patterns) == [], worker.stderr.read1().decode()[-2000:]
+        assert time.monotonic() - erased < 1 + 1.5
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)

@@ -86,13 +86,18 @@ def test_system_check_reports_a_bad_ttl(settings, tmp_path):
     assert errors and "ttl-days.FACT" in errors[0].msg and errors[0].id == "memoryboard.E001"
 
 
-def test_expired_items_are_never_retrieved(agents, alice):
-    _create(alice, "User lives in Shanghai", expires_at=timezone.now() - timedelta(hours=1))
+def test_expired_items_are_never_retrieved_and_the_read_archives_them_at_once(agents, alice):
+    shanghai = _create(alice, "User lives in Shanghai", expires_at=timezone.now() - timedelta(hours=1))
     _create(alice, "User lives in Berlin", expires_at=timezone.now() + timedelta(days=3))
-    assert _search(alice, "Where does the user live?") == ["User lives in Berlin"]
+    assert not LongTermMemory.objects.get(pk=shanghai.pk).archived  # the sweep has not come by yet
+    assert memory_state(shanghai) == "expired"  # but it is not current
     ns = build_namespace(agent_namespace="chat", user_id=str(alice.pk))
     ranking = memory_retrieve_ranking(namespace=ns, query="Where does the user live?", k=5, log_access=False)
-    assert ranking.summary().get("expired") == 1
+    assert ranking.summary().get("expired") == 1 and [r.memory.content for r in ranking.results] == ["User lives in Berlin"]
+    shanghai.refresh_from_db()
+    assert shanghai.archived and shanghai.archived_reason == ArchivedReason.EXPIRED  # the read met it: archived
+    assert MemoryStateChange.objects.get(memory_id=shanghai.pk).new_state == "expired"
+    assert _search(alice, "Where does the user live?") == ["User lives in Berlin"]
 
 
 def test_refresh_on_read_pushes_the_expiry_forward(agents, alice):

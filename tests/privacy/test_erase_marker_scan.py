@@ -3,10 +3,12 @@
 Write paths: an agent turn on the API (the user's message, the model's reply, a ``memory_save`` tool call,
 the extraction that follows, the retrieval receipt), ``/v1/chat/completions``, ``POST /api/v1/memories/
 import``, ``PATCH /api/v1/memories/{id}/``, MCP ``memory_save``, an edit on "My memories", a support edit
-in the admin (its history, "Recent actions"), and a playground trace a developer pasted from the user's
-conversation. Before the erase the marker is in each of those tables (the scan can fail); after it, no
-row of any table (read with the database's own introspection, every column) and no log record at the
-level an operator may set (INFO) holds it. Run on SQLite and MariaDB.
+in the admin (its history, "Recent actions"), a memory strategy support applied to the user's conversation,
+and a playground trace a developer pasted from the user's conversation. The marker is in every field a
+client chooses too: the conversation ids, the agent (its id, as ``/v1``'s ``model``, and an import row's
+``agent``), a client tool's name and an import file's name. Before the erase the marker is in each of those
+tables (the scan can fail); after it, no row of any table (read with the database's own introspection,
+every column) and no log record at the level an operator may set (INFO) holds it. Run on SQLite and MariaDB.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 import logging
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
@@ -26,6 +29,26 @@ from memoryboard.models import AuditLog, ChatMessage, LongTermMemory
 pytestmark = pytest.mark.django_db
 
 MARK = "ZQX7731MARK"
+AGENT = f"pilot{MARK}"  # an agent whose id a client names (as /v1's model)
+CONVERSATION = f"conv-{MARK}"
+V1_CONVERSATION = f"v1-{MARK}"
+
+
+@pytest.fixture
+def agents_with_marker(settings, tmp_path):
+    """The repository's agents and one whose id carries the marker."""
+    from pathlib import Path
+
+    from memoryboard.agents_config import reset_agents_config
+
+    text = (Path(__file__).resolve().parents[2] / "agents.yaml").read_text()
+    path = tmp_path / "agents.yaml"
+    path.write_text(text + f"    {AGENT}:\n      memory-tools: true\n"
+                           f"      long-term-memory: {{enabled: true, namespace: {AGENT}}}\n")
+    settings.MEMORYBOARD_AGENTS_FILE = str(path)
+    reset_agents_config()
+    yield
+    reset_agents_config()
 
 
 def tables_holding(marker: str) -> dict[str, int]:
@@ -69,7 +92,7 @@ def _plant(*, alice, superuser, developer, client, fake) -> None:
     fake.push_reply(content=f"Noted, {MARK}-reply.")
     fake.push_reply(content=json.dumps([{"type": "FACT", "content": f"User is a pilot {MARK}-extract"}]))
     turn = api.post("/api/v1/agents/chat/chat", {"message": f"I am a pilot, my call sign is {MARK}-chat",
-                                                "conversation_id": "conv-mark"}, format="json")
+                                                "conversation_id": CONVERSATION}, format="json")
     assert turn.status_code == 200, turn.content
 
     # /v1/chat/completions with the user's token.
@@ -79,9 +102,35 @@ def _plant(*, alice, superuser, developer, client, fake) -> None:
         "model": "chat", "messages": [{"role": "user", "content": f"My dog is called {MARK}-v1"}]}, format="json")
     assert v1.status_code == 200, v1.content
 
+    # /v1 with an agent, a conversation id and a client tool named by the client: the model calls the tool.
+    tool = f"lookup_{MARK}"
+    fake.push_reply(tool_calls=[{"name": tool, "arguments": {"city": "Oslo"}}])
+    called = _api(alice, token).post("/v1/chat/completions", {
+        "model": AGENT, "metadata": {"conversation_id": V1_CONVERSATION},
+        "tools": [{"type": "function", "function": {"name": tool, "parameters": {"type": "object"}}}],
+        "messages": [{"role": "user", "content": "I fly gliders. What is the weather in Oslo?"}]}, format="json")
+    assert called.status_code == 200, called.content
+    assert called.json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == tool
+    unknown = _api(alice, token).post("/v1/chat/completions", {
+        "model": f"{MARK}-model", "messages": [{"role": "user", "content": "hi"}]}, format="json")
+    assert unknown.status_code == 404
+
     imported = api.post("/api/v1/memories/import", {"items": [{"content": f"User imported {MARK}-import"}],
                                                      "dry_run": False}, format="json")
     assert imported.status_code == 200, imported.content
+
+    # The import page: a file whose name carries the marker, one row naming an agent nobody has (a preview).
+    client.force_login(alice)
+    upload = SimpleUploadedFile(f"{MARK}-export.json", json.dumps(
+        [{"content": "User imported a file", "agent": f"{MARK}-agent"}]).encode(), content_type="application/json")
+    preview = client.post(reverse("my-memories-import"), {"file": upload, "mode": "skip", "agent": "chat",
+                                                         "step": "preview"})
+    assert preview.status_code == 200 and preview.context["summary"].invalid
+    upload = SimpleUploadedFile(f"{MARK}-export.json", json.dumps(
+        [{"content": f"User imported a file {MARK}-file"}]).encode(), content_type="application/json")
+    applied = client.post(reverse("my-memories-import"), {"file": upload, "mode": "skip", "agent": "chat",
+                                                         "step": "apply"})
+    assert applied.status_code == 302, applied.content.decode()[:500]
 
     from memoryboard.mcp_server.tools import identity_for_token, mcp_memory_save
 
@@ -110,14 +159,19 @@ def _plant(*, alice, superuser, developer, client, fake) -> None:
 
     client.force_login(developer)
     pasted = [{"role": m.role.lower(), "content": m.content}
-              for m in ChatMessage.objects.filter(user_id=uid, conversation_id="conv-mark").order_by("id")
+              for m in ChatMessage.objects.filter(user_id=uid, conversation_id=CONVERSATION).order_by("id")
               if m.role in ("USER", "ASSISTANT") and m.content]
     trace = client.post(reverse("playground"), {"messages_json": json.dumps(pasted)})
     assert trace.status_code == 302, trace.content.decode()[:500]
 
+    # Support applies a memory strategy to the /v1 conversation (an audit entry about the conversation).
+    applied = support.post("/api/v1/strategies/memory/delete/apply", {
+        "conversation_id": V1_CONVERSATION, "params": {"keep_latest": 1}}, format="json")
+    assert applied.status_code == 200, applied.content
+
 
 def test_a_marker_planted_through_every_write_path_is_found_nowhere_after_the_erase(
-    openai_settings, settings, client, alice, bob, superuser, developer, make_memory, caplog,
+    openai_settings, settings, client, alice, bob, superuser, developer, make_memory, caplog, agents_with_marker,
 ):
     caplog.set_level(logging.INFO)
     make_memory(bob, f"Bob's own note, not {MARK[:4]}")
@@ -128,8 +182,12 @@ def test_a_marker_planted_through_every_write_path_is_found_nowhere_after_the_er
                   "memoryboard_playground_trace"):
         assert before.get(table), (table, before)
     assert AuditLog.objects.filter(reason__contains=f"{MARK}-reason").exists()
+    assert AuditLog.objects.filter(object_type="conversation", object_id=V1_CONVERSATION).exists()
+    assert ChatMessage.objects.filter(agent_id=AGENT, conversation_id=V1_CONVERSATION).exists()
+    # A reason says what happened; the conversation's id is in its own field, which the erase empties.
+    assert not AuditLog.objects.filter(reason__contains=MARK).exclude(reason__contains=f"{MARK}-reason").exists()
     saved = {m.content.rsplit(MARK, 1)[-1] for m in LongTermMemory.objects.all() if MARK in m.content}
-    assert {"-extract", "-v1extract", "-patch", "-edit", "-admin"} <= saved, saved
+    assert {"-extract", "-v1extract", "-patch", "-edit", "-admin", "-file"} <= saved, saved
     from django.contrib.admin.models import LogEntry
 
     assert LogEntry.objects.filter(object_id=_item(f"{MARK}-admin").pk).exists()
@@ -140,3 +198,23 @@ def test_a_marker_planted_through_every_write_path_is_found_nowhere_after_the_er
     assert tables_holding(MARK) == {}
     assert MARK not in caplog.text
     assert _item("Bob's own note")
+
+
+def test_reasons_written_before_they_held_no_client_chosen_value_lose_it_at_the_erase(alice, bob, make_memory):
+    """Entries written by earlier versions: "auto_extract from <conversation id>", a judge's reasoning after
+    "reconcile … (…): ", "superseded by <id>: …", "conflict with <id>: …" become the words written now."""
+    from memoryboard.audit import audit_record
+
+    mine, theirs = make_memory(alice, "User flies gliders"), make_memory(bob, "User sails")
+    legacy = [f"auto_extract from conv-{MARK}", f"reconcile update (llm:gpt): the user said {MARK}",
+              f"superseded by abc: because {MARK}", f"conflict with abc: {MARK} vs the rest"]
+    for reason in legacy:
+        audit_record(actor=None, action=AuditLog.Action.UPDATE, object_type="memory", object_id=mine.pk,
+                     after={"value_json": mine.value_json}, reason=reason)
+        audit_record(actor=None, action=AuditLog.Action.UPDATE, object_type="memory", object_id=theirs.pk,
+                     after={"value_json": theirs.value_json}, reason=reason)
+    user_data_erase(user_id=str(alice.pk), actor=alice)
+    assert sorted(AuditLog.objects.filter(object_id=mine.pk).exclude(action="create")
+                  .values_list("reason", flat=True)) == sorted([
+        "extracted from a conversation", "reconcile update (llm:gpt)", "superseded", "conflict flagged"])
+    assert AuditLog.objects.filter(object_id=theirs.pk, reason__contains=MARK).count() == 4  # bob's stay

@@ -41,7 +41,34 @@ def test_without_a_secret_key_and_debug_off_the_wsgi_application_does_not_start(
     assert done.returncode != 0 and "ImproperlyConfigured" in done.stderr and "memoryboard.E010" in done.stderr
 
 
-@pytest.mark.parametrize("extra", [{"MEMORYBOARD_SECRET_KEY": "k" * 50, "MEMORYBOARD_DEBUG": "0"},
+STRONG_KEY = "a-deployment-key-" + "0123456789abcdef" * 3
+
+
+@pytest.mark.parametrize("key", ["k", "k" * 50, "short-but-varied-key-0123456789", "django-insecure-" + "x1y2z3" * 9])
+def test_a_weak_secret_key_with_debug_off_stops_manage_py_and_the_wsgi_application(tmp_path, key):
+    """What Django's deploy check only warns about (security.W009) stops the start, as a missing key does."""
+    env = _env(tmp_path, MEMORYBOARD_SECRET_KEY=key, MEMORYBOARD_DEBUG="0", MEMORYBOARD_EMBEDDER="hashing")
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode != 0 and "memoryboard.E011" in done.stderr and "secrets.token_urlsafe" in done.stderr
+    assert len(key) < 10 or key not in done.stderr  # the key itself is never printed
+    done = subprocess.run([sys.executable, "-c", "import memoryboard.wsgi"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode != 0 and "ImproperlyConfigured" in done.stderr and "memoryboard.E011" in done.stderr
+
+
+def test_a_weak_secret_key_is_fine_in_the_demo(settings):
+    from memoryboard.checks import check_secret_key
+
+    settings.DEBUG, settings.SECRET_KEY = True, "k"
+    assert check_secret_key() == []
+    settings.DEBUG = False
+    assert [error.id for error in check_secret_key()] == ["memoryboard.E011"]
+    settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS = STRONG_KEY, ["old"]
+    assert [error.msg.split(" ")[0] for error in check_secret_key()] == ["SECRET_KEY_FALLBACKS[0]"]
+
+
+@pytest.mark.parametrize("extra", [{"MEMORYBOARD_SECRET_KEY": STRONG_KEY, "MEMORYBOARD_DEBUG": "0"},
                                    {"MEMORYBOARD_SECRET_KEY": None, "MEMORYBOARD_DEBUG": "1"}],
                          ids=["key-set", "demo-debug"])
 def test_with_a_key_or_in_the_demo_the_checks_pass(tmp_path, extra):

@@ -124,7 +124,7 @@ def test_a_killed_worker_s_extraction_is_run_again_by_another_worker(openai_sett
            "OPENAI_BASE_URL": openai_settings.base_url, "OPENAI_API_KEY": "test-key", "OPENAI_MAX_RETRIES": "0",
            "OPENAI_TIMEOUT_SECONDS": "60", "MEMORYBOARD_EMBEDDER": "hashing", "MEMORYBOARD_AGENTS_FILE": str(agents),
            "MEMORYBOARD_WORKER_HEARTBEAT_SECONDS": "1", "MEMORYBOARD_WORKER_LOST_SECONDS": "3",
-           "MEMORYBOARD_TASK_RECOVER_SECONDS": "1", "MEMORYBOARD_SECRET_KEY": "test-secret"}
+           "MEMORYBOARD_TASK_RECOVER_SECONDS": "1", "MEMORYBOARD_SECRET_KEY": os.environ["MEMORYBOARD_SECRET_KEY"]}
     reply = json.dumps([{"type": "FACT", "content": "User flies gliders"}])
     openai_settings.push_reply(content=reply)
     openai_settings.push_delay("chat/completions", 60)  # the first worker waits for the model ...

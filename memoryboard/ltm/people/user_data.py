@@ -45,7 +45,13 @@ from memoryboard.models import (
     UserMemorySettings,
 )
 from memoryboard.models.audit import USER_OBJECT_TYPES
-from memoryboard.models.labels import MERGED_INTO, SAME_ITEM_IN_USE
+from memoryboard.models.labels import (
+    AUTO_EXTRACT_FROM,
+    CONFLICT_FLAGGED,
+    EXTRACTED,
+    MERGED_INTO,
+    SAME_ITEM_IN_USE,
+)
 from memoryboard.models.namespaces import parse_namespace
 from memoryboard.task_recovery import EXTRACT_TASK_PATHS, task_result_model
 
@@ -411,8 +417,16 @@ def memory_export_for_user(*, user_id: str, actor) -> dict:
 
 
 def _erase_typed_reasons(qs: QuerySet) -> None:
-    """The reason staff typed when archiving (free text, it may quote the user) goes with the content; the
-    reasons the services write (codes, "merged into <id>") stay."""
+    """Free text that may hold what the person wrote or chose goes with the content: the reason staff typed
+    when archiving (it may quote the user) and, in entries written before reasons said only what happened,
+    a conversation id (``auto_extract from <id>``) and a judge's reasoning (``reconcile … (…): <reasoning>``,
+    ``superseded by <id>: …``, ``conflict with <id>: …``), which become the words written now. The reasons
+    the services write (codes, ``merged into <id>``) stay."""
+    qs.filter(reason__startswith=AUTO_EXTRACT_FROM).update(reason=EXTRACTED)
+    qs.filter(reason__startswith="superseded by ").update(reason=ArchivedReason.SUPERSEDED)
+    qs.filter(reason__startswith="conflict with ").update(reason=CONFLICT_FLAGGED)
+    for pk, reason in qs.filter(reason__startswith="reconcile ", reason__contains="): ").values_list("pk", "reason"):
+        AuditLog.objects.filter(pk=pk).update(reason=reason[: reason.index("): ") + 1])
     (qs.filter(action=AuditLog.Action.ARCHIVE).exclude(reason__in=ArchivedReason.values)
      .exclude(reason__startswith=MERGED_INTO).exclude(reason__startswith=SAME_ITEM_IN_USE).update(reason=""))
 
@@ -457,6 +471,8 @@ def user_data_erase(*, user_id: str, actor, reason: str = "privacy request") -> 
                     qs.update(before=None, after=None)
                     # Whose it was goes with the content; an entry whose id is the user's own keeps it.
                     qs.exclude(object_type__in=USER_OBJECT_TYPES).update(subject_user_id="")
+                    # A conversation's id is the client's choice (it may say anything): it goes too.
+                    qs.filter(object_type="conversation").update(object_id="")
                     _erase_typed_reasons(qs)
                 elif section.model is LongTermMemory:
                     qs._raw_delete(qs.db)  # vectors already went with their section; no cascade query

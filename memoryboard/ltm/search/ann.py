@@ -697,6 +697,7 @@ def ann_candidates(*, model_name: str, dim: int, vector: np.ndarray, count: int)
 
 
 def _candidates(model_name: str, dim: int, vector: np.ndarray, count: int) -> list[int] | None:
+    ann_wait_for_start()
     if not settings.MEMORYBOARD_ANN_FOLLOW_SECONDS:
         ann_follow(model_name=model_name, dim=dim, wait=False)  # tests and single-process setups: follow now
     index, position = _snapshot(model_name)
@@ -724,27 +725,40 @@ def _candidates(model_name: str, dim: int, vector: np.ndarray, count: int) -> li
     return keys if keys or len(index) else None
 
 
-# --- the follower thread of a web process -------------------------------------------------------------
+# --- the follower thread of a process ---------------------------------------------------------------
 
-_follower: dict[str, object] = {"pid": None, "thread": None}
+_follower: dict[str, object] = {"pid": None, "thread": None, "turned": None}
 _followed: dict[str, int | None] = {}
 _wake = threading.Event()
+# How long a process's first staff search waits for its follower's first turn (the log applied to the
+# host's files since the process started); a rebuild takes longer: the search is then exact meanwhile.
+START_WAIT = 10.0
 
 
-def _kick(model_name: str, dim: int | None = None, *, now: bool = False) -> None:
-    """Start this process's follower of the model (it looks at the log every
-    ``MEMORYBOARD_ANN_FOLLOW_SECONDS``); ``now``: wake it at once."""
+def _kick(model_name: str | None, dim: int | None = None, *, now: bool = False) -> None:
+    """Start this process's follower (it looks at the log at once, then every
+    ``MEMORYBOARD_ANN_FOLLOW_SECONDS``), following ``model_name`` too; ``now``: wake it at once."""
     seconds = float(settings.MEMORYBOARD_ANN_FOLLOW_SECONDS)
     if seconds <= 0:
         return
-    _followed.setdefault(model_name, dim)
+    if model_name:
+        _followed.setdefault(model_name, dim)
     thread = _follower["thread"]
     if _follower["pid"] != os.getpid() or thread is None or not thread.is_alive():  # first use, or forked
-        thread = threading.Thread(target=_follow_forever, args=(seconds,), name="ann-follower", daemon=True)
-        _follower.update(pid=os.getpid(), thread=thread)
+        turned = threading.Event()
+        thread = threading.Thread(target=_follow_forever, args=(seconds, turned), name="ann-follower", daemon=True)
+        _follower.update(pid=os.getpid(), thread=thread, turned=turned)
         thread.start()
     if now:
         _wake.set()
+
+
+def ann_follow_start() -> None:
+    """Start this process's follower when the process starts (``memoryboard.background``), not at its first
+    write or index search: an idle host scrubs an erase's vectors within ``MEMORYBOARD_ANN_FOLLOW_SECONDS``,
+    and a host started after changes applies them at once. It follows every model this host has a file of
+    (found by itself at each turn) and those its process writes or searches."""
+    _kick(None)
 
 
 def ann_follow_in_background(*, model_name: str) -> None:
@@ -753,10 +767,36 @@ def ann_follow_in_background(*, model_name: str) -> None:
     _kick(model_name)
 
 
-def _follow_forever(seconds: float) -> None:
+def ann_wait_for_start(timeout: float = START_WAIT) -> None:
+    """Before this process's first staff search: wait (at most ``timeout``) for its follower's first turn, so
+    the host's files hold the changes logged before the process started. At once when there is no follower
+    or it has turned already."""
+    turned = _follower["turned"]
+    if _follower["pid"] == os.getpid() and isinstance(turned, threading.Event) and not turned.is_set():
+        turned.wait(timeout)
+
+
+def _models_here() -> None:
+    """Follow every model of which this host has a file (an index or one set aside), as the log names it."""
+    directory = Path(settings.MEMORYBOARD_ANN_DIR)
+    try:
+        stems = {path.name.rsplit(".usearch", 1)[0] for path in directory.iterdir()
+                 if path.name.endswith((".usearch", ".usearch.broken"))}
+    except OSError:  # no directory yet: no file
+        return
+    if not stems - {_stem(name) for name in _followed}:
+        return
+    for name in AnnChange.objects.exclude(model_name="").order_by().values_list("model_name", flat=True).distinct():
+        if _stem(name) in stems:
+            _followed.setdefault(name, None)
+
+
+def _follow_forever(seconds: float, turned: threading.Event) -> None:
     while True:
-        _wake.wait(seconds)
-        _wake.clear()
+        try:
+            _models_here()
+        except Exception:
+            logger.exception("finding the HNSW index files of this host failed")
         for model_name, dim in list(_followed.items()):
             try:
                 ann_follow(model_name=model_name, dim=dim, wait=False)
@@ -767,3 +807,7 @@ def _follow_forever(seconds: float) -> None:
                 logger.exception("following the HNSW index change log of %s failed", model_name)
             finally:
                 close_old_connections()
+        close_old_connections()
+        turned.set()
+        _wake.wait(seconds)
+        _wake.clear()

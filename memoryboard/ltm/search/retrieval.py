@@ -30,14 +30,14 @@ from operator import itemgetter
 import numpy as np
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
-from django.db.models import CharField, Exists, FilteredRelation, OuterRef, Q, QuerySet
+from django.db.models import CharField, Exists, FilteredRelation, Min, OuterRef, Q, QuerySet
 from django.db.models.functions import Cast
 from django.utils import timezone
 
 from memoryboard.llm.factory import get_embedder
 from memoryboard.ltm.search import ranking
 from memoryboard.ltm.search.access_log import record_access
-from memoryboard.ltm.search.ann import ann_candidates
+from memoryboard.ltm.search.ann import ann_candidates, ann_wait_for_start
 from memoryboard.ltm.search.embeddings import memory_embed_many
 from memoryboard.ltm.search.receipts import receipt_record
 from memoryboard.ltm.search.results import Ranking, ScoredMemory
@@ -52,11 +52,15 @@ from memoryboard.ltm.search.vector_cache import (
 )
 from memoryboard.ltm.store import expiry
 from memoryboard.ltm.store.selectors import namespace_q, user_namespaces_q
+from memoryboard.ltm.store.states import current_q, is_past_expiry
+from memoryboard.ltm.store.tasks import archive_expired_met
 from memoryboard.models import (
     ArchivedReason,
     LongTermMemory,
     MemoryAccess,
     MemoryFlag,
+    MemoryState,
+    MemoryStateChange,
     PauseRule,
     UserMemorySettings,
 )
@@ -367,26 +371,32 @@ class MemoEmbedder:
 
 def _validity_scope(queryset: QuerySet[LongTermMemory], *, include_superseded: bool,
                     as_of: datetime | None) -> QuerySet[LongTermMemory]:
-    """The items a search considers: current ones (not archived); with ``include_superseded`` also
-    superseded ones; ``as_of`` every state but deleted and rejected (then filtered by :func:`_valid_at`)."""
+    """The items a search considers: current ones (``ltm.store.states``: not archived here, their expiry
+    checked as they are loaded); with ``include_superseded`` also superseded ones; ``as_of`` every state
+    that was ever believed, so neither deleted, nor waiting for review, nor rejected (then filtered by
+    :func:`_valid_at`: what was current then)."""
     if as_of is not None:
-        return queryset.exclude(archived=True, archived_reason__in=[ArchivedReason.USER_DELETED,
-                                                                    ArchivedReason.REJECTED])
+        return queryset.exclude(archived=True, archived_reason__in=[
+            ArchivedReason.USER_DELETED, ArchivedReason.PENDING_REVIEW, ArchivedReason.REJECTED])
     if include_superseded:
         return queryset.filter(Q(archived=False) | Q(archived_reason=ArchivedReason.SUPERSEDED))
     return queryset.filter(archived=False)
 
 
 def _valid_at(rows: list[tuple], as_of: datetime) -> list[tuple]:
-    """The candidate rows whose item was valid at ``as_of``: ``validFrom`` (else ``created_at``) <= as_of
-    < ``validTo`` (open when absent)."""
+    """The candidate rows whose item was current at ``as_of``: ``validFrom`` (else ``created_at``) <= as_of
+    < ``validTo`` (open when absent), not past its expiry then, and not waiting for review then (an item
+    approved later was believed from its approval on, as its state changes record)."""
     keep: set[str] = set()
     ids = [row[0] for row in rows]
     for start in range(0, len(ids), READ_BATCH):
-        for memory in LongTermMemory.objects.filter(pk__in=ids[start : start + READ_BATCH]).only(
-                "id", "value_json", "created_at"):
+        batch = ids[start : start + READ_BATCH]
+        reviewed = dict(MemoryStateChange.objects.filter(memory_id__in=batch, old_state=MemoryState.PENDING_REVIEW)
+                        .order_by().values("memory_id").annotate(at=Min("created_at")).values_list("memory_id", "at"))
+        for memory in LongTermMemory.objects.filter(pk__in=batch).only("id", "value_json", "created_at"):
             valid_to = memory.valid_to
-            if memory.valid_from <= as_of and (valid_to is None or as_of < valid_to):
+            if (memory.valid_from <= as_of and (valid_to is None or as_of < valid_to)
+                    and not is_past_expiry(memory, now=as_of) and reviewed.get(memory.pk, as_of) <= as_of):
                 keep.add(memory.pk)
     return [row for row in rows if row[0] in keep]
 
@@ -419,8 +429,9 @@ def memory_rank(
             the candidates' SQL is then compiled once per scope while the user has no pause rule.
         now: when the query is asked (default now): "last month", 去年 are relative to it.
         include_superseded: superseded items are candidates too (by default only current ones are).
-        as_of: "what did we believe then": the items valid at that time (``validFrom <= as_of <
-            validTo``) whatever their state now, except deleted and rejected ones.
+        as_of: "what did we believe then": the items current at that time (``validFrom <= as_of <
+            validTo``, not expired then) whatever their state now, except deleted ones and those never
+            believed (waiting for review, rejected).
         follow_superseded: a superseded item matching the query brings in the current item that
             replaced it (:func:`_with_successors`; not with ``include_superseded`` or ``as_of``).
 
@@ -438,6 +449,8 @@ def memory_rank(
     base = _validity_scope(queryset, include_superseded=include_superseded, as_of=as_of)
     if as_of is not None or include_superseded:
         scope_key = None
+    if user_id is None:  # staff: a process answers its first one once its host's index follows the log
+        ann_wait_for_start()
     rules = _pause_rules_q(user_id)
     # One user's scope is searched exactly whatever its size (bounded by max-items); a scope across
     # users larger than EXACT_MAX takes its candidates from the HNSW index.
@@ -502,7 +515,7 @@ def memory_rank(
     order, scores = _diversified(order, np.flatnonzero(related)[: ranking.DIVERSITY_POOL], scores, data)
     result._scored, result._order = present, order
     result._scores = scores.reordered(order)
-    returned, expired, memories = _load_unexpired(present, order, np.flatnonzero(eligible), k, now=now)
+    returned, expired, memories = _load_unexpired(present, order, np.flatnonzero(eligible), k, now=as_of or now)
     # Outcomes as codes, named when read (``Ranking._outcomes``, ``Ranking.top_candidates``).
     result._codes = np.where(paused, 0, np.where(below, 1, np.where(returned, 2, np.where(expired, 4, 3))))
     chosen = [(present[order[i]], result._scores.parts(int(i))) for i in np.flatnonzero(returned)]
@@ -550,18 +563,19 @@ def _time_matches(data: ScopeData, query: str, now, embedder, relevances: np.nda
 
 def _load_unexpired(ids: list[str], order: np.ndarray, eligible: np.ndarray, k: int, *,
                     now=None) -> tuple[np.ndarray, np.ndarray, dict]:
-    """The best ``k`` eligible candidates that have not expired (``ltm.store.expiry``), loaded: masks over the
-    ranked candidates (returned, expired) and the loaded items by id. ``ids[order[i]]`` is the ``i``-th
-    ranked candidate; ``eligible`` are ranks.
+    """The best ``k`` eligible candidates not past their expiry at ``now`` (``ltm.store.states``: current),
+    loaded: masks over the ranked candidates (returned, expired) and the loaded items by id.
+    ``ids[order[i]]`` is the ``i``-th ranked candidate; ``eligible`` are ranks.
 
     Expiry is checked on the items about to be returned only (their rows are read anyway), not in the
-    candidates' SQL: an expired item is rare (the cleanup archives it) and each one found costs one more
-    read for the next candidate."""
+    candidates' SQL: an expired item is rare (the worker's sweep archives it) and each one found costs one
+    more read for the next candidate. One found not archived yet is archived at once
+    (``ltm.store.tasks.archive_expired_met``)."""
     returned = np.zeros(len(order), dtype=bool)
     expired = np.zeros(len(order), dtype=bool)
     memories: dict[str, LongTermMemory] = {}
     now = now or timezone.now()
-    cursor, taken = 0, 0
+    cursor, taken, met = 0, 0, []
     while taken < k and cursor < len(eligible):
         batch = eligible[cursor : cursor + (k - taken)]
         cursor += len(batch)
@@ -570,12 +584,15 @@ def _load_unexpired(ids: list[str], order: np.ndarray, eligible: np.ndarray, k: 
             memory = loaded.get(ids[order[i]])
             if memory is None:
                 continue
-            if expiry.is_expired(memory.value_json, now=now):
+            if is_past_expiry(memory, now=now):
                 expired[i] = True
+                if not memory.archived and is_past_expiry(memory):
+                    met.append(memory.pk)
                 continue
             returned[i] = True
             memories[memory.pk] = memory
             taken += 1
+    archive_expired_met(met)
     return returned, expired, memories
 
 
@@ -626,7 +643,7 @@ def _with_successors(results: list[ScoredMemory], *, queryset: QuerySet[LongTerm
         if successor and not archived and (successor not in stand_ins or stale.score > stand_ins[successor].score):
             stand_ins[successor] = stale
     eligible = set(
-        queryset.filter(pk__in=list(stand_ins), archived=False)
+        queryset.filter(current_q(), pk__in=list(stand_ins))
         .exclude(Exists(MemoryFlag.objects.filter(memory_id=OuterRef("pk"), paused=True)))
         .values_list("pk", flat=True)
     )

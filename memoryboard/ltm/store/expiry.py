@@ -2,14 +2,15 @@
 
 As LangGraph's store ``TTLConfig``: an item saved by an agent whose ``agents.yaml`` gives its type a
 ``ttl-days`` expires that many days later; with ``refresh-on-read`` every retrieval that returns it
-pushes its expiry forward again. An expired item is never retrieved (``ltm.search.retrieval``) and the cleanup
-command archives it with reason ``expired`` (restorable, like every archive).
+pushes its expiry forward again. An item past its expiry is not current (``ltm.store.states``): no read
+surface uses it, and it is archived with reason ``expired`` (restorable, like every archive) by the worker's
+sweep every ``MEMORYBOARD_EXPIRY_SWEEP_MINUTES`` and at once when a read meets it (``ltm.store.tasks``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.db.models.fields.json import KT
@@ -21,7 +22,7 @@ from memoryboard.audit import audit_record
 from memoryboard.ltm.store.items import MemoryError, memory_snapshot
 from memoryboard.ltm.store.lifecycle import memory_archive_many
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory
-from memoryboard.models.memory import parse_value_time
+from memoryboard.models.memory import parse_value_time, value_time_text
 
 # A read refreshes the expiry only when it would move it by more than this share of the TTL: an item
 # read every turn is not rewritten every turn.
@@ -29,10 +30,8 @@ REFRESH_MIN_SHARE = 0.01
 
 
 def expiry_text(moment: datetime) -> str:
-    """``expiresAt`` as stored: ISO 8601 in UTC, seconds, ``Z``."""
-    if timezone.is_naive(moment):
-        moment = timezone.make_aware(moment, dt_timezone.utc)
-    return moment.astimezone(dt_timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """``expiresAt`` as stored: ISO 8601 in UTC, seconds, ``Z`` (``models.memory.value_time_text``)."""
+    return value_time_text(moment)
 
 
 def ttl_days_for(agent_id: str, memory_type: str) -> int | None:
@@ -136,25 +135,28 @@ def memory_refresh_on_read(memories: Iterable[LongTermMemory], *, agent_id: str,
     return [row.pk for row in rows]
 
 
-def expired_ids(*, now: datetime | None = None) -> list[str]:
-    """Active items whose ``expiresAt`` has passed, oldest expiry first."""
+def expired_ids(*, now: datetime | None = None, ids: Sequence[str] | None = None) -> list[str]:
+    """Items not archived whose ``expiresAt`` has passed, oldest expiry first (of ``ids`` only, when given)."""
     now = now or timezone.now()
-    rows = (LongTermMemory.objects.filter(archived=False, value_json__has_key="expiresAt")
-            .values_list("pk", "value_json"))
+    rows = LongTermMemory.objects.filter(archived=False, value_json__has_key="expiresAt")
+    if ids is not None:
+        rows = rows.filter(pk__in=list(ids))
     found = []
-    for pk, value in rows.iterator(chunk_size=2000):
+    for pk, value in rows.values_list("pk", "value_json").iterator(chunk_size=2000):
         moment = parse_value_time((value or {}).get("expiresAt"))
         if moment is not None and moment <= now:
             found.append((moment, pk))
     return [pk for _moment, pk in sorted(found)]
 
 
-def memory_archive_expired(*, now: datetime | None = None, dry_run: bool = True, actor=None) -> list[str]:
-    """Archive (reason ``expired``, restorable) every active item past its expiry."""
-    ids = expired_ids(now=now)
-    if dry_run or not ids:
-        return ids
-    return memory_archive_many(ids=ids, actor=actor, reason=ArchivedReason.EXPIRED)
+def memory_archive_expired(*, now: datetime | None = None, dry_run: bool = True, actor=None,
+                           ids: Sequence[str] | None = None) -> list[str]:
+    """Archive (reason ``expired``, restorable) every item not archived past its expiry (of ``ids`` only,
+    when given: the items a read met); the worker's sweep and ``memory_cleanup --apply``."""
+    found = expired_ids(now=now, ids=ids)
+    if dry_run or not found:
+        return found
+    return memory_archive_many(ids=found, actor=actor, reason=ArchivedReason.EXPIRED)
 
 
 def expiring_soon(queryset, *, days: int = 7, now: datetime | None = None):

@@ -16,6 +16,7 @@ from memoryboard.models.namespaces import (
     namespace_spellings,
     parse_namespace,
 )
+from memoryboard.ltm.store.states import current_q
 from memoryboard.roles import can_read_all_memories, platform_user_id
 from memoryboard.users import user_ids_matching
 
@@ -191,7 +192,9 @@ def filter_memories(
 ) -> QuerySet[LongTermMemory]:
     """The filters shared by the admin, the API and "My memories".
 
-    ``user`` is a name, an e-mail or a platform user id (see :func:`user_term_q`).
+    ``user`` is a name, an e-mail or a platform user id (see :func:`user_term_q`). ``archived=False``: the
+    current items (``ltm.store.states.current_q``, what the platform and the agents use); ``True``: the others
+    (archived, or past their expiry and not archived yet).
     """
     if user:
         qs = qs.filter(user_term_q(str(user), agents=[agent] if agent else None))
@@ -202,7 +205,7 @@ def filter_memories(
     if source:
         qs = qs.filter(value_json__source=source)
     if archived is not None:
-        qs = qs.filter(archived=archived)
+        qs = qs.filter(current_q() if not archived else ~current_q())
     if search:
         qs = qs.filter(Q(value_json__content__icontains=search) | Q(pk=search))
     return qs

@@ -30,6 +30,7 @@ from memoryboard.ltm.write.items import memory_build
 from memoryboard.ltm.write.reconcile import iso, memory_save_many_reconciled
 from memoryboard.ltm.write.tools import memory_saving_enabled
 from memoryboard.models import LongTermMemory, Source, VersionEvent
+from memoryboard.models.labels import EXTRACTED
 from memoryboard.models.namespaces import build_namespace
 
 logger = logging.getLogger(__name__)
@@ -188,12 +189,12 @@ def memory_extract_and_save(
     try:
         report = extraction_report(extractor, conversation)
     except LLMError as exc:
-        logger.warning("memory extraction failed for conversation %s: %s", conversation_id, exc.reason)
+        logger.warning("memory extraction failed: %s", exc.reason)
         return []
     extracted = report.items
     withheld = withheld_words(report.withheld)
     if withheld:
-        logger.info("extraction of conversation %s: %s", conversation_id, withheld)
+        logger.info("extraction: %s", withheld)
     if not extracted:
         return []
     namespace = build_namespace(agent_namespace=config.long_term_memory.namespace, user_id=str(user_id))
@@ -213,18 +214,17 @@ def memory_extract_and_save(
     if not memories:
         return []
     try:
-        reason = f"auto_extract from {conversation_id}" + (f"; {withheld}" if withheld else "")
+        reason = EXTRACTED + (f"; {withheld}" if withheld else "")
         results = memory_save_many_reconciled(namespace=namespace, memories=memories, event=VersionEvent.EXTRACT,
                                               audit_reason=reason[:255])
     except LLMError as exc:
         logger.warning("extracted memories not saved (embeddings): %s", exc.reason)
         return []
     except UserDataErased:
-        logger.info("extracted memories not saved: the user's data was erased after the turn (conversation %s)",
-                    conversation_id)
+        logger.info("extracted memories not saved: the user's data was erased after the turn")
         return []
     except NamespaceLockTimeout:
-        logger.warning("extracted memories not saved: the namespace stayed locked (conversation %s)", conversation_id)
+        logger.warning("extracted memories not saved: the namespace stayed locked")
         return []
     memory_enforce_limit(namespace=namespace, max_items=config.long_term_memory.max_items)
     return [result.memory for result in results if result.created]

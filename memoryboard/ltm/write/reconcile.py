@@ -47,6 +47,7 @@ from memoryboard.ltm.write.items import memory_build
 from memoryboard.ltm.write.reconcile_scope import nearest_current
 from memoryboard.ltm.write.statements import normalize_statement, rules_decide, statement_slots
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, Source
+from memoryboard.models.labels import CONFLICT_FLAGGED
 from memoryboard.models.namespaces import Namespace
 
 logger = logging.getLogger(__name__)
@@ -165,7 +166,9 @@ def reconcile_decide(*, content: str, candidates: list[tuple[LongTermMemory, flo
 
 
 def _reason(decision: Decision) -> str:
-    return f"reconcile {decision.verdict} ({decision.judge}): {decision.reason}"[:255]
+    """The audit reason: what was decided and by whom, in words; why (a judge's reasoning, which may quote
+    the statements) is in the entry's ``after["reconcile"]``, which an erase empties."""
+    return f"reconcile {decision.verdict} ({decision.judge})"[:255]
 
 
 def _reinforce(*, memory: LongTermMemory, source: str, conversation_id: str, actor, decision: Decision,
@@ -205,8 +208,8 @@ def _supersede(*, old_id: str, new: LongTermMemory, actor, decision: Decision, n
     old.save(update_fields=["value_json", "archived", "archived_at", "archived_reason"])
     audit_record(actor=actor, action=AuditLog.Action.ARCHIVE, object_type="memory", object_id=old.pk,
                  before=before, after={**memory_snapshot(old), "reconcile": decision.as_dict()},
-                 reason=f"superseded by {new.pk}: {decision.reason}"[:255])
-    record_state_change(old.pk, old_state, MemoryState.SUPERSEDED, actor, f"superseded by {new.pk}")
+                 reason=ArchivedReason.SUPERSEDED)
+    record_state_change(old.pk, old_state, MemoryState.SUPERSEDED, actor, ArchivedReason.SUPERSEDED)
     announce_states_changed(memory_ids=[old.pk])
     return True
 
@@ -222,7 +225,7 @@ def _flag_conflict(*, other_id: str, new: LongTermMemory, actor, decision: Decis
     LongTermMemory.objects.filter(pk=other.pk).update(value_json=value)
     audit_record(actor=actor, action=AuditLog.Action.UPDATE, object_type="memory", object_id=other.pk,
                  before=before, after={**memory_snapshot(other), "reconcile": decision.as_dict()},
-                 reason=f"conflict with {new.pk}: {decision.reason}"[:255])
+                 reason=CONFLICT_FLAGGED)
     return True
 
 

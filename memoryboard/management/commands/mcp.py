@@ -30,8 +30,9 @@ class Command(BaseCommand):
 
     def execute(self, *args, **options):
         # The stdio server signs nothing (no sessions, cookies or links): an MCP host's config needs no
-        # MEMORYBOARD_SECRET_KEY, so its system check (memoryboard.E010) does not stop this command.
-        settings.SILENCED_SYSTEM_CHECKS = [*settings.SILENCED_SYSTEM_CHECKS, "memoryboard.E010"]
+        # MEMORYBOARD_SECRET_KEY, so its system checks (memoryboard.E010 none, E011 a weak one) do not stop
+        # this command.
+        settings.SILENCED_SYSTEM_CHECKS = [*settings.SILENCED_SYSTEM_CHECKS, "memoryboard.E010", "memoryboard.E011"]
         return super().execute(*args, **options)
 
     def handle(self, *args, transport: str, token: str | None, agent: str | None, **options):

@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from memoryboard.agents_config import agent_labels
+from memoryboard.ltm.store.tasks import current_items
 from memoryboard.web.conversation_turns import describe_turns
 from memoryboard.web.my_memories.common import own_items, own_messages, with_labels
 
@@ -32,6 +33,6 @@ def conversation_detail(request, conversation_id: str):
         "agent_label": agent_labels().get(first.agent_id, first.agent_id),
         "messages_page": page,
         "memories": with_labels(list(
-            own_items(request).filter(archived=False, value_json__conversationId=conversation_id).order_by("-updated_at")[:50]
+            current_items(own_items(request).filter(value_json__conversationId=conversation_id)).order_by("-updated_at")[:50]
         )),
     })

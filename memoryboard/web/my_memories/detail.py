@@ -15,6 +15,7 @@ from memoryboard.agents_config import agent_labels
 from memoryboard.audit import edit_history
 from memoryboard.ltm.store.items import MemoryError
 from memoryboard.ltm.store.states import memory_state
+from memoryboard.ltm.store.tasks import archive_expired_among
 from memoryboard.ltm.write.edits import memory_update
 from memoryboard.models import LongTermMemory, MemoryAccess, MemoryStateChange
 from memoryboard.web.forms import MemoryEditForm
@@ -34,6 +35,7 @@ def memory_detail(request, memory_id: str):
     """One of the user's items: edit its text, its source conversation, its access log (paginated), its
     earlier texts and its state history."""
     memory = get_object_or_404(own_items(request), pk=memory_id)
+    archive_expired_among([memory])
     return _detail(request, memory, MemoryEditForm(initial={"content": memory.content}))
 
 

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 from memoryboard.ltm.search.ranking import MIN_RELEVANCE
 from memoryboard.ltm.search.retrieval import memory_search
 from memoryboard.ltm.store.selectors import filter_memories
+from memoryboard.ltm.store.tasks import current_items
 from memoryboard.models import ArchivedReason, LongTermMemory, MemoryFlag, MemoryType, UserMemorySettings
 from memoryboard.roles import platform_user_id
 from memoryboard.web.forms import MemoryAddForm, MemoryBulkForm, MemorySearchForm, MemorySwitchForm, PauseRulesForm
@@ -66,7 +67,7 @@ def memory_list(request):
     form = MemorySearchForm(request.GET or None)
     query = form.cleaned_data["q"].strip() if form.is_valid() else ""
     mode = (form.cleaned_data.get("mode") or "text") if form.is_valid() else "text"
-    active = own_items(request).filter(archived=False)
+    active = current_items(own_items(request))
     scores: dict[str, float] = {}
     matches: dict[str, float | None] = {}
     if query and mode == "semantic":
