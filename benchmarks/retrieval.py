@@ -241,7 +241,7 @@ def bench_chat(sizes, rounds: int, database_url: str, db_path: pathlib.Path) -> 
     _seed(sizes, {size: user_id for size, (user_id, _token) in users.items()})
     env = dict(os.environ)
     env.update(DATABASE_URL=database_url or f"sqlite:///{db_path}", DJANGO_SETTINGS_MODULE="memoryboard.settings",
-               MEMORYBOARD_DEBUG="0", MEMORYBOARD_SECRET_KEY="retrieval-benchmark-only",
+               MEMORYBOARD_DEBUG="0", MEMORYBOARD_SECRET_KEY="retrieval-benchmark-only-" + "0123456789abcdef" * 3,
                MEMORYBOARD_ALLOWED_HOSTS="127.0.0.1", OPENAI_BASE_URL="")
     port = free_port()
     web = start_web(env, port, timeout=180)
