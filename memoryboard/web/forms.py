@@ -209,7 +209,8 @@ def _form_field(spec: ParamSpec) -> forms.Field:
                                max_length=500)
     if spec.type == "choice":
         return forms.ChoiceField(label=label, initial=spec.default, required=False, help_text=spec.description,
-                                 choices=[(c, CHOICE_LABELS.get(c, c)) for c in spec.choices])
+                                 choices=[(c, CHOICE_LABELS.get(c, c)) for c in spec.choices],
+                                 widget=forms.RadioSelect)
     if spec.type == "bool":
         return forms.BooleanField(label=label, initial=spec.default, required=False, help_text=spec.description)
     if spec.type == "roles":
