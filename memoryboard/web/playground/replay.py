@@ -254,6 +254,8 @@ def _render(request, *, share: ReplayShare | None = None):
     cheapest = min(results, key=lambda r: costs[id(r)]) if results else None
     tokens_before = total_tokens(source.messages)
     budget, budget_error = read_budget(request, tokens_before)
+    ranking = budget_ranking(request, source.messages, budget) if results and not budget_error else []
+    ranks = {row["name"]: row for row in ranking}
     long_query = query.copy()
     long_query.pop("export", None)
     ctx.update(
@@ -265,9 +267,8 @@ def _render(request, *, share: ReplayShare | None = None):
                   "chart": chart_svg(r, top), "strip": strip_svg(r, total),
                   "strip_height": max(STRIP_ROW, len(r.calls) * STRIP_ROW),
                   "rows": [(c, c.cost(price, cache)) for c in r.rows],
-                  "cheapest": r is cheapest} for r in results],
-        budget=budget, budget_error=budget_error,
-        ranking=budget_ranking(request, source.messages, budget) if results and not budget_error else [],
+                  "cheapest": r is cheapest, "rank": ranks.get(r.name)} for r in results],
+        budget=budget, budget_error=budget_error, ranking=ranking,
         query=long_query.urlencode(),
         long_url=reverse("playground-replay") + "?" + long_query.urlencode(),
         playground_url=reverse("playground") + "?" + long_query.urlencode(),
