@@ -637,6 +637,8 @@ class StrategyReplaySerializer(serializers.Serializer):
     name = serializers.CharField()
     params = serializers.DictField()
     cache_model = serializers.CharField()
+    clock = serializers.ChoiceField(choices=["timestamps", "gap"], help_text="Where the times between calls came "
+                                    "from: the messages' created_at / timestamp, or seconds_between_calls.")
     rows = ReplayCallSerializer(many=True, help_text="The agent's calls.")
     summary_rows = ReplayCallSerializer(many=True, help_text="The summarizer's calls (kind summary).")
     totals = ReplayTotalsSerializer()

@@ -10,7 +10,7 @@ Three models (``CacheModel.kind``):
   ``ttl_seconds`` (5–10 minutes, at most an hour; 24 h with ``prompt_cache_retention``) is gone. Writes cost
   the plain input price, so none are counted.
 - ``anthropic``: explicit breakpoints placed as a client would: after the system prompt and on the last
-  message. A breakpoint's prefix is cached only from ``min_tokens`` (1,024 to 4,096 by model); a read
+  message (a one-shot summary request: the system prompt only). A breakpoint's prefix is cached only from ``min_tokens`` (1,024 to 4,096 by model); a read
   looks back at most :data:`ANTHROPIC_LOOKBACK` blocks before a breakpoint; an entry lives ``ttl_seconds``
   (300: written at 1.25× the input price, 3600: at 2×), refreshed on each hit. Input billed = uncached +
   cache creation + cache read.
@@ -139,6 +139,9 @@ class PromptCache:
     model: CacheModel
     previous: Sequence[Message] = ()
     entries: dict[int, float] = field(default_factory=dict)
+    # Anthropic: a breakpoint on the last message too (a conversation); a one-shot request (a summary)
+    # marks only its system prompt.
+    last_breakpoint: bool = True
 
     def call(self, messages: Sequence[Message], at: float) -> CacheUse:
         """Bill one call made at ``at`` seconds with ``messages`` as its whole input, and remember it."""
@@ -167,7 +170,7 @@ class PromptCache:
             self.previous, self.entries = messages, entries
             return CacheUse(read, 0, total - read)
         n = len(messages)
-        breakpoints = sorted({b for b in (_system_prompt_end(messages), n) if b})
+        breakpoints = sorted({b for b in (_system_prompt_end(messages), n if self.last_breakpoint else 0) if b})
         usable = [k for k in alive if k <= common and any(b - ANTHROPIC_LOOKBACK <= k <= b for b in breakpoints)]
         hit = max(usable, default=0)
         read = tokens(hit)

@@ -124,6 +124,7 @@ class StrategyReplay:
     calls: tuple[ReplayCall, ...] = field(default_factory=tuple)
     summaries: tuple[ReplayCall, ...] = ()
     cache: CacheModel = field(default_factory=CacheModel)
+    clock: str = "gap"  # "timestamps": the times between calls came from the messages
 
     @property
     def rows(self) -> tuple[ReplayCall, ...]:
@@ -151,7 +152,7 @@ class StrategyReplay:
 
     def to_dict(self, price: Price | None = None) -> dict[str, Any]:
         totals: dict[str, Any] = self.totals
-        data = {"name": self.name, "params": dict(self.params), "cache_model": self.cache.kind,
+        data = {"name": self.name, "params": dict(self.params), "cache_model": self.cache.kind, "clock": self.clock,
                 "rows": [c.to_dict() for c in self.calls],
                 "summary_rows": [c.to_dict() for c in self.summaries], "totals": totals}
         if price is not None:
@@ -248,18 +249,19 @@ def message_time(message: Message) -> float | None:
     return _seconds(getattr(raw, "created_at", None))
 
 
-def call_times(msgs: Sequence[Message], points: Sequence[int], gap: float) -> list[float]:
-    """Seconds from the first call to each call: the timestamp of each call's last input message when
-    every call has one (and they never go back), else ``gap`` apart."""
+def call_times(msgs: Sequence[Message], points: Sequence[int], gap: float) -> tuple[list[float], str]:
+    """Seconds from the first call to each call, and where they came from: the timestamp of each call's
+    last input message when every call has one and they never go back (``"timestamps"``), else ``gap``
+    apart (``"gap"``)."""
     stamps = [message_time(msgs[upto - 1]) if upto else None for upto in points]
     if stamps and all(t is not None for t in stamps) and all(a <= b for a, b in zip(stamps, stamps[1:])):
-        return [t - stamps[0] for t in stamps]  # type: ignore[operator]
-    return [i * gap for i in range(len(points))]
+        return [t - stamps[0] for t in stamps], "timestamps"  # type: ignore[operator]
+    return [i * gap for i in range(len(points))], "gap"
 
 
 def _replay_one(
     name: str, params: Mapping[str, Any], msgs: tuple[Message, ...], points: list[int], times: list[float],
-    summarizer: Summarizer | None, format: str, cache_model: CacheModel,
+    summarizer: Summarizer | None, format: str, cache_model: CacheModel, clock: str = "gap",
 ) -> StrategyReplay:
     canonical = normalize_name(name, "context")
     config = parse_params(canonical, params)
@@ -267,7 +269,7 @@ def _replay_one(
     recording = _RecordingSummarizer(summarizer or OfflineSummarizer())
     pairs = exchanges(msgs)
     agent_cache = PromptCache(cache_model)
-    summary_cache = PromptCache(cache_model)
+    summary_cache = PromptCache(cache_model, last_breakpoint=False)
     rows = []
     summaries = []
     for number, (upto, at) in enumerate(zip(points, times), start=1):
@@ -296,7 +298,7 @@ def _replay_one(
             cleared=result.cleared, summary_calls=result.llm_calls, fallback=result.fallback,
             lost_turns=_lost(pairs, upto, result.dropped), cache_write_tokens=use.write, at=at,
         ))
-    return StrategyReplay(canonical, dict(params), tuple(rows), tuple(summaries), cache_model)
+    return StrategyReplay(canonical, dict(params), tuple(rows), tuple(summaries), cache_model, clock)
 
 
 def replay(
@@ -340,11 +342,12 @@ def replay(
         msgs = (Message(Role.SYSTEM, conversation.system),) + msgs
     points = call_points(msgs)
     cache = cache or CacheModel()
-    times = call_times(msgs, points, cache.seconds_between_calls)
+    times, clock = call_times(msgs, points, cache.seconds_between_calls)
     out = []
     for i, (name, params) in enumerate(strategies):
         try:
-            out.append(_replay_one(name, params or {}, msgs, points, times, summarizer, conversation.format, cache))
+            out.append(_replay_one(name, params or {}, msgs, points, times, summarizer, conversation.format, cache,
+                                   clock))
         except StrategyConfigError as exc:
             where = "name" if exc.field == "name" else f"params.{exc.field}"
             raise StrategyConfigError(f"strategies[{i}].{where}", exc.message) from exc

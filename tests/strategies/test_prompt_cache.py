@@ -110,11 +110,11 @@ def test_timestamps_in_the_trace_decide_the_gaps():
                 {"role": "assistant", "content": a1.content, "created_at": "2026-12-01T10:00:05Z"},
                 {"role": "user", "content": u2.content, "created_at": "2026-12-01T10:10:00Z"}]
     (result,) = replay(messages, [("trim", {"keep_first": 10})], cache=CacheModel("anthropic"))
-    assert [c.at for c in result.calls] == [0.0, 600.0]
+    assert [c.at for c in result.calls] == [0.0, 600.0] and result.clock == "timestamps"
     assert [c.cache_read_tokens for c in result.calls] == [0, 0]  # ten minutes idle: written again
     (fast,) = replay([{k: v for k, v in m.items() if k != "created_at"} for m in messages],
                      [("trim", {"keep_first": 10})], cache=CacheModel("anthropic", seconds_between_calls=5))
-    assert [c.cache_read_tokens for c in fast.calls] == [0, 2010]
+    assert [c.cache_read_tokens for c in fast.calls] == [0, 2010] and fast.clock == "gap"
 
 
 def test_summary_calls_are_rows_of_their_own_and_in_the_cost():
@@ -136,6 +136,12 @@ def test_summary_calls_are_rows_of_their_own_and_in_the_cost():
     body = result.to_dict(price)
     assert len(body["summary_rows"]) == len(result.summaries) and body["summary_rows"][0]["kind"] == "summary"
     assert body["totals"]["cost"] == body["cost"] and body["totals"]["summary_cost"] > 0
+    # Under Anthropic's cache a summary is a one-shot request: its breakpoint is on the (short) instruction
+    # only, so nothing is written at 1.25× and every summary pays its input in full.
+    (billed,) = replay(messages, [("summarize", {"threshold": 6, "keep_last": 2})],
+                       summarizer=RecordingSummarizer("SUMMARY " * 20), cache=CacheModel("anthropic", min_tokens=1))
+    assert billed.summaries and all(c.cache_write_tokens == 0 or c.cache_write_tokens < 200 for c in billed.summaries)
+    assert all(c.uncached_tokens > 0 for c in billed.summaries)
 
 
 @pytest.mark.parametrize("kwargs, field", [
