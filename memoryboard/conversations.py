@@ -20,6 +20,7 @@ from memoryboard.llm.factory import get_summarizer
 from memoryboard.models import AuditLog, ChatMessage, ConversationOwner
 from memoryboard.roles import can_read_all_memories, platform_user_id
 from memoryboard.strategies import ContextResult, MemoryPlan, apply_context, plan_memory
+from memoryboard.strategies.prompt_cache import CacheModel
 from memoryboard.strategies.replay import replay
 from memoryboard.summary_cache import ConversationSummaryCache
 
@@ -164,10 +165,11 @@ def context_replay(
     *,
     format: str | None = None,
     system: Any = None,
+    cache: CacheModel | None = None,
 ) -> list:
-    """Replay the messages call by call under each strategy with the configured summarizer (see
-    :func:`memoryboard.strategies.replay.replay`; raises StrategyError on bad input)."""
-    return replay(messages, strategies, format=format, system=system, summarizer=_summarizer())
+    """Replay the messages call by call under each strategy with the configured summarizer, billed by
+    ``cache`` (see :func:`memoryboard.strategies.replay.replay`; raises StrategyError on bad input)."""
+    return replay(messages, strategies, format=format, system=system, summarizer=_summarizer(), cache=cache)
 
 
 def context_apply(

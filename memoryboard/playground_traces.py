@@ -1,4 +1,5 @@
-"""Retention of pasted playground traces (``PlaygroundTrace``): kept while used, removed when forgotten.
+"""Retention of pasted playground traces (``PlaygroundTrace``): kept while used, removed when forgotten; and
+the short links of replays (``ReplayShare``).
 
 A trace's ``last_used_at`` moves when it is pasted again or opened (at most once a day, so a page of
 htmx column requests costs one UPDATE a day, not one per column); ``purge_deleted`` removes the traces
@@ -14,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memoryboard.audit import audit_record
-from memoryboard.models import AuditLog, PlaygroundTrace
+from memoryboard.models import AuditLog, PlaygroundTrace, ReplayShare
 
 TOUCH_EVERY = timedelta(days=1)
 
@@ -46,3 +47,29 @@ def trace_purge_expired(*, actor=None, now=None, dry_run: bool = True) -> list[s
         audit_record(actor=actor, action=AuditLog.Action.PURGE, object_type="job", object_id="playground_traces",
                      after={"count": len(ids), "retention_days": days}, reason="retention period over")
     return ids
+
+
+MAX_SHARE_CHARS = 16_000  # a replay's query string: strategies' parameters and prices, not messages
+
+
+class ShareTooLong(ValueError):
+    """The configuration is longer than a short link may hold."""
+
+
+def replay_share_save(*, pairs: list[tuple[str, str]], actor) -> ReplayShare:
+    """Keep a replay's configuration (its query string, ``export`` left out) under a short id; the same
+    configuration gives the same id.
+
+    Raises:
+        ShareTooLong: The query is longer than :data:`MAX_SHARE_CHARS`.
+    """
+    pairs = [[str(k), str(v)] for k, v in pairs if k != "export"]
+    if sum(len(k) + len(v) + 2 for k, v in pairs) > MAX_SHARE_CHARS:
+        raise ShareTooLong(f"at most {MAX_SHARE_CHARS} characters")
+    values = dict(pairs)
+    share, _created = ReplayShare.objects.get_or_create(
+        pk=ReplayShare.digest(pairs),
+        defaults={"query": pairs, "conversation_id": values.get("conversation", "")[:255],
+                  "trace_id": values.get("trace", "")[:64], "created_by": actor},
+    )
+    return share

@@ -150,6 +150,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LANGUAGE_CODE = "zh-hans"
 LANGUAGES = [("zh-hans", _("Simplified Chinese")), ("en", _("English"))]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+FORMAT_MODULE_PATH = ["memoryboard.locale_formats"]  # thousands separators in Chinese (intcomma)
 # The language of API answers (/api/, /v1/, /mcp/) to clients that send no Accept-Language.
 MEMORYBOARD_API_DEFAULT_LANGUAGE = os.environ.get("MEMORYBOARD_API_DEFAULT_LANGUAGE", "en")
 TIME_ZONE = "UTC"

@@ -39,6 +39,13 @@ STRATEGY_TEXTS = (
     gettext_noop('Tools whose results are never cleared (Anthropic: exclude_tools).'),
     gettext_noop('Clear only if that frees at least this many tokens, else nothing (Anthropic: clear_at_least).'),
     gettext_noop('Also clear the arguments of the cleared calls (Anthropic: clear_tool_inputs).'),
+    gettext_noop('Summarize when any trigger that is set holds, or only when all of them do.'),
+    gettext_noop('The text that replaces a cleared result.'),
+    gettext_noop('Results in the last N user turns are never cleared (OpenAI Agents SDK ToolOutputTrimmer: recent_turns).'),
+    gettext_noop('Clear only results longer than this many characters; 0 = any (ToolOutputTrimmer: max_output_chars).'),
+    gettext_noop('A cleared result keeps its first N characters before the placeholder (ToolOutputTrimmer: preview_chars).'),
+    gettext_noop('Also remove the thinking blocks of older assistant turns (Anthropic: clear_thinking).'),
+    gettext_noop('Newest assistant turns whose thinking blocks stay (Anthropic: keep thinking_turns).'),
 )
 
 
@@ -50,6 +57,7 @@ REASON_TEXTS = (
     gettext_noop("folded into the summary (above the trigger)"),
     gettext_noop("an old tool result, cleared (only the newest ones are kept)"),
     gettext_noop("the arguments of a cleared call"),
+    gettext_noop("older thinking blocks, cleared (only the newest turns keep theirs)"),
     gettext_noop("dropped with its tool call or its results (they go together)"),
 )
 

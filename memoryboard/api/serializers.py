@@ -15,6 +15,8 @@ from memoryboard.ltm.store.items import MAX_CONTENT_CHARS
 from memoryboard.ltm.store.states import memory_state
 from memoryboard.models import ChatMessage, LongTermMemory, MemoryState, MemoryType
 from memoryboard.models.namespaces import parse_namespace
+from memoryboard.strategies.errors import StrategyConfigError
+from memoryboard.strategies.prompt_cache import CACHE_MODELS, CacheModel
 from memoryboard.strategies.replay import MAX_STRATEGIES as MAX_REPLAY_STRATEGIES
 
 
@@ -514,9 +516,14 @@ class ReplayStrategySerializer(StrictSerializer):
 
 
 class PriceSerializer(StrictSerializer):
-    input = serializers.FloatField(min_value=0, help_text="US dollars per million input tokens.")
-    cached_input = serializers.FloatField(min_value=0, help_text="US dollars per million cached input tokens.")
-    output = serializers.FloatField(min_value=0, help_text="US dollars per million output tokens.")
+    input = serializers.FloatField(min_value=0, max_value=10_000, help_text="US dollars per million input tokens.")
+    cached_input = serializers.FloatField(
+        min_value=0, max_value=10_000, help_text="US dollars per million tokens read from the prompt cache.")
+    output = serializers.FloatField(min_value=0, max_value=10_000, help_text="US dollars per million output tokens.")
+    cache_write = serializers.FloatField(
+        min_value=0, max_value=10_000, required=False, allow_null=True,
+        help_text="US dollars per million tokens written to the cache; omitted: the input price times the cache "
+        "model's write multiplier (anthropic: 1.25 for 300 s, 2 for 3600 s; others 1).")
 
 
 class ReplayOptionsSerializer(StrictSerializer):
@@ -528,6 +535,20 @@ class ReplayOptionsSerializer(StrictSerializer):
     format = serializers.ChoiceField(choices=["openai", "anthropic"], required=False, allow_null=True)
     system = serializers.JSONField(required=False, allow_null=True)
     price = PriceSerializer(required=False, help_text="Prices for the estimated cost (omit for no cost).")
+    cache_model = serializers.ChoiceField(
+        choices=list(CACHE_MODELS), required=False, default="ideal",
+        help_text="How the prompt cache bills the calls: ideal (every repeated leading message), openai "
+        "(prompts of 1,024+ tokens, 128-token steps, idle expiry) or anthropic (breakpoints on the system "
+        "prompt and the last message, a minimum per model, writes and reads priced apart).")
+    cache_ttl_seconds = serializers.IntegerField(
+        required=False, min_value=1, max_value=86_400,
+        help_text="openai: idle seconds before a prefix is gone (default 300); anthropic: 300 or 3600.")
+    cache_min_tokens = serializers.IntegerField(
+        required=False, min_value=1, max_value=100_000,
+        help_text="anthropic: the model's minimum cacheable prompt (1,024 to 4,096; default 1,024).")
+    seconds_between_calls = serializers.FloatField(
+        required=False, min_value=0, max_value=7 * 24 * 3600,
+        help_text="Time between calls when the messages carry no created_at / timestamp (default 30).")
 
 
 def replay_input(data) -> dict:
@@ -555,6 +576,15 @@ def replay_input(data) -> dict:
         raise serializers.ValidationError(errors)
     values = dict(options.validated_data)
     values["messages"] = messages
+    cache = {"kind": values.pop("cache_model", "ideal")}
+    for key, name in (("cache_ttl_seconds", "ttl_seconds"), ("cache_min_tokens", "min_tokens"),
+                      ("seconds_between_calls", "seconds_between_calls")):
+        if key in values:
+            cache[name] = values.pop(key)
+    try:
+        values["cache"] = CacheModel(**cache)
+    except StrategyConfigError as exc:
+        raise serializers.ValidationError({exc.field: [exc.message]}) from None
     return values
 
 
@@ -562,10 +592,15 @@ class ReplayCallSerializer(serializers.Serializer):
     call = serializers.IntegerField(help_text="1 for the first model call.")
     upto = serializers.IntegerField(help_text="How many input messages the call had.")
     sent_tokens = serializers.IntegerField(help_text="Estimated tokens of the call's whole input.")
-    cached_tokens = serializers.IntegerField(
-        help_text="Tokens of the leading messages identical to the previous call's input (a prompt cache's hit)."
-    )
-    output_tokens = serializers.IntegerField(help_text="Estimated tokens of the reply that followed.")
+    kind = serializers.ChoiceField(choices=["agent", "summary"],
+                                   help_text="agent: the agent's call; summary: a summarizer call made before it.")
+    at = serializers.FloatField(help_text="Seconds from the first call (the trace's timestamps, or the fixed gap).")
+    cached_tokens = serializers.IntegerField(help_text="The same as cache_read_tokens.")
+    cache_read_tokens = serializers.IntegerField(help_text="Input tokens served by the prompt cache.")
+    cache_write_tokens = serializers.IntegerField(help_text="Input tokens written to the prompt cache (anthropic).")
+    uncached_tokens = serializers.IntegerField(help_text="Input tokens at the full input price.")
+    output_tokens = serializers.IntegerField(help_text="Estimated tokens of the reply (or the summary) that followed.")
+    cost = serializers.FloatField(required=False, help_text="US dollars of this call, when a price was given.")
     sent_messages = serializers.IntegerField()
     kept = serializers.IntegerField()
     dropped = serializers.IntegerField()
@@ -580,20 +615,34 @@ class ReplayCallSerializer(serializers.Serializer):
 
 
 class ReplayTotalsSerializer(serializers.Serializer):
-    calls = serializers.IntegerField()
+    calls = serializers.IntegerField(help_text="The agent's calls.")
     sent_tokens = serializers.IntegerField()
     cached_tokens = serializers.IntegerField()
+    cache_read_tokens = serializers.IntegerField()
+    cache_write_tokens = serializers.IntegerField()
+    uncached_tokens = serializers.IntegerField()
     output_tokens = serializers.IntegerField()
     summary_calls = serializers.IntegerField()
+    summary_sent_tokens = serializers.IntegerField(help_text="Input tokens of the summary calls.")
+    summary_cached_tokens = serializers.IntegerField()
+    summary_cache_write_tokens = serializers.IntegerField()
+    summary_uncached_tokens = serializers.IntegerField()
+    summary_output_tokens = serializers.IntegerField()
     most_lost_turns = serializers.IntegerField(help_text="The most exchanges any one call lost.")
+    cost = serializers.FloatField(required=False, help_text="US dollars of every call: the agent's and the summaries'.")
+    summary_cost = serializers.FloatField(required=False, help_text="The summary calls' part of the cost.")
 
 
 class StrategyReplaySerializer(serializers.Serializer):
     name = serializers.CharField()
     params = serializers.DictField()
-    rows = ReplayCallSerializer(many=True)
+    cache_model = serializers.CharField()
+    clock = serializers.ChoiceField(choices=["timestamps", "gap"], help_text="Where the times between calls came "
+                                    "from: the messages' created_at / timestamp, or seconds_between_calls.")
+    rows = ReplayCallSerializer(many=True, help_text="The agent's calls.")
+    summary_rows = ReplayCallSerializer(many=True, help_text="The summarizer's calls (kind summary).")
     totals = ReplayTotalsSerializer()
-    cost = serializers.FloatField(required=False, help_text="Estimated US dollars, when a price was given.")
+    cost = serializers.FloatField(required=False, help_text="Estimated US dollars of every call, when a price was given.")
 
 
 class ReplaySerializer(ReplayOptionsSerializer):
@@ -607,4 +656,6 @@ class ReplaySerializer(ReplayOptionsSerializer):
 
 class ReplayResultSerializer(serializers.Serializer):
     calls = serializers.IntegerField()
+    cache_model = serializers.DictField(help_text="The cache model and its settings.")
+    price = serializers.DictField(required=False, help_text="The prices used, cache_write resolved.")
     strategies = StrategyReplaySerializer(many=True)

@@ -453,13 +453,17 @@ class ContextReplayView(APIView):
             try:
                 results = conversations.context_replay(
                     values["messages"], [(item["name"], item["params"]) for item in values["strategies"]],
-                    format=values.get("format"), system=values.get("system"),
+                    format=values.get("format"), system=values.get("system"), cache=values["cache"],
                 )
             except StrategyConfigError as exc:  # already named from the body's top (strategies[i].params.…)
                 raise ApplicationError(exc.message, field=exc.field) from exc
         price = Price(**values["price"]) if values.get("price") else None
         calls = len(results[0].calls) if results else 0
-        return Response({"calls": calls, "strategies": [r.to_dict(price) for r in results]})
+        body = {"calls": calls, "cache_model": values["cache"].to_dict(),
+                "strategies": [r.to_dict(price) for r in results]}
+        if price is not None:
+            body["price"] = price.to_dict(values["cache"])
+        return Response(body)
 
 
 MEMORY_STRATEGY_RESPONSES = {

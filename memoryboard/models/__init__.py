@@ -14,7 +14,7 @@ from .lifecycle import (
     WorkerHeartbeat,
 )
 from .memory import ArchivedReason, LongTermMemory, MemoryType, Source
-from .playground import PlaygroundTrace
+from .playground import PlaygroundTrace, ReplayShare
 from .retrieval import RetrievalReceipt
 from .summary import SummaryCacheEntry
 from .version import MemoryVersion, VersionEvent
@@ -37,6 +37,7 @@ __all__ = [
     "PauseRule",
     "RetrievalReceipt",
     "PlaygroundTrace",
+    "ReplayShare",
     "Source",
     "SummaryCacheEntry",
     "UserMemorySettings",

@@ -32,6 +32,8 @@ CONTEXT_STRATEGIES = ("TRIM", "SUMMARIZE", "SLIDING_WINDOW", "CLEAR_TOOL_RESULTS
 MEMORY_STRATEGIES = ("TRIM", "SUMMARIZE", "DELETE", "FILTER")
 COMPOSITE_STEPS = ("TRIM", "SUMMARIZE", "SLIDING_WINDOW", "CLEAR_TOOL_RESULTS")
 CLEARED_PLACEHOLDER = "[tool result cleared]"
+TRIGGER_COMBINE = ("any", "all")
+MAX_PLACEHOLDER_CHARS = 500
 
 
 def normalize_name(name: object, kind: str = "context", *, field: str = "name") -> str:
@@ -103,7 +105,8 @@ class SummarizeConfig:
 
     It triggers above ``threshold`` messages, or (when set) above ``trigger_tokens`` estimated tokens, or
     above ``trigger_fraction`` of a ``window_tokens`` context window: any of them, as LangChain's
-    ``SummarizationMiddleware(trigger=[("messages", N), ("tokens", T), ("fraction", f)])``.
+    ``SummarizationMiddleware(trigger=[("messages", N), ("tokens", T), ("fraction", f)])``, or with
+    ``trigger_combine="all"`` only when every trigger that is set holds.
     ``summary_prompt`` replaces the design's instruction when not empty.
     """
 
@@ -113,9 +116,13 @@ class SummarizeConfig:
     trigger_fraction: float = 0.0
     window_tokens: int = 0
     summary_prompt: str = ""
+    trigger_combine: str = "any"
 
     def __post_init__(self) -> None:
         _check_ints(self)
+        if self.trigger_combine not in TRIGGER_COMBINE:
+            raise StrategyConfigError("trigger_combine", f"must be one of {', '.join(TRIGGER_COMBINE)}, "
+                                      f"got {self.trigger_combine!r}")
         fraction = self.trigger_fraction
         if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
             raise StrategyConfigError("trigger_fraction", f"must be a number from 0 to 1, got {fraction!r}")
@@ -127,11 +134,12 @@ class SummarizeConfig:
 
     def triggered(self, count: int, tokens: float) -> bool:
         """Whether ``count`` messages of ``tokens`` estimated tokens are to be summarized."""
-        return (
-            count > self.threshold
-            or bool(self.trigger_tokens and tokens > self.trigger_tokens)
-            or bool(self.trigger_fraction and tokens > self.trigger_fraction * self.window_tokens)
-        )
+        checks = [count > self.threshold]
+        if self.trigger_tokens:
+            checks.append(tokens > self.trigger_tokens)
+        if self.trigger_fraction:
+            checks.append(tokens > self.trigger_fraction * self.window_tokens)
+        return all(checks) if self.trigger_combine == "all" else any(checks)
 
 
 @dataclass(frozen=True)
@@ -148,21 +156,36 @@ class SlidingWindowConfig:
 class ClearToolResultsConfig:
     """CLEAR_TOOL_RESULTS: above ``trigger_tokens``, clear the content of all but the newest ``keep`` tool
     results, never those of the tools named in ``exclude_tools``; only if that frees at least
-    ``clear_at_least`` tokens; with ``clear_tool_inputs`` the cleared calls' arguments too (Anthropic's
-    ``clear_tool_uses`` edit and LangChain's ``ClearToolUsesEdit`` have the same knobs)."""
+    ``clear_at_least`` tokens; with ``clear_tool_inputs`` the cleared calls' arguments too; a cleared result
+    reads ``placeholder`` (Anthropic's ``clear_tool_uses`` edit and LangChain's ``ClearToolUsesEdit`` have
+    the same knobs).
+
+    The OpenAI Agents SDK's ``ToolOutputTrimmer`` knobs: results in the last ``recent_turns`` user turns
+    are never touched, only results longer than ``max_output_chars`` are cleared (0: any), and a cleared
+    result keeps its first ``preview_chars`` characters before the placeholder. Anthropic's
+    ``clear_thinking`` edit: with ``clear_thinking``, the thinking blocks of all but the last
+    ``keep_thinking_turns`` assistant turns that have some are removed."""
 
     trigger_tokens: int = 4000
     keep: int = 3
     exclude_tools: tuple[str, ...] = ()
     clear_at_least: int = 0
     clear_tool_inputs: bool = False
+    placeholder: str = CLEARED_PLACEHOLDER
+    recent_turns: int = 0
+    max_output_chars: int = 0
+    preview_chars: int = 0
+    clear_thinking: bool = False
+    keep_thinking_turns: int = 1
 
     def __post_init__(self) -> None:
         _check_ints(self)
-        if not isinstance(self.clear_tool_inputs, bool):
-            raise StrategyConfigError(
-                "clear_tool_inputs", f"must be a boolean, got {type(self.clear_tool_inputs).__name__}"
-            )
+        for name in ("clear_tool_inputs", "clear_thinking"):
+            if not isinstance(getattr(self, name), bool):
+                raise StrategyConfigError(name, f"must be a boolean, got {type(getattr(self, name)).__name__}")
+        text = self.placeholder
+        if not isinstance(text, str) or not text.strip() or len(text) > MAX_PLACEHOLDER_CHARS:
+            raise StrategyConfigError("placeholder", f"must be text of 1 to {MAX_PLACEHOLDER_CHARS} characters")
         tools = self.exclude_tools
         if isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
             raise StrategyConfigError("exclude_tools", "must be a list of tool names")

@@ -22,7 +22,16 @@ from .config import (
     parse_params,
 )
 from .errors import StrategyConfigError, SummarizerError
-from .formats import MeasuredConversation, cleared_call_inputs, cleared_message, read_conversation, to_messages
+from .formats import (
+    MeasuredConversation,
+    cleared_call_inputs,
+    cleared_message,
+    has_thinking,
+    read_conversation,
+    result_text,
+    to_messages,
+    without_thinking,
+)
 from .messages import Message, Role
 from .result import ContextResult, Fallback
 from .summarizer import (
@@ -273,6 +282,7 @@ def summarize(
     trigger_fraction: float = 0.0,
     window_tokens: int = 0,
     summary_prompt: str = "",
+    trigger_combine: str = "any",
 ) -> ContextResult:
     """SUMMARIZE: above ``threshold`` messages, replace all but the last ``keep_last`` by one summary.
 
@@ -293,6 +303,7 @@ def summarize(
         trigger_fraction: Also summarize above this fraction of ``window_tokens`` (0: off).
         window_tokens: The model's context window, for ``trigger_fraction``.
         summary_prompt: The instruction for the summarizer; empty: :data:`CONTEXT_SUMMARY_INSTRUCTION`.
+        trigger_combine: ``"any"``: summarize when any trigger holds; ``"all"``: when every trigger set holds.
 
     Returns:
         The result (``summary_cache`` says whether a cached summary was ``"reused"`` or ``"extended"``, or
@@ -309,7 +320,8 @@ def summarize(
         >>> r.messages[0].role, len(r.messages), r.summarized == tuple(range(24))
         (<Role.SYSTEM: 'SYSTEM'>, 7, True)
     """
-    config = SummarizeConfig(threshold, keep_last, trigger_tokens, trigger_fraction, window_tokens, summary_prompt)
+    config = SummarizeConfig(threshold, keep_last, trigger_tokens, trigger_fraction, window_tokens, summary_prompt,
+                             trigger_combine)
     instruction = summary_prompt or CONTEXT_SUMMARY_INSTRUCTION
     msgs = to_messages(messages)
     n = len(msgs)
@@ -383,6 +395,11 @@ def clear_tool_results(
     placeholder: str = CLEARED_PLACEHOLDER,
     clear_at_least: int = 0,
     clear_tool_inputs: bool = False,
+    recent_turns: int = 0,
+    max_output_chars: int = 0,
+    preview_chars: int = 0,
+    clear_thinking: bool = False,
+    keep_thinking_turns: int = 1,
 ) -> ContextResult:
     """CLEAR_TOOL_RESULTS: above ``trigger_tokens``, clear the content of the oldest tool results.
 
@@ -401,6 +418,11 @@ def clear_tool_results(
         clear_at_least: Clear only if that frees at least this many estimated tokens, else nothing (a
             cleared prefix breaks the prompt cache: clear a lot at once or not at all).
         clear_tool_inputs: Also replace the arguments of the cleared results' calls by ``{}``.
+        recent_turns: Results from the ``recent_turns``-th last user question on are never cleared.
+        max_output_chars: Only results longer than this many characters are cleared (0: any).
+        preview_chars: A cleared result keeps its first ``preview_chars`` characters, then the placeholder.
+        clear_thinking: Also remove the ``thinking`` / ``redacted_thinking`` blocks of older assistant turns.
+        keep_thinking_turns: The newest assistant turns with thinking blocks that keep them.
 
     Returns:
         The result; changed messages are in ``cleared``, the others in ``kept``.
@@ -414,11 +436,19 @@ def clear_tool_results(
         >>> clear_tool_results(msgs, trigger_tokens=10, keep=1).cleared
         (1,)
     """
-    config = ClearToolResultsConfig(trigger_tokens, keep, exclude_tools, clear_at_least, clear_tool_inputs)
+    config = ClearToolResultsConfig(
+        trigger_tokens, keep, exclude_tools, clear_at_least, clear_tool_inputs, placeholder, recent_turns,
+        max_output_chars, preview_chars, clear_thinking, keep_thinking_turns,
+    )
     msgs = to_messages(messages)
     tokens_before = _tokens(msgs)
     if tokens_before <= config.trigger_tokens:
         return _unchanged("CLEAR_TOOL_RESULTS", msgs, tokens_before)
+    protected_from = len(msgs)
+    if config.recent_turns:
+        questions = [i for i, m in enumerate(msgs) if m.role is Role.USER and not m.result_ids]
+        if questions:
+            protected_from = questions[-min(config.recent_turns, len(questions))]
     names = {c.id: c.name for m in msgs if m.tool_calls for c in m.tool_calls}
     results = [
         (i, rid)
@@ -430,15 +460,19 @@ def clear_tool_results(
     excluded = frozenset(config.exclude_tools)
     targets: dict[int, set[str]] = {}
     for i, rid in older:
-        if rid is not None and names.get(rid) in excluded:
+        if i >= protected_from or (rid is not None and names.get(rid) in excluded):
+            continue
+        if config.max_output_chars and len(result_text(msgs[i], rid)) <= config.max_output_chars:
             continue
         targets.setdefault(i, set())
         if rid is not None:
             targets[i].add(rid)
+    text = config.placeholder
+    replacement = (lambda old: f"{old[:config.preview_chars]}\n{text}") if config.preview_chars else text
     out = list(msgs)
     cleared: list[int] = []
     for i, ids in targets.items():
-        new = cleared_message(msgs[i], frozenset(ids), placeholder)
+        new = cleared_message(msgs[i], frozenset(ids), replacement)
         if new.content != msgs[i].content or new.extra != msgs[i].extra:
             out[i] = new
             cleared.append(i)
@@ -450,6 +484,12 @@ def clear_tool_results(
                 if new.extra != m.extra:
                     out[i] = new
                     cleared.append(i)
+    if config.clear_thinking:
+        thinking = [i for i, m in enumerate(msgs) if m.role is Role.ASSISTANT and has_thinking(m)]
+        for i in thinking[: max(len(thinking) - config.keep_thinking_turns, 0)]:
+            out[i] = without_thinking(out[i])
+            if i not in cleared:
+                cleared.append(i)
     if not cleared:
         return _unchanged("CLEAR_TOOL_RESULTS", msgs, tokens_before)
     gone = set(cleared)

@@ -20,7 +20,7 @@ Errors name the field at fault: ``messages[3].tool_calls[0].id``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -571,26 +571,76 @@ def write_messages(messages: Iterable[Message], format: str = "openai") -> list[
     return [m.raw if m.raw is not None else write(m) for m in messages]
 
 
-def cleared_message(message: Message, call_ids: frozenset[str], placeholder: str) -> Message:
-    """``message`` with the content of its results for ``call_ids`` replaced by ``placeholder``.
+def _block_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, Mapping) and isinstance(b.get("text"), str))
+    return ""
+
+
+def _is_result_block(block: Any) -> bool:
+    return isinstance(block, Mapping) and block.get("type") == "tool_result"
+
+
+def result_text(message: Message, call_id: str | None) -> str:
+    """The text of ``message``'s result for ``call_id``: an Anthropic ``tool_result`` block's, else the
+    message's content."""
+    raw = message.raw
+    if call_id is not None and isinstance(raw, Mapping) and isinstance(raw.get("content"), list):
+        for b in raw["content"]:
+            if _is_result_block(b) and b.get("tool_use_id") == call_id:
+                return _block_text(b.get("content"))
+    return message.content
+
+
+def cleared_message(
+    message: Message, call_ids: frozenset[str], placeholder: str | Callable[[str], str]
+) -> Message:
+    """``message`` with the content of its results for ``call_ids`` replaced by ``placeholder`` (a text,
+    or a function of the result's text: a preview).
 
     An OpenAI ``tool`` message (or a stored TOOL row) gets the placeholder as its content; an Anthropic
     user turn gets it in each matching ``tool_result`` block, its other blocks untouched. Ids, names and
     every other field stay; the input object is not modified (a shallow copy is changed).
     """
+    def new_text(old: str) -> str:
+        return placeholder if isinstance(placeholder, str) else placeholder(old)
+
     raw = message.raw
     if isinstance(raw, Mapping) and isinstance(raw.get("content"), list) and any(
-        isinstance(b, Mapping) and b.get("type") == "tool_result" for b in raw["content"]
+        _is_result_block(b) for b in raw["content"]
     ):
         blocks = [
-            {**b, "content": placeholder}
-            if isinstance(b, Mapping) and b.get("type") == "tool_result" and b.get("tool_use_id") in call_ids
+            {**b, "content": new_text(_block_text(b.get("content")))}
+            if _is_result_block(b) and b.get("tool_use_id") in call_ids
             else b
             for b in raw["content"]
         ]
         return _read_anthropic({**raw, "content": blocks}, "message")
-    new_raw = {**raw, "content": placeholder} if isinstance(raw, Mapping) else None
-    return replace(message, content=placeholder, extra=0, raw=new_raw)
+    text = new_text(message.content)
+    new_raw = {**raw, "content": text} if isinstance(raw, Mapping) else None
+    return replace(message, content=text, extra=0, raw=new_raw)
+
+
+THINKING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+
+
+def has_thinking(message: Message) -> bool:
+    """Whether an Anthropic assistant turn carries ``thinking`` or ``redacted_thinking`` blocks."""
+    raw = message.raw
+    return isinstance(raw, Mapping) and isinstance(raw.get("content"), list) and any(
+        isinstance(b, Mapping) and b.get("type") in THINKING_BLOCKS for b in raw["content"]
+    )
+
+
+def without_thinking(message: Message) -> Message:
+    """``message`` without its thinking blocks (what Anthropic's ``clear_thinking`` edit removes)."""
+    if not has_thinking(message):
+        return message
+    raw = message.raw
+    blocks = [b for b in raw["content"] if not (isinstance(b, Mapping) and b.get("type") in THINKING_BLOCKS)]
+    return _read_anthropic({**raw, "content": blocks}, "message")
 
 
 CLEARED_INPUT = "{}"

@@ -166,6 +166,7 @@ def plan_summarize(
     trigger_fraction: float = 0.0,
     window_tokens: int = 0,
     summary_prompt: str = "",
+    trigger_combine: str = "any",
 ) -> MemoryPlan:
     """Memory SUMMARIZE: replace all but the last ``keep_last`` rows by one stored summary.
 
@@ -178,7 +179,8 @@ def plan_summarize(
         threshold: At or below this many rows the plan is empty (no LLM call).
         keep_last: Newest rows kept.
         summarizer: The summarizer to call.
-        trigger_tokens, trigger_fraction, window_tokens: Further triggers, as for the context SUMMARIZE.
+        trigger_tokens, trigger_fraction, window_tokens, trigger_combine: Further triggers and how they
+            combine, as for the context SUMMARIZE.
         summary_prompt: The instruction for the summarizer; empty: :data:`MEMORY_SUMMARY_INSTRUCTION`.
 
     Returns:
@@ -195,7 +197,8 @@ def plan_summarize(
         >>> plan.inserts[0].content.startswith("[持久化记忆摘要] ")
         True
     """
-    config = SummarizeConfig(threshold, keep_last, trigger_tokens, trigger_fraction, window_tokens, summary_prompt)
+    config = SummarizeConfig(threshold, keep_last, trigger_tokens, trigger_fraction, window_tokens, summary_prompt,
+                             trigger_combine)
     msgs = _stored(messages)
     n = len(msgs)
     if keep_last >= n or not config.triggered(n, total_tokens(msgs)):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .formats import has_thinking
 from .messages import Message, Role
 from .result import ContextResult
 from .units import Units
@@ -23,6 +24,7 @@ REASONS = {
     "summarized": "folded into the summary (above the trigger)",
     "old_tool_result": "an old tool result, cleared (only the newest ones are kept)",
     "tool_input": "the arguments of a cleared call",
+    "old_thinking": "older thinking blocks, cleared (only the newest turns keep theirs)",
     "with_its_unit": "dropped with its tool call or its results (they go together)",
 }
 
@@ -48,7 +50,10 @@ def _step_reasons(step: ContextResult, msgs: Sequence[Message]) -> dict[int, str
     for i in step.summarized:
         out[i] = "summarized"
     for i in step.cleared:
-        out[i] = "tool_input" if msgs[i].role is Role.ASSISTANT and msgs[i].tool_calls else "old_tool_result"
+        if msgs[i].role is Role.ASSISTANT:
+            out[i] = "old_thinking" if has_thinking(msgs[i]) else "tool_input"
+        else:
+            out[i] = "old_tool_result"
     return out
 
 

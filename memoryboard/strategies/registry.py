@@ -6,7 +6,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .config import (
+    CLEARED_PLACEHOLDER,
     COMPOSITE_STEPS,
+    TRIGGER_COMBINE,
     CONTEXT_STRATEGIES,
     MAX_INT_PARAM,
     MEMORY_STRATEGIES,
@@ -32,13 +34,13 @@ class ParamSpec:
 
     Attributes:
         name: The JSON key (dotted for COMPOSITE step parameters, e.g. ``"summarize.threshold"``).
-        type: ``"int"``, ``"float"``, ``"bool"``, ``"text"``, ``"roles"`` (a set of roles), ``"strings"`` or
-            ``"steps"``.
+        type: ``"int"``, ``"float"``, ``"bool"``, ``"text"``, ``"line"`` (one line of text), ``"choice"``
+            (one of ``choices``), ``"roles"`` (a set of roles), ``"strings"`` or ``"steps"``.
         default: The design's default.
         min: Smallest allowed value for ``int``.
         max: Largest allowed value for ``int``.
         description: One-line help text.
-        choices: Allowed items for ``roles`` and ``steps``.
+        choices: Allowed items for ``choice``, ``roles`` and ``steps``.
     """
 
     name: str
@@ -84,6 +86,8 @@ _SUMMARIZE = (
     _int("window_tokens", 0, "The model's context window in tokens, for the share trigger."),
     ParamSpec("summary_prompt", "text", "",
               "The instruction given to the summarizer; empty = the default one (LangChain: summary_prompt)."),
+    ParamSpec("trigger_combine", "choice", "any",
+              "Summarize when any trigger that is set holds, or only when all of them do.", choices=TRIGGER_COMBINE),
 )
 _SLIDING = (_int("max_tokens", 4000, "Token budget, filled from the newest message backwards.", 1),)
 _CLEAR = (
@@ -94,6 +98,16 @@ _CLEAR = (
          "Clear only if that frees at least this many tokens, else nothing (Anthropic: clear_at_least)."),
     ParamSpec("clear_tool_inputs", "bool", False,
               "Also clear the arguments of the cleared calls (Anthropic: clear_tool_inputs)."),
+    ParamSpec("placeholder", "line", CLEARED_PLACEHOLDER, "The text that replaces a cleared result."),
+    _int("recent_turns", 0,
+         "Results in the last N user turns are never cleared (OpenAI Agents SDK ToolOutputTrimmer: recent_turns)."),
+    _int("max_output_chars", 0,
+         "Clear only results longer than this many characters; 0 = any (ToolOutputTrimmer: max_output_chars)."),
+    _int("preview_chars", 0,
+         "A cleared result keeps its first N characters before the placeholder (ToolOutputTrimmer: preview_chars)."),
+    ParamSpec("clear_thinking", "bool", False,
+              "Also remove the thinking blocks of older assistant turns (Anthropic: clear_thinking)."),
+    _int("keep_thinking_turns", 1, "Newest assistant turns whose thinking blocks stay (Anthropic: keep thinking_turns)."),
 )
 
 

@@ -169,7 +169,16 @@ PARAM_LABELS = {
     "trigger_fraction": _("trigger share of the window"),
     "window_tokens": _("context window (tokens)"),
     "summary_prompt": _("summary prompt"),
+    "trigger_combine": _("triggers combine"),
+    "placeholder": _("placeholder text"),
+    "recent_turns": _("never in the last N turns"),
+    "max_output_chars": _("only results longer than (characters)"),
+    "preview_chars": _("preview kept (characters)"),
+    "clear_thinking": _("clear older thinking"),
+    "keep_thinking_turns": _("keep thinking of the last N turns"),
 }
+
+CHOICE_LABELS = {"any": _("any trigger"), "all": _("all triggers")}
 
 
 def _label(name: str):
@@ -195,6 +204,13 @@ def _form_field(spec: ParamSpec) -> forms.Field:
     if spec.type == "text":
         return forms.CharField(label=label, initial=spec.default, required=False, help_text=spec.description,
                                widget=forms.Textarea(attrs={"rows": 2}))
+    if spec.type == "line":
+        return forms.CharField(label=label, initial=spec.default, required=False, help_text=spec.description,
+                               max_length=500)
+    if spec.type == "choice":
+        return forms.ChoiceField(label=label, initial=spec.default, required=False, help_text=spec.description,
+                                 choices=[(c, CHOICE_LABELS.get(c, c)) for c in spec.choices],
+                                 widget=forms.RadioSelect)
     if spec.type == "bool":
         return forms.BooleanField(label=label, initial=spec.default, required=False, help_text=spec.description)
     if spec.type == "roles":
@@ -234,7 +250,7 @@ class StrategyParamsForm(forms.Form):
             value = data.get(spec.name)
             if spec.type in ("strings", "steps") and isinstance(value, str):
                 value = _split_words(value)
-            if spec.type in ("int", "float") and value is None:
+            if spec.type in ("int", "float", "line", "choice") and value in (None, ""):
                 value = spec.default
             target = params
             *parents, leaf = spec.name.split(".")

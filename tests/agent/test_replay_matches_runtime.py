@@ -24,6 +24,8 @@ QUESTIONS = [
     ("TRIM", {"keep_first": 1, "keep_last": 2}),
     ("SLIDING_WINDOW", {"max_tokens": 60}),
     ("CLEAR_TOOL_RESULTS", {"trigger_tokens": 50, "keep": 1}),
+    # A knob of LangChain's middleware through agents.yaml and the runtime: both triggers must hold.
+    ("SUMMARIZE", {"threshold": 2, "keep_last": 2, "trigger_tokens": 100000, "trigger_combine": "all"}),
 ])
 def test_replay_sent_tokens_equal_what_the_runtime_sent(settings, tmp_path, openai_settings, alice, strategy, params):
     path = tmp_path / "agents.yaml"
@@ -46,3 +48,5 @@ def test_replay_sent_tokens_equal_what_the_runtime_sent(settings, tmp_path, open
     assert len(replayed.calls) == len(QUESTIONS) == len(sent)
     assert [c.sent_tokens for c in replayed.calls] == sent
     assert replayed.totals["sent_tokens"] == sum(sent)
+    if params.get("trigger_combine") == "all":  # more than 2 messages, but never 100,000 tokens: no summary
+        assert replayed.totals["summary_calls"] == 0 and sent == sorted(sent)

@@ -96,6 +96,10 @@ def _populate(user, marker: str, make_memory) -> None:
                             object_id=kept.pk, object_repr=f"{marker} works with Java", action_flag=CHANGE)
     pasted = [{"role": m.role.lower(), "content": m.content} for m in ChatMessage.objects.filter(user_id=uid)]
     PlaygroundTrace.objects.create(pk=PlaygroundTrace.digest(pasted), messages=pasted)
+    from memoryboard.playground_traces import replay_share_save
+
+    # A short link of a replay of the user's conversation (its summary prompt typed with the user's words).
+    replay_share_save(pairs=[("conversation", conv), ("c-summarize-summary_prompt", f"{marker} prompt")], actor=None)
     from django_tasks_db.models import DBTaskResult
 
     DBTaskResult.objects.create(

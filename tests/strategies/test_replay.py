@@ -43,8 +43,8 @@ def test_trim_keeps_the_cached_prefix_of_system_and_first_message():
     assert _rows(result, "cached_tokens") == [0, 16, 16, 16, 16, 16]
     assert _rows(result, "dropped") == [0, 0, 2, 4, 6, 8]
     assert _rows(result, "output_tokens") == [12, 12, 12, 12, 12, 0]
-    assert result.totals == {"sent_tokens": 196, "cached_tokens": 80, "output_tokens": 60, "summary_calls": 0,
-                             "calls": 6, "most_lost_turns": 5}
+    assert result.totals.items() >= {"sent_tokens": 196, "cached_tokens": 80, "output_tokens": 60,
+                                     "summary_calls": 0, "calls": 6, "most_lost_turns": 5}.items()
     # From call 3 on, every earlier exchange but the first question's lost its question or its reply.
     assert _rows(result, "lost_turns") == [0, 0, 2, 3, 4, 5]
 

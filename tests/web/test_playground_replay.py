@@ -29,7 +29,7 @@ def _url(trace, extra=""):
 
 def test_the_page_shows_each_strategys_totals_chart_and_strip(client, developer, trace):
     client.force_login(developer)
-    response = client.get(_url(trace))
+    response = client.get(_url(trace, "&cache_model=ideal"))
     assert response.status_code == 200
     html = response.content.decode()
     expected = {r.name: r.totals for r in replay(MESSAGES, [("TRIM", {"keep_first": 1, "keep_last": 2}),
@@ -52,10 +52,20 @@ def test_exports_carry_the_same_rows(client, developer, trace):
 
 def test_prices_in_the_url_change_the_cost_and_bad_ones_are_named(client, developer, trace):
     client.force_login(developer)
-    data = json.loads(client.get(_url(trace, "&price_input=1&price_cached=0.1&price_output=2&export=json")).content)
-    assert data["strategies"][0]["cost"] == pytest.approx(244 / 1_000_000)
+    prices = "&price_input=1&price_cached=0.1&price_output=2"
+    # gpt-4o-mini's cache is OpenAI's: these 36-token prompts are under 1,024 tokens, so nothing is cached.
+    data = json.loads(client.get(_url(trace, prices + "&export=json")).content)
+    assert data["cache_model"]["kind"] == "openai"
+    assert data["strategies"][0]["cost"] == pytest.approx((196 * 1 + 60 * 2) / 1_000_000)
+    ideal = json.loads(client.get(_url(trace, prices + "&cache_model=ideal&export=json")).content)
+    assert ideal["strategies"][0]["cost"] == pytest.approx(244 / 1_000_000)
     response = client.get(_url(trace, "&price_input=abc"))
-    assert response.status_code == 200 and "price_input" in response.content.decode()
+    assert response.status_code == 400 and "price_input" in response.content.decode()
+    for extra, field in (("&cache_model=azure", "cache_model"), ("&cache_model=anthropic&cache_ttl=600", "cache_ttl"),
+                         ("&call_gap=-3", "call_gap"), ("&cache_min_tokens=x", "cache_min_tokens"),
+                         ("&price_write=-1", "price_write")):
+        response = client.get(_url(trace, extra))
+        assert response.status_code == 400 and f"{field}:" in response.content.decode(), extra
 
 
 def test_bad_parameters_are_named(client, developer, trace):

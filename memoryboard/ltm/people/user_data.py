@@ -40,6 +40,7 @@ from memoryboard.models import (
     MemoryVersion,
     PauseRule,
     PlaygroundTrace,
+    ReplayShare,
     RetrievalReceipt,
     SummaryCacheEntry,
     UserMemorySettings,
@@ -284,6 +285,8 @@ def user_data_sections() -> list[Section]:
                 ("created_at", "action", "object_type", "object_id", "before", "after", "reason"), erase="anonymise"),
         Section("summary_cache", SummaryCacheEntry, lambda u: SummaryCacheEntry.objects.filter(_conversation_q(u)),
                 ("conversation_id", "model", "message_count", "summary", "created_at")),
+        Section("replay_shares", ReplayShare, lambda u: ReplayShare.objects.filter(_conversation_q(u)),
+                ("conversation_id", "query", "created_at")),
         Section("retrieval_receipts", RetrievalReceipt, lambda u: RetrievalReceipt.objects.filter(_user_q(u)),
                 ("created_at", "agent_id", "conversation_id", "kind", "query", "k", "counts", "candidates")),
         Section("chat_messages", ChatMessage, lambda u: ChatMessage.objects.filter(_user_q(u)),
@@ -386,6 +389,7 @@ SECTION_LABELS = {
     "audit_log": _("audit log entries: kept without content (who did what, to which item, when)"),
     "admin_log": _("entries of the admin site's history about those items and messages"),
     "playground_traces": _("playground traces made from your conversations or items"),
+    "replay_shares": _("short links of replays of your conversations"),
 }
 
 
@@ -395,6 +399,7 @@ SUPPORT_LABELS = {
                        "tool results, instructions to the agent)"),
     "retrieval_receipts": _("retrieval receipts (their questions and the items found for them)"),
     "playground_traces": _("playground traces made from their conversations or items"),
+    "replay_shares": _("short links of replays of their conversations"),
 }
 
 

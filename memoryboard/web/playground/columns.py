@@ -98,11 +98,7 @@ def read_budget(request, tokens_before: float) -> tuple[int, str | None]:
     return value, None
 
 
-def budget_columns(request, messages, budget: int) -> tuple[list[dict], list[dict]]:
-    """Same-budget mode: every strategy fitted to the budget, its column, and the ranked summary rows.
-
-    With the system prompt kept aside, the strategies are fitted on the messages after it, to the budget
-    less the prompt's tokens; each result is then given back over the whole input (the prompt kept)."""
+def _budget_fits(request, messages, budget: int, *, columns: bool) -> tuple[list[dict], list[dict]]:
     head = system_prompt_length(tuple(messages)) if keep_system_prompt(request) else 0
     prompt, body = tuple(messages[:head]), tuple(messages[head:])
     reserved = total_tokens(prompt)
@@ -110,18 +106,19 @@ def budget_columns(request, messages, budget: int) -> tuple[list[dict], list[dic
     def run(name, params):
         return conversations.context_apply(name, body, params)
 
-    fits, columns = [], []
+    fits, cols = [], []
     for name in CONTEXT_STRATEGIES:
         form = bound_form(request, "context", name)
         base = form.params() if not form.is_bound or form.is_valid() else None
         try:
             fit = fit_to_budget(name, len(body), max(1, int(budget - reserved)), run=run, params=base)
         except StrategyError as exc:
-            columns.append({"name": name, "info": context_strategy_info(name), "form": form, "error": str(exc)})
+            cols.append({"name": name, "info": context_strategy_info(name), "form": form, "error": str(exc)})
             continue
         fit = replace(fit, budget=budget, result=behind_system_prompt(fit.result, prompt))
         fits.append(fit)
-        columns.append(column_context(name, messages, form, fit=fit))
+        if columns:
+            cols.append(column_context(name, messages, form, fit=fit))
     summary = []
     for rank, fit in enumerate(rank_fits(fits), start=1):
         r = fit.result
@@ -130,7 +127,20 @@ def budget_columns(request, messages, budget: int) -> tuple[list[dict], list[dic
             "kept": len(r.kept), "summarized": len(r.summarized), "llm_calls": r.llm_calls,
             "fallback": fallback_text(r.fallback_reason), "params": param_text(fit.params), "discarded": bool(discarded_work(r)),
         })
-    return columns, summary
+    return cols, summary
+
+
+def budget_columns(request, messages, budget: int) -> tuple[list[dict], list[dict]]:
+    """Same-budget mode: every strategy fitted to the budget, its column, and the ranked summary rows.
+
+    With the system prompt kept aside, the strategies are fitted on the messages after it, to the budget
+    less the prompt's tokens; each result is then given back over the whole input (the prompt kept)."""
+    return _budget_fits(request, messages, budget, columns=True)
+
+
+def budget_ranking(request, messages, budget: int) -> list[dict]:
+    """The same-budget ranking alone (:func:`budget_columns` without the columns), for the replay page."""
+    return _budget_fits(request, messages, budget, columns=False)[1]
 
 
 @playground_access
