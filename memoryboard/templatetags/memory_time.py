@@ -20,7 +20,7 @@ from django.utils.http import urlencode
 from memoryboard.ltm.store.expiry import expiring_soon
 from memoryboard.ltm.store.items import end_user_may_edit
 from memoryboard.ltm.store.selectors import own_memories
-from memoryboard.ltm.store.versions import memory_history, reason_text
+from memoryboard.ltm.store.versions import memory_history
 from memoryboard.ltm.write.duplicates import duplicate_suggestions
 from memoryboard.ltm.write.health import EXPIRING_SOON_DAYS, memory_health as health
 from memoryboard.ltm.write.review import conflict_pairs, pending_review
@@ -145,7 +145,7 @@ def memory_timeline(context, memory, staff=False):
         item.is_this = item.pk == memory.pk
         item.is_current = not item.archived
     versions = memory_history(memory=memory)
-    rows = [{"v": v, "why": reason_text(v.reason)} for v in versions]
+    rows = [{"v": v, "why": v.reason_words} for v in versions]
     if staff:
         may_revert = can_change_any_memory(request.user)
         revert_url = reverse("support-memory-revert", args=[memory.pk])

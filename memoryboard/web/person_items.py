@@ -23,7 +23,6 @@ from memoryboard.ltm.store.selectors import own_memories, user_namespaces_q
 from memoryboard.ltm.store.states import state_of, state_q
 from memoryboard.ltm.write.edits import memory_update
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, MemoryStateChange, MemoryType
-from memoryboard.models.labels import reason_label
 from memoryboard.roles import can_change_any_memory, can_read_all_memories
 from memoryboard.shared.item_words import describe, namespace_agent
 from memoryboard.web.forms import SupportArchiveForm, SupportItemEditForm
@@ -69,7 +68,7 @@ def item_history(memory: LongTermMemory) -> list[dict]:
     rows = [
         {"when": c.created_at, "by": c.actor.get_username() if c.actor_id else _("system"),
          "what": _("%(old)s → %(new)s") % {"old": _state_label(c.old_state), "new": _state_label(c.new_state)},
-         "why": reason_label(c.reason), "before": "", "after": ""}
+         "why": c.reason_label, "before": "", "after": ""}
         for c in MemoryStateChange.objects.filter(memory_id=memory.pk).select_related("actor")
         .order_by("-created_at", "-id")[:50]
     ]

@@ -26,7 +26,7 @@ def test_archive_from_the_item_page_asks_for_a_reason_and_the_log_shows_it(login
                                                     reason="  Asked by the user in ticket 4411  "))
     assert done.status_code == 302
     entry = AuditLog.objects.exclude(action="create").get()
-    assert (entry.action, entry.object_id, entry.reason) == ("archive", memory.pk, "staff: Asked by the user in ticket 4411")
+    assert (entry.action, entry.object_id, entry.reason, entry.details) == ("archive", memory.pk, "staff", {"note": "Asked by the user in ticket 4411"})
     assert MemoryStateChange.objects.get(memory_id=memory.pk).reason == "staff: Asked by the user in ticket 4411"
     assert entry.reason_label == "Archived by staff: Asked by the user in ticket 4411"
     log = client.get(reverse("admin:memoryboard_auditlog_changelist"))
@@ -67,7 +67,7 @@ def test_api_archive_takes_a_reason(support_user, alice, make_memory):
     assert not LongTermMemory.objects.get(pk=memory.pk).archived
     response = api.post(url, {"reason": "Duplicate of a newer item"}, format="json")
     assert response.status_code == 200 and response.json()["archived_reason"] == "staff"
-    assert list(AuditLog.objects.exclude(action="create").values_list("action", "reason")) == [("archive", "staff: Duplicate of a newer item")]
+    assert list(AuditLog.objects.exclude(action="create").values_list("action", "reason", "details")) == [("archive", "staff", {"note": "Duplicate of a newer item"})]
     other = make_memory(alice, "likes jazz")
     assert api.post(f"/api/v1/memories/{other.pk}/archive/").status_code == 200  # the body stays optional
     assert AuditLog.objects.exclude(action="create").get(object_id=other.pk).reason == "staff"

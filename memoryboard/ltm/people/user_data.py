@@ -45,13 +45,7 @@ from memoryboard.models import (
     UserMemorySettings,
 )
 from memoryboard.models.audit import USER_OBJECT_TYPES
-from memoryboard.models.labels import (
-    AUTO_EXTRACT_FROM,
-    CONFLICT_FLAGGED,
-    EXTRACTED,
-    MERGED_INTO,
-    SAME_ITEM_IN_USE,
-)
+from memoryboard.models.labels import MERGED_INTO, SAME_ITEM_IN_USE
 from memoryboard.models.namespaces import parse_namespace
 from memoryboard.task_recovery import EXTRACT_TASK_PATHS, task_result_model
 
@@ -417,18 +411,10 @@ def memory_export_for_user(*, user_id: str, actor) -> dict:
 
 
 def _erase_typed_reasons(qs: QuerySet) -> None:
-    """Free text that may hold what the person wrote or chose goes with the content: the reason staff typed
-    when archiving (it may quote the user) and, in entries written before reasons said only what happened,
-    a conversation id (``auto_extract from <id>``) and a judge's reasoning (``reconcile … (…): <reasoning>``,
-    ``superseded by <id>: …``, ``conflict with <id>: …``), which become the words written now. The reasons
-    the services write (codes, ``merged into <id>``) stay."""
-    qs.filter(reason__startswith=AUTO_EXTRACT_FROM).update(reason=EXTRACTED)
-    qs.filter(reason__startswith="superseded by ").update(reason=ArchivedReason.SUPERSEDED)
-    qs.filter(reason__startswith="conflict with ").update(reason=CONFLICT_FLAGGED)
-    for pk, reason in qs.filter(reason__startswith="reconcile ", reason__contains="): ").values_list("pk", "reason"):
-        AuditLog.objects.filter(pk=pk).update(reason=reason[: reason.index("): ") + 1])
-    (qs.filter(action=AuditLog.Action.ARCHIVE).exclude(reason__in=ArchivedReason.values)
-     .exclude(reason__startswith=MERGED_INTO).exclude(reason__startswith=SAME_ITEM_IN_USE).update(reason=""))
+    """What a reason is about goes with the content (the words staff typed when archiving may quote the
+    user; the kinds of secret withheld say what the user said): the reason's code stays, its details go,
+    but for the ids of the items a merge or a restore pointed at (what happened to which id stays)."""
+    qs.exclude(reason__in=[MERGED_INTO, SAME_ITEM_IN_USE]).update(details=None)
 
 
 def _leave_ann_indexes(user_id: str) -> None:

@@ -214,9 +214,9 @@ def memory_extract_and_save(
     if not memories:
         return []
     try:
-        reason = EXTRACTED + (f"; {withheld}" if withheld else "")
+        # The secrets withheld are logged above and said in the turn's outcome; the reason is the code.
         results = memory_save_many_reconciled(namespace=namespace, memories=memories, event=VersionEvent.EXTRACT,
-                                              audit_reason=reason[:255])
+                                              audit_reason=EXTRACTED)
     except LLMError as exc:
         logger.warning("extracted memories not saved (embeddings): %s", exc.reason)
         return []

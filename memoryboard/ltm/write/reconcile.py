@@ -166,9 +166,10 @@ def reconcile_decide(*, content: str, candidates: list[tuple[LongTermMemory, flo
 
 
 def _reason(decision: Decision) -> str:
-    """The audit reason: what was decided and by whom, in words; why (a judge's reasoning, which may quote
-    the statements) is in the entry's ``after["reconcile"]``, which an erase empties."""
-    return f"reconcile {decision.verdict} ({decision.judge})"[:255]
+    """The audit reason: what was decided (a code, ``models.labels``); who decided (the judge) and why (its
+    reasoning, which may quote the statements) are in the entry's ``after["reconcile"]``, which an erase
+    empties."""
+    return f"reconcile {decision.verdict}"
 
 
 def _reinforce(*, memory: LongTermMemory, source: str, conversation_id: str, actor, decision: Decision,
