@@ -48,7 +48,7 @@ class Source(models.TextChoices):
 class ArchivedReason(models.TextChoices):
     DECAY = "decay", _("Decayed")
     OVER_LIMIT = "over_limit", _("Over the item limit")
-    STAFF = "staff", _("Archived by staff")
+    STAFF = "staff", _("Archived by support")
     USER_DELETED = "user_deleted", _("Deleted by the user")
     # Not used any more, but not archived by anyone: memoryboard shows these as their own states
     # (DESIGN 1.6). The platform loads only archived = 0, so they are stored archived.

@@ -26,7 +26,7 @@ from memoryboard.ltm.store.selectors import own_memories
 from memoryboard.ltm.store.states import STORED_STATES
 from memoryboard.models import ChatMessage, ConversationOwner, MemoryState, MemoryType
 from memoryboard.roles import can_change_any_memory, can_read_all_memories
-from memoryboard.shared.item_words import describe
+from memoryboard.shared.item_words import describe, state_title
 from memoryboard.task_recovery import failed_extractions
 from memoryboard.users import find_people, person as lookup_person
 from memoryboard.web import data_erase, person_items
@@ -124,13 +124,13 @@ def person_detail(request, user_id: str):
     return render(request, "web/person.html", {
         "person": person,
         "rows": rows,
-        "states": [(s, MemoryState(s).label, filter_url(agent="", state=s),
+        "states": [(s, state_title(s), filter_url(agent="", state=s),
                     sum(n for (_a, st), n in counts.items() if st == s)) for s in shown_states],
         "total": total,
         "agent": agent,
         "agent_label": labels.get(agent, agent),
         "state": state,
-        "state_label": MemoryState(state).label if state else "",
+        "state_label": state_title(state) if state else "",
         "all_url": filter_url(agent="", state=""),
         "items": items,
         "page": page,

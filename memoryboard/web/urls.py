@@ -27,6 +27,8 @@ urlpatterns = [
          name="person-item-restore"),
     path("support/users/<path:user_id>/items/<str:memory_id>/history/", person_items.person_item_history,
          name="person-item-history"),
+    path("support/users/<path:user_id>/items/<str:memory_id>/revert/", person_items.person_item_revert,
+         name="person-item-revert"),
     path("support/users/<path:user_id>/review/", memory_review.person_review, name="person-review"),
     path("support/memories/<str:memory_id>/revert/", memory_review.support_revert, name="support-memory-revert"),
     path("support/users/<path:user_id>/", people.person_detail, name="person"),
