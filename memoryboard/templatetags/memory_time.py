@@ -75,12 +75,14 @@ def memory_health(context, user_id=None, staff=False):
     labels = agent_labels()  # agents by their name in the page's language, never by id
     for h in health(scope, conflicts=conflicts, duplicates=duplicates):
         current = _admin_items(uid, agent=h.agent, state="active") if staff else reverse("my-memories")
-        superseded = _admin_items(uid, agent=h.agent, state="superseded") if staff else reverse("my-memories") + "#archived"
+        superseded = _admin_items(uid, agent=h.agent, state="superseded") if staff else reverse("my-memories") + "#replaced"
+        paused = _admin_items(uid, agent=h.agent, state="paused") if staff else reverse("my-memories") + "#current"
         rows.append({
             "agent": h.agent,
             "agent_label": labels.get(h.agent, h.agent),
             "cells": [
                 ("current", h.current, current),
+                ("paused", h.paused, paused),
                 ("superseded", h.superseded, superseded),
                 ("pending", h.pending, review_anchor + "-pending"),
                 ("conflicts", h.conflicts, review_anchor + "-conflicts"),

@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from . import memory_import, memory_review, people, person_items, views
-from .my_memories import actions, bulk, conversations, data, detail, listing, switches
+from .my_memories import actions, bulk, conversations, data, detail, listing, states, switches
 from .playground import columns, page, plans, replay
 
 urlpatterns = [
@@ -38,6 +38,7 @@ urlpatterns = [
     path("me/memories/delete-all/", bulk.memory_delete_all, name="my-memories-delete-all"),
     path("me/data/erase/", data.my_data_erase, name="my-data-erase"),
     path("me/memories/switch/", switches.memory_switch, name="my-memories-switch"),
+    path("me/memories/ask-first/", switches.memory_ask_first, name="my-memories-ask-first"),
     path("me/memories/pause-rules/", switches.memory_pause_rules, name="my-memories-pause-rules"),
     path("me/memories/add/", actions.memory_add, name="my-memories-add"),
     path("me/memories/bulk/", bulk.memory_bulk, name="my-memories-bulk"),
@@ -51,5 +52,7 @@ urlpatterns = [
     path("me/memories/<str:memory_id>/restore/", actions.memory_restore, name="my-memories-restore"),
     path("me/memories/<str:memory_id>/pause/", actions.memory_pause, name="my-memories-pause"),
     path("me/memories/<str:memory_id>/resume/", actions.memory_resume, name="my-memories-resume"),
+    path("me/memories/<str:memory_id>/undo-replacement/", states.memory_undo_replacement,
+         name="my-memories-undo-replacement"),
     path("me/memories/<str:memory_id>/revert/", memory_review.my_revert, name="my-memories-revert"),
 ]

@@ -28,7 +28,7 @@ def test_archive_from_the_item_page_asks_for_a_reason_and_the_log_shows_it(login
     entry = AuditLog.objects.exclude(action="create").get()
     assert (entry.action, entry.object_id, entry.reason, entry.details) == ("archive", memory.pk, "staff", {"note": "Asked by the user in ticket 4411"})
     assert MemoryStateChange.objects.get(memory_id=memory.pk).reason == "staff: Asked by the user in ticket 4411"
-    assert entry.reason_label == "Archived by staff: Asked by the user in ticket 4411"
+    assert entry.reason_label == "Archived by support: “Asked by the user in ticket 4411”"
     log = client.get(reverse("admin:memoryboard_auditlog_changelist"))
     assert "Asked by the user in ticket 4411" in log.content.decode()
     assert [e.action for e in log.context["cl"].result_list if e.action != "create"] == ["archive"]
@@ -39,7 +39,7 @@ def test_archive_from_the_item_page_asks_for_a_reason_and_the_log_shows_it(login
     assert list(AuditLog.objects.exclude(action="create").order_by("id").values_list("action", flat=True)) == ["archive", "restore"]
     log = client.get(reverse("admin:memoryboard_auditlog_changelist"))
     shown = [(e.action, e.reason_label) for e in log.context["cl"].result_list if e.action != "create"]
-    assert shown == [("restore", ""), ("archive", "Archived by staff: Asked by the user in ticket 4411")]
+    assert shown == [("restore", ""), ("archive", "Archived by support: “Asked by the user in ticket 4411”")]
 
 
 def test_restore_and_pause_do_not_ask_for_a_reason(login, support_user, alice, make_memory):
