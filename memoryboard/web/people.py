@@ -20,10 +20,11 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memoryboard.agents_config import agent_labels
+from memoryboard.agents_config import agent_labels, get_agents_config
 from memoryboard.ltm.people import user_data
 from memoryboard.ltm.store.selectors import own_memories
 from memoryboard.ltm.store.states import STORED_STATES
+from memoryboard.ltm.write.review import ask_first_agents
 from memoryboard.models import ChatMessage, ConversationOwner, MemoryState, MemoryType
 from memoryboard.roles import can_change_any_memory, can_read_all_memories
 from memoryboard.shared.item_words import describe, state_title
@@ -121,6 +122,7 @@ def person_detail(request, user_id: str):
         a.agent_label = labels.get(a.agent_id, a.agent_id)
         a.item_text = texts.get(a.memory_id, "")
     audit = user_data.audit_trail(user_id=user_id)
+    agent_config_labels = {agent_id: cfg.label for agent_id, cfg in get_agents_config().agents.items()}
     return render(request, "web/person.html", {
         "person": person,
         "rows": rows,
@@ -148,6 +150,7 @@ def person_detail(request, user_id: str):
         "audit_url": reverse("admin:memoryboard_auditlog_changelist") + "?" + urlencode({"subject_user": user_id}),
         "chat_url": reverse("admin:memoryboard_chatmessage_changelist") + "?" + urlencode({"user": user_id}),
         "can_change": can_change_any_memory(request.user),
+        "ask_first": sorted(str(agent_config_labels.get(a, a)) for a in ask_first_agents(user_id=user_id)),
     })
 
 
