@@ -145,6 +145,7 @@ def person_detail(request, user_id: str):
         "audit": audit,
         "conversations": conversations,
         "messages_total": sum(c.messages for c, *_rest in conversations),
+        "conversations_total": len(user_data.conversation_ids(user_id=user_id)),
         "failed_extractions": failed_extractions(user_id=user_id),
         "items_url": admin_items_url(user_id),
         "audit_url": reverse("admin:memoryboard_auditlog_changelist") + "?" + urlencode({"subject_user": user_id}),

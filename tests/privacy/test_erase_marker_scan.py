@@ -181,7 +181,7 @@ def test_a_marker_planted_through_every_write_path_is_found_nowhere_after_the_er
     for table in ("ah_long_term_memory", "chat_message", "memoryboard_audit_log", "memoryboard_retrieval_receipt",
                   "memoryboard_playground_trace"):
         assert before.get(table), (table, before)
-    assert AuditLog.objects.filter(details__note__contains=f"{MARK}-reason").exists()
+    assert any(f"{MARK}-reason" in str(d) for d in AuditLog.objects.values_list("details", flat=True))
     assert AuditLog.objects.filter(object_type="conversation", object_id=V1_CONVERSATION).exists()
     assert ChatMessage.objects.filter(agent_id=AGENT, conversation_id=V1_CONVERSATION).exists()
     # A reason says what happened; the conversation's id is in its own field, which the erase empties.
@@ -224,4 +224,5 @@ def test_reasons_written_before_the_codes_become_codes_and_lose_what_was_typed_a
     assert sorted(rows.values_list("reason", flat=True)) == sorted([
         "extracted from a conversation", "reconcile update", "superseded", "staff"])
     assert not any(rows.values_list("details", flat=True))
-    assert AuditLog.objects.filter(object_id=theirs.pk, details__note__contains=MARK).count() == 1  # bob's stay
+    assert [MARK in str(d) for d in AuditLog.objects.filter(object_id=theirs.pk).exclude(action="create")
+            .values_list("details", flat=True)].count(True) == 1  # bob's stay

@@ -24,8 +24,9 @@ from memoryboard.conversations import conversation_list
 from memoryboard.ltm.search.ann import ann_erase
 from memoryboard.ltm.store.erase_gate import erase_gate_close
 from memoryboard.ltm.store.selectors import exact_text_q, own_memories
-from memoryboard.ltm.store.states import state_of
+from memoryboard.ltm.store.states import state_counts, state_of
 from memoryboard.models import (
+    AskFirst,
     ArchivedReason,
     AuditLog,
     ChatMessage,
@@ -128,6 +129,24 @@ def conversations(*, user_id: str, limit: int = RECENT_CONVERSATIONS) -> list:
     """The user's conversations, latest first (``conversations.conversation_list``: one message count)."""
     return conversation_list(queryset=ChatMessage.objects.filter(user_id=user_id), limit=limit)
 
+
+
+def conversation_ids(*, user_id: str) -> set[str]:
+    """The person's conversations, as every page counts them (the user page, the erase confirmation, both
+    exports): every conversation with a stored message of theirs or a recorded owner (an owner row alone is
+    written only when a conversation id is claimed)."""
+    ids = set(ChatMessage.objects.filter(_user_q(user_id)).values_list("conversation_id", flat=True).distinct())
+    ids |= set(ConversationOwner.objects.filter(_user_q(user_id)).values_list("conversation_id", flat=True))
+    return ids
+
+
+def audit_kept_counts(*, user_id: str) -> tuple[int, int]:
+    """The person's audit entries an erase keeps without content: ``(still on their trail, no longer
+    linked to them)``. Entries whose object is the person themself (exports, erasures, imports, settings)
+    stay on their trail; the others lose whose they were (``user_data_erase``)."""
+    rows = _audit_rows(str(user_id))
+    on_trail = rows.filter(object_type__in=USER_OBJECT_TYPES).count()
+    return on_trail, rows.count() - on_trail
 
 
 def conversation_openings(conversation_ids: list[str]) -> dict[str, str]:
@@ -286,6 +305,8 @@ def user_data_sections() -> list[Section]:
                 ("conversation_id", "agent_id", "created_at")),
         Section("pause_rules", PauseRule, lambda u: PauseRule.objects.filter(_user_q(u)),
                 ("agent_namespace", "memory_type", "created_at")),
+        Section("ask_first", AskFirst, lambda u: AskFirst.objects.filter(_user_q(u)),
+                ("agent_id", "ask_first", "updated_at")),
         Section("memory_settings", UserMemorySettings, lambda u: UserMemorySettings.objects.filter(_user_q(u)),
                 ("use_memories", "save_memories", "updated_at")),
         Section("playground_traces", PlaygroundTrace, _trace_rows, ("messages", "created_at"), check=_trace_check),
@@ -359,7 +380,18 @@ def memory_export_payload(*, user_id: str) -> dict:
         payload[section.key] = _section_rows(section, user_id)
         tables[section.key] = section.table
     payload["tables"] = tables
+    payload["summary"] = export_summary(user_id=user_id)
     return payload
+
+
+def export_summary(*, user_id: str) -> dict:
+    """What the export holds, counted as every page counts it: items per state (``ltm.store.states``),
+    conversations (:func:`conversation_ids`) and audit entries about the person."""
+    return {
+        "memories": state_counts(_items(str(user_id))),
+        "conversations": len(conversation_ids(user_id=user_id)),
+        "audit_entries": _audit_rows(str(user_id)).count(),
+    }
 
 
 # What each section is, in words, for the confirmation pages (in the order they are shown).
@@ -377,6 +409,7 @@ SECTION_LABELS = {
     "tasks": _("queued and finished memory extraction jobs"),
     "pause_rules": _("pause rules"),
     "memory_settings": _("memory switch settings"),
+    "ask_first": _("“ask me first” choices"),
     "audit_log": _("audit log entries: kept without content (who did what, to which item, when)"),
     "admin_log": _("entries of the admin site's history about those items and messages"),
     "playground_traces": _("playground traces made from your conversations or items"),
