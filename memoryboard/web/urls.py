@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from . import memory_import, memory_review, people, person_items, views
-from .my_memories import actions, bulk, conversations, data, detail, listing, states, switches
+from .my_memories import actions, bulk, conversations, data, detail, export_page, listing, states, switches
 from .playground import columns, page, plans, replay
 
 urlpatterns = [
@@ -34,6 +34,7 @@ urlpatterns = [
     path("support/users/<path:user_id>/", people.person_detail, name="person"),
     path("me/memories/", listing.memory_list, name="my-memories"),
     path("me/memories/export/", data.memory_export, name="my-memories-export"),
+    path("me/memories/export/read/", export_page.memory_export_page, name="my-memories-export-page"),
     path("me/memories/import/", memory_import.memory_import_page, name="my-memories-import"),
     path("me/memories/delete-all/", bulk.memory_delete_all, name="my-memories-delete-all"),
     path("me/data/erase/", data.my_data_erase, name="my-data-erase"),
