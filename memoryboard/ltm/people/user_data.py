@@ -48,6 +48,7 @@ from memoryboard.models import (
 from memoryboard.models.audit import USER_OBJECT_TYPES
 from memoryboard.models.labels import MERGED_INTO, SAME_ITEM_IN_USE
 from memoryboard.models.namespaces import parse_namespace
+from memoryboard.playground_traces import ERASED_TRACES
 from memoryboard.task_recovery import EXTRACT_TASK_PATHS, task_result_model
 
 RECENT_ACCESSES = 20
@@ -501,6 +502,9 @@ def user_data_erase(*, user_id: str, actor, reason: str = "privacy request") -> 
                     qs.delete()
         audit_record(
             actor=actor, action=AuditLog.Action.ERASE, object_type="user", object_id=user_id,
-            after={"tables": {table: len(ids) for table, ids in erased.items()}}, reason=reason,
+            after={"tables": {table: len(ids) for table, ids in erased.items()},
+                   # The traces' ids (digests of their messages): the playground says why one is gone.
+                   ERASED_TRACES: erased.get(PlaygroundTrace._meta.db_table, [])},
+            reason=reason,
         )
     return erased
