@@ -21,6 +21,10 @@ OBJECT_TYPES = {
     "user": _("user"),
     "job": _("job"),
     "conversation": _("conversation"),
+    "import": _("import"),
+    "pause_rules": _("pause rules"),
+    "memory_delete_batch": _("memories deleted together"),
+    "namespace": _("agent's memories"),
 }
 
 

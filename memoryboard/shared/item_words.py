@@ -11,7 +11,7 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import formats, timezone
 from django.utils.http import urlencode
-from django.utils.translation import gettext as _, gettext_lazy as _lazy, ngettext
+from django.utils.translation import gettext as _, gettext_lazy, ngettext
 
 from memoryboard.agents_config import agent_labels, get_agents_config
 from memoryboard.ltm.store.states import memory_state
@@ -45,14 +45,14 @@ def _agent_limit(agent: str) -> int | None:
 # The states in the words a person reads, one place for every page (the user's "My memories", the support
 # desk, the admin's item page): the owner reads "your", support reads "the user's".
 STATE_TITLES = {
-    MemoryState.ACTIVE: (_lazy("Current"), _lazy("Current")),
-    MemoryState.PAUSED: (_lazy("Paused"), _lazy("Paused")),
-    MemoryState.SUPERSEDED: (_lazy("Replaced by a newer statement"), _lazy("Replaced by a newer statement")),
-    MemoryState.PENDING_REVIEW: (_lazy("Waiting for your approval"), _lazy("Waiting for the user's approval")),
-    MemoryState.REJECTED: (_lazy("Rejected"), _lazy("Rejected")),
-    MemoryState.EXPIRED: (_lazy("Expired"), _lazy("Expired")),
-    MemoryState.ARCHIVED: (_lazy("Archived"), _lazy("Archived")),
-    MemoryState.DELETED: (_lazy("Deleted (restorable for a while)"), _lazy("Deleted by the user")),
+    MemoryState.ACTIVE: (gettext_lazy("Current"), gettext_lazy("Current")),
+    MemoryState.PAUSED: (gettext_lazy("Paused"), gettext_lazy("Paused")),
+    MemoryState.SUPERSEDED: (gettext_lazy("Replaced by a newer statement"), gettext_lazy("Replaced by a newer statement")),
+    MemoryState.PENDING_REVIEW: (gettext_lazy("Waiting for your approval"), gettext_lazy("Waiting for the user's approval")),
+    MemoryState.REJECTED: (gettext_lazy("Rejected"), gettext_lazy("Rejected")),
+    MemoryState.EXPIRED: (gettext_lazy("Expired"), gettext_lazy("Expired")),
+    MemoryState.ARCHIVED: (gettext_lazy("Archived"), gettext_lazy("Archived")),
+    MemoryState.DELETED: (gettext_lazy("Deleted (restorable for a while)"), gettext_lazy("Deleted by the user")),
 }
 
 

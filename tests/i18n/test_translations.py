@@ -323,7 +323,7 @@ def test_my_memory_pages_name_types_sources_and_states(login, alice, make_memory
     client = login(alice)
     client.post(reverse("my-memories-pause", args=[memory.pk]))
     html = _html(client.get(reverse("my-memories-detail", args=[memory.pk])))
-    assert '<span class="badge">偏好</span>' in html and "由通用助手在对话中保存" in html and "<strong>已暂停</strong>" in html
+    assert '<span class="badge">偏好</span>' in html and "由通用助手在对话中保存" in html and "state-label\">已暂停</strong>" in html
     assert "agent_tool" not in html
     listing = _html(client.get(reverse("my-memories")))
     assert f'data-id="{gone.pk}"' in listing and '<span class="badge">事实</span>' in listing
