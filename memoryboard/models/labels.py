@@ -84,6 +84,16 @@ def source_label(code: str) -> str:
     return str(Source(code).label) if code in Source.values else str(code or "")
 
 
+# The kinds of secret extraction withholds (``llm.cues.find_secrets``), in words.
+SECRET_KINDS = {
+    "password": _("a password"),
+    "PIN or code": _("a PIN or code"),
+    "card number": _("a card number"),
+    "API key": _("an API key"),
+    "ID number": _("an ID number"),
+}
+
+
 def reason_words(reason: str | None, details: dict | None = None) -> str:
     """An audit entry's, a state change's or a version's reason in words, in the page's language: from the
     stored code and its details (a version number, a state, the words a person typed), never an id. A
@@ -110,7 +120,7 @@ def reason_words(reason: str | None, details: dict | None = None) -> str:
         return ngettext("%(n)d other item merged into this one", "%(n)d other items merged into this one",
                         n) % {"n": n}
     if reason == EXTRACTED and details.get("withheld"):
-        kinds = [str(k) for k in details["withheld"]]
+        kinds = [str(SECRET_KINDS.get(str(k), k)) for k in details["withheld"]]
         return gettext("Noted automatically from a conversation; not stored: %(kinds)s") % {
             "kinds": ", ".join(kinds)}
     if reason in OTHER_REASONS:

@@ -102,7 +102,7 @@ class VersionEntry:
     def as_dict(self) -> dict:
         return {
             "version": self.version, "event": self.event, "who": self.who, "when": self.when,
-            "why": self.reason,
+            "why": self.reason, "details": self.details,
             "before": None if self.before_content is None else {"content": self.before_content, "type": self.before_type},
             "after": {"content": self.after_content, "type": self.after_type},
         }
