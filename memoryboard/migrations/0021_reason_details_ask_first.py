@@ -103,5 +103,20 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('user_id', 'agent_id'), name='uniq_ask_first')],
             },
         ),
+        migrations.AlterField(
+            model_name='longtermmemory',
+            name='archived_reason',
+            field=models.CharField(blank=True, choices=[('decay', 'Decayed'), ('over_limit', 'Over the item limit'), ('staff', 'Archived by support'), ('user_deleted', 'Deleted by the user'), ('superseded', 'Replaced by a newer statement'), ('expired', 'Expired'), ('pending_review', 'Waiting for approval'), ('rejected', 'Rejected'), ('merged', 'Merged into another item')], max_length=32, null=True, verbose_name='archived reason'),
+        ),
+        migrations.AlterField(
+            model_name='memorystatechange',
+            name='new_state',
+            field=models.CharField(choices=[('active', 'Current'), ('paused', 'Paused'), ('archived', 'Archived'), ('deleted', 'Deleted by the user'), ('purged', 'Purged'), ('superseded', 'Replaced by a newer statement'), ('expired', 'Expired'), ('pending_review', 'Waiting for approval'), ('rejected', 'Rejected')], max_length=16),
+        ),
+        migrations.AlterField(
+            model_name='memorystatechange',
+            name='old_state',
+            field=models.CharField(choices=[('active', 'Current'), ('paused', 'Paused'), ('archived', 'Archived'), ('deleted', 'Deleted by the user'), ('purged', 'Purged'), ('superseded', 'Replaced by a newer statement'), ('expired', 'Expired'), ('pending_review', 'Waiting for approval'), ('rejected', 'Rejected')], max_length=16),
+        ),
         migrations.RunPython(split_reasons, migrations.RunPython.noop),
     ]

@@ -11,15 +11,15 @@ from memoryboard.models.labels import reason_label
 
 
 class MemoryState(models.TextChoices):
-    ACTIVE = "active", _("Active")
+    ACTIVE = "active", _("Current")
     PAUSED = "paused", _("Paused")
     ARCHIVED = "archived", _("Archived")
-    DELETED = "deleted", _("Deleted by user")
+    DELETED = "deleted", _("Deleted by the user")
     PURGED = "purged", _("Purged")
-    SUPERSEDED = "superseded", _("Superseded")
+    SUPERSEDED = "superseded", _("Replaced by a newer statement")
     EXPIRED = "expired", _("Expired")
-    PENDING_REVIEW = "pending_review", _("Waiting for review")
-    REJECTED = "rejected", _("Rejected in review")
+    PENDING_REVIEW = "pending_review", _("Waiting for approval")
+    REJECTED = "rejected", _("Rejected")
 
 
 class MemoryFlag(models.Model):

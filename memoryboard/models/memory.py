@@ -52,10 +52,10 @@ class ArchivedReason(models.TextChoices):
     USER_DELETED = "user_deleted", _("Deleted by the user")
     # Not used any more, but not archived by anyone: memoryboard shows these as their own states
     # (DESIGN 1.6). The platform loads only archived = 0, so they are stored archived.
-    SUPERSEDED = "superseded", _("Superseded")
+    SUPERSEDED = "superseded", _("Replaced by a newer statement")
     EXPIRED = "expired", _("Expired")
-    PENDING_REVIEW = "pending_review", _("Waiting for review")
-    REJECTED = "rejected", _("Rejected in review")
+    PENDING_REVIEW = "pending_review", _("Waiting for approval")
+    REJECTED = "rejected", _("Rejected")
     # Kept by a merge into another item (``value_json.mergedInto``): shown as "merged into …".
     MERGED = "merged", _("Merged into another item")
 

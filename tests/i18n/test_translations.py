@@ -229,7 +229,7 @@ PAGES = {
     "admin-changelist": (
         "admin:memoryboard_longtermmemory_changelist", "support_user",
         ["长期记忆", "已归档条目", "用户删除的条目", "偏好", "生效中", "智能体", "归档所选条目"],
-        ["long-term memory", "Archived items", "Deleted by users", "Preference", "Active", "agent",
+        ["long-term memory", "Archived items", "Deleted by users", "Preference", "Current", "agent",
          "Archive selected items"],
     ),
 }

@@ -35,7 +35,7 @@ def test_every_item_in_words_with_filters_whose_counts_agree(login, support_user
     html = page.content.decode()
     assert set(_item_ids(html)) == {active.pk, paused.pk, decayed.pk, deleted.pk, stale.pk}
     # In words: agent by its name, type, state, why, source conversation, use count.
-    assert "Coding assistant" in html and "Preference" in html and "Superseded" in html
+    assert "Coding assistant" in html and "Preference" in html and "Replaced by a newer statement" in html
     assert "relevance score was below 0.1" in html  # the decay threshold, with the date
     assert "Deleted by the user on" in html
     assert "used 4 times by agents" in html and "conv-7" in html
