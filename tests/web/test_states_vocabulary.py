@@ -186,3 +186,14 @@ def test_support_undoes_a_replacement_on_the_user_page(login, alice, support_use
     old.refresh_from_db()
     new.refresh_from_db()
     assert not old.archived and new.archived_reason == ArchivedReason.REJECTED
+
+
+def test_what_support_typed_and_what_the_user_said_are_escaped(login, alice, make_memory):
+    staff = make_memory(alice, "<b>bold</b> claim")
+    memory_archive(memory=staff, actor=None, reason=ArchivedReason.STAFF, note="<script>alert(1)</script>")
+    client = login(alice)
+    for url in (reverse("my-memories"), reverse("my-memories-export-page"),
+                reverse("my-memories-detail", args=[staff.pk])):
+        page = client.get(url).content.decode()
+        assert "<script>alert(1)</script>" not in page and "<b>bold</b>" not in page, url
+        assert "&lt;b&gt;bold&lt;/b&gt; claim" in page, url
