@@ -197,3 +197,12 @@ def test_what_support_typed_and_what_the_user_said_are_escaped(login, alice, mak
         page = client.get(url).content.decode()
         assert "<script>alert(1)</script>" not in page and "<b>bold</b>" not in page, url
         assert "&lt;b&gt;bold&lt;/b&gt; claim" in page, url
+
+
+def test_a_waiting_item_is_approved_from_its_own_page(login, alice, make_memory):
+    pending = make_memory(alice, "waits for me", archived_reason=ArchivedReason.PENDING_REVIEW)
+    client = login(alice)
+    page = client.get(reverse("my-memories-detail", args=[pending.pk])).content.decode()
+    assert "asks for your approval" in page and 'data-action="approve"' in page
+    client.post(reverse("my-memories-review"), {"one": f"approve:{pending.pk}"})
+    assert not LongTermMemory.objects.get(pk=pending.pk).archived
