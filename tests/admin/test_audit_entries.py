@@ -98,3 +98,20 @@ def test_merge_labels_the_merged_items(support_user, alice, make_memory):
     merged = LongTermMemory.objects.get(pk=other.pk)
     assert merged.archived_reason == "merged" and merged.value_json["mergedInto"] == keep.pk
     assert memory_state(merged) == "archived"
+
+
+def test_developers_read_a_reasons_ids_support_reads_words(login, support_user, developer, alice, make_memory):
+    from django.urls import reverse
+
+    from memoryboard.ltm.store.items import memory_restore
+    from memoryboard.models import ArchivedReason
+
+    old = make_memory(alice, "likes green tea", archived_reason=ArchivedReason.STAFF)
+    twin = make_memory(alice, "likes green tea")
+    # A restore that finds the same item in use records which one: an id, in the reason's details.
+    memory_restore(memory=old, actor=support_user)
+    url = reverse("admin:memoryboard_longtermmemory_change", args=[old.pk])
+    support_page = login(support_user).get(url).content.decode()
+    developer_page = login(developer).get(url).content.decode()
+    assert "Not restored: the same item is in use" in support_page and f"id: {twin.pk}" not in support_page
+    assert f"id: {twin.pk}" in developer_page
