@@ -50,6 +50,7 @@ def audit_record(
     before: Any = None,
     after: Any = None,
     reason: str = "",
+    details: dict | None = None,
     subject_user_id: str = "",
 ) -> AuditLog:
     """Write one entry. ``subject_user_id``: whose data it is about, when the caller knows better than the
@@ -65,6 +66,7 @@ def audit_record(
         before=before,
         after=after,
         reason=reason[:255],
+        details=details or None,
         subject_user_id=str(subject_user_id)[:255],
     )
 
@@ -85,6 +87,7 @@ def audit_record_many(entries: list[dict]) -> None:
                 before=e.get("before"),
                 after=e.get("after"),
                 reason=e.get("reason", "")[:255],
+                details=e.get("details") or None,
                 subject_user_id=str(e.get("subject_user_id") or "")[:255],
             )
         )

@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 from memoryboard.audit import audit_record
 from memoryboard.llm.factory import get_summarizer
 from memoryboard.models import AuditLog, ChatMessage, ConversationOwner
+from memoryboard.models.labels import STRATEGY
 from memoryboard.roles import can_read_all_memories, platform_user_id
 from memoryboard.strategies import ContextResult, MemoryPlan, apply_context, plan_memory
 from memoryboard.strategies.prompt_cache import CacheModel
@@ -272,7 +273,8 @@ def memory_apply(
             object_id=conversation_id,
             before={"deleted": deleted},
             after={"inserted": inserted, "strategy": plan.strategy, "params": dict(params or {})},
-            reason=f"memory strategy {plan.strategy}",
+            reason=STRATEGY,
+            details={"strategy": plan.strategy},
             subject_user_id=template.user_id,  # the rows may all be gone: the conversation's owner, as read
         )
     return plan

@@ -28,6 +28,21 @@ def trace_touch(trace: PlaygroundTrace, *, now=None) -> None:
         trace.last_used_at = now
 
 
+# The erase entry's key listing the traces a privacy erase removed (their ids: digests, no content).
+ERASED_TRACES = "playground_traces"
+
+
+def trace_gone_because(trace_id: str) -> tuple[str, object] | None:
+    """Why a trace is no longer stored, when a record says so: ``("erase", when)`` (a privacy erase removed
+    it: the erase's audit entry lists its id), ``("retention", when)`` (not used for the retention
+    period); ``None`` if no record names it."""
+    for created_at, after in (AuditLog.objects.filter(action=AuditLog.Action.ERASE, object_type="user")
+                              .order_by("-created_at").values_list("created_at", "after")[:500]):
+        if isinstance(after, dict) and trace_id in (after.get(ERASED_TRACES) or []):
+            return "erase", created_at
+    return None
+
+
 def trace_purge_expired(*, actor=None, now=None, dry_run: bool = True) -> list[str]:
     """Delete the traces not used for the retention period; one audit entry (``job``) when applied.
 

@@ -15,7 +15,7 @@ from memoryboard.audit import item_texts, recorded_snapshots
 from memoryboard.ltm.people.user_data import SECTION_LABELS, SUPPORT_LABELS, user_data_sections
 from memoryboard.models import AuditLog, LongTermMemory, MemoryState
 from memoryboard.models.audit import OBJECT_TYPES
-from memoryboard.models.labels import reason_label, type_label
+from memoryboard.models.labels import reason_details_text, reason_label, type_label
 from memoryboard.roles import is_developer
 from memoryboard.users import people
 
@@ -185,7 +185,9 @@ class AuditLogAdmin(ReadOnlyAdminMixin, CappedCountAdminMixin, admin.ModelAdmin)
 
     @admin.display(description=_("reason"))
     def reason_text(self, obj):
-        return obj.reason_label or "—"
+        words = obj.reason_label or "—"
+        details = reason_details_text(obj.details) if getattr(obj, "show_ids", False) else ""
+        return f"{words} ({details})" if details else words
 
     @admin.display(description=_("object"), ordering="object_id")
     def object_link(self, obj):

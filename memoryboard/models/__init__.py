@@ -4,6 +4,7 @@ from .audit import AuditLog
 from .chat import ChatMessage, ConversationOwner
 from .embedding import AnnChange, MemoryEmbedding, vector_checksum
 from .lifecycle import (
+    AskFirst,
     EraseTombstone,
     MemoryAccess,
     MemoryFlag,
@@ -21,6 +22,7 @@ from .version import MemoryVersion, VersionEvent
 
 __all__ = [
     "AnnChange",
+    "AskFirst",
     "ArchivedReason",
     "AuditLog",
     "ChatMessage",

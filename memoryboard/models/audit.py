@@ -21,6 +21,10 @@ OBJECT_TYPES = {
     "user": _("user"),
     "job": _("job"),
     "conversation": _("conversation"),
+    "import": _("import"),
+    "pause_rules": _("pause rules"),
+    "memory_delete_batch": _("memories deleted together"),
+    "namespace": _("agent's memories"),
 }
 
 
@@ -54,6 +58,8 @@ class AuditLog(models.Model):
     before = models.JSONField(_("before"), null=True, blank=True)
     after = models.JSONField(_("after"), null=True, blank=True)
     reason = models.CharField(_("reason"), max_length=255, blank=True)
+    # What the reason is about, as data (models.labels): an item's id, a version, the words a person typed.
+    details = models.JSONField(_("reason details"), null=True, blank=True)
     created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
     # The platform user whose data the entry is about ("" for none, or once erased): see memoryboard.audit.
     subject_user_id = models.CharField(_("subject user"), max_length=255, blank=True, default="", db_index=True)
@@ -83,7 +89,7 @@ class AuditLog(models.Model):
 
     @property
     def reason_label(self) -> str:
-        return reason_label(self.reason)
+        return reason_label(self.reason, self.details)
 
     def __str__(self) -> str:
         # The object's id is not in the name (support reads entries; the id is on the entry's page for

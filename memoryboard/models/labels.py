@@ -13,7 +13,25 @@ from django.utils.translation import gettext, gettext_lazy as _, ngettext
 from memoryboard.models.chat import Role
 from memoryboard.models.memory import ArchivedReason, MemoryType, Source
 
-# Reasons written by the services next to the archive reasons (audit log and state history).
+# Reasons written by the services next to the archive reasons (audit log, state history, versions): each is
+# a code; what it is about (an item's id, a version, a person's note) is data in the row's ``details``
+# (``reason_words`` turns both into words; ids only in ``reason_details_text``, for developers).
+UNDO_DELETE = "undo delete"  # details: back_to (the archive reason it came back to, "" = in use)
+MERGED_INTO = "merged into"  # details: id (the item kept)
+MERGED_OTHERS = "merged others"  # details: ids (the items merged into this one)
+SAME_ITEM_IN_USE = "not restored: same item in use"  # details: id (the item in use)
+REVERT = "revert"  # details: version
+STRATEGY = "memory strategy"  # details: strategy (its name)
+EXTRACTED = "extracted from a conversation"  # details: withheld (kinds of secret not stored)
+CONFLICT_FLAGGED = "conflict flagged"
+REPLACEMENT_UNDONE = "replacement undone"  # the newer statement undone by its user; details: id (the older)
+REPLACED_BY_UNDO = "back after an undone replacement"  # the older statement; details: id (the newer)
+IMPORT = "import"
+ASK_FIRST = "ask first"  # the user's "ask me first" changed (before/after: the agents)
+RESPELL = "respell namespace"
+RECONCILE_VERDICTS = ("new", "update", "same", "conflict")  # "reconcile <verdict>"; details: judge
+NOTE = "note"  # details key: the words a person typed (support's reason for archiving)
+
 OTHER_REASONS = {
     "restore": _("Restored"),
     "pause": _("Paused"),
@@ -31,19 +49,25 @@ OTHER_REASONS = {
     "conflict: kept both": _("Conflict: kept both"),
     "not duplicates": _("Not duplicates"),
     "expiry": _("Expiry changed"),
-    # Reasons that say what happened in words: the ids and texts involved live in their own columns and in
-    # the entry's before/after, which an erase empties (ltm.people.user_data).
-    "extracted from a conversation": _("Noted automatically from a conversation"),
-    "conflict flagged": _("Conflict flagged for review"),
+    EXTRACTED: _("Noted automatically from a conversation"),
+    CONFLICT_FLAGGED: _("Conflict flagged for review"),
+    UNDO_DELETE: _("Undo of a delete"),
+    MERGED_INTO: _("Merged into another item"),
+    MERGED_OTHERS: _("Other items merged into this one"),
+    SAME_ITEM_IN_USE: _("Not restored: the same item is in use"),
+    REVERT: _("Reverted to an earlier version"),
+    STRATEGY: _("Memory strategy applied"),
+    REPLACEMENT_UNDONE: _("Replacement undone by the user"),
+    REPLACED_BY_UNDO: _("In use again: the user undid its replacement"),
+    IMPORT: _("Imported"),
+    ASK_FIRST: _("“Ask me first” changed"),
+    RESPELL: _("Namespace spelling corrected"),
+    "reconcile new": _("Saved as a new statement"),
+    "reconcile update": _("Saved; it replaces an earlier statement"),
+    "reconcile same": _("Said again: counted, not stored twice"),
+    "reconcile conflict": _("Saved; it contradicts an earlier statement (waits for a decision)"),
+    "recorded before the first change": _("Recorded before the first change"),
 }
-EXTRACTED = "extracted from a conversation"
-CONFLICT_FLAGGED = "conflict flagged"
-UNDO_DELETE = "undo delete: back to "
-# Entries written before reasons held no client-chosen value: "auto_extract from <conversation id>".
-AUTO_EXTRACT_FROM = "auto_extract from "
-MERGED_INTO = "merged into "  # + the id of the item kept
-# A restore that found the same item in use (``ltm.store.items.memory_restore``), + that item's id.
-SAME_ITEM_IN_USE = "not restored: same item in use: "
 
 
 def type_label(code: str) -> str:
@@ -60,31 +84,61 @@ def source_label(code: str) -> str:
     return str(Source(code).label) if code in Source.values else str(code or "")
 
 
-def reason_label(reason: str | None) -> str:
-    """The translated reason of an audit entry or a state change (free text is shown as it is)."""
+# The kinds of secret extraction withholds (``llm.cues.find_secrets``), in words.
+SECRET_KINDS = {
+    "password": _("a password"),
+    "PIN or code": _("a PIN or code"),
+    "card number": _("a card number"),
+    "API key": _("an API key"),
+    "ID number": _("an ID number"),
+}
+
+
+def reason_words(reason: str | None, details: dict | None = None) -> str:
+    """An audit entry's, a state change's or a version's reason in words, in the page's language: from the
+    stored code and its details (a version number, a state, the words a person typed), never an id. A
+    text no service writes (a row older than the codes) reads as "Other change"."""
     reason = str(reason or "")
+    details = details if isinstance(details, dict) else {}
+    if not reason:
+        return ""
     if reason in ArchivedReason.values:
-        return str(ArchivedReason(reason).label)
-    code, sep, note = reason.partition(": ")
-    if sep and code in ArchivedReason.values:  # an archive reason with the actor's own words
-        return gettext("%(reason)s: %(note)s") % {"reason": ArchivedReason(code).label, "note": note}
+        label = str(ArchivedReason(reason).label)
+        note = str(details.get(NOTE) or "")
+        return gettext("%(reason)s: “%(note)s”") % {"reason": label, "note": note} if note else label
+    if reason == REVERT and details.get("version"):
+        return gettext("Reverted to version %(n)s") % {"n": details["version"]}
+    if reason == UNDO_DELETE:
+        back = str(details.get("back_to") or "")
+        if back in ArchivedReason.values:
+            return gettext("Undo of a delete: back to “%(state)s”") % {"state": ArchivedReason(back).label}
+        return gettext("Undo of a delete: in use again")
+    if reason == STRATEGY and details.get("strategy"):
+        return gettext("Memory strategy “%(name)s” applied") % {"name": details["strategy"]}
+    if reason == MERGED_OTHERS and isinstance(details.get("ids"), list):
+        n = len(details["ids"])
+        return ngettext("%(n)d other item merged into this one", "%(n)d other items merged into this one",
+                        n) % {"n": n}
+    if reason == EXTRACTED and details.get("withheld"):
+        kinds = [str(SECRET_KINDS.get(str(k), k)) for k in details["withheld"]]
+        return gettext("Noted automatically from a conversation; not stored: %(kinds)s") % {
+            "kinds": ", ".join(kinds)}
     if reason in OTHER_REASONS:
         return str(OTHER_REASONS[reason])
-    if reason.startswith(UNDO_DELETE):
-        return gettext("Undo of a delete: back to “%(state)s”") % {"state": reason_label(reason[len(UNDO_DELETE):])}
-    if reason.startswith(AUTO_EXTRACT_FROM):  # the conversation's id is for developers (the audit entry keeps it)
-        return gettext("Noted automatically from a conversation")
-    if reason.startswith(MERGED_INTO):
-        return gettext("Merged into item %(id)s") % {"id": reason[len(MERGED_INTO):]}
-    if reason.startswith(SAME_ITEM_IN_USE):
-        return gettext("Not restored: the same item is in use (%(id)s)") % {"id": reason[len(SAME_ITEM_IN_USE):]}
-    if reason.startswith("revert to version "):
-        return gettext("Reverted to version %(n)s") % {"n": reason[len("revert to version "):]}
-    if reason.startswith("merged ") and reason != "merged":
-        return gettext("Merged: %(ids)s") % {"ids": reason[len("merged "):]}
-    if reason.startswith("memory strategy "):
-        return gettext("Memory strategy %(name)s") % {"name": reason[len("memory strategy "):]}
-    return reason
+    return gettext("Other change")
+
+
+def reason_label(reason: str | None, details: dict | None = None) -> str:
+    """The translated reason of an audit entry or a state change: :func:`reason_words`."""
+    return reason_words(reason, details)
+
+
+def reason_details_text(details: dict | None) -> str:
+    """The details of a reason as developers read them (ids, the judge): "id: 8b7c…; judge: rules"."""
+    if not isinstance(details, dict) or not details:
+        return ""
+    return "; ".join(f"{key}: {', '.join(map(str, value)) if isinstance(value, list) else value}"
+                     for key, value in details.items())
 
 
 def _value_words(value) -> str:

@@ -11,15 +11,15 @@ from memoryboard.models.labels import reason_label
 
 
 class MemoryState(models.TextChoices):
-    ACTIVE = "active", _("Active")
+    ACTIVE = "active", _("Current")
     PAUSED = "paused", _("Paused")
     ARCHIVED = "archived", _("Archived")
-    DELETED = "deleted", _("Deleted by user")
+    DELETED = "deleted", _("Deleted by the user")
     PURGED = "purged", _("Purged")
-    SUPERSEDED = "superseded", _("Superseded")
+    SUPERSEDED = "superseded", _("Replaced by a newer statement")
     EXPIRED = "expired", _("Expired")
-    PENDING_REVIEW = "pending_review", _("Waiting for review")
-    REJECTED = "rejected", _("Rejected in review")
+    PENDING_REVIEW = "pending_review", _("Waiting for approval")
+    REJECTED = "rejected", _("Rejected")
 
 
 class MemoryFlag(models.Model):
@@ -74,6 +74,22 @@ class UserMemorySettings(models.Model):
         verbose_name_plural = _("memory switches")
 
 
+class AskFirst(models.Model):
+    """An end user's "ask me first" for one agent: what the agent notes waits for the user's approval (the
+    review queue, ``ltm.write.review``), whatever the agent's ``memory-review`` in agents.yaml."""
+
+    user_id = models.CharField(max_length=255)
+    agent_id = models.CharField(max_length=255)
+    ask_first = models.BooleanField(_("ask me before remembering"), default=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "memoryboard_ask_first"
+        verbose_name = _("ask-first choice")
+        verbose_name_plural = _("ask-first choices")
+        constraints = [models.UniqueConstraint(fields=["user_id", "agent_id"], name="uniq_ask_first")]
+
+
 class MemoryAccess(models.Model):
     """Which agent and conversation read which item, when, with what relevance."""
 
@@ -105,11 +121,13 @@ class MemoryStateChange(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     reason = models.CharField(max_length=255, blank=True)
+    # What the reason is about, as data (models.labels): an item's id, the words a person typed.
+    details = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     @property
     def reason_label(self) -> str:
-        return reason_label(self.reason)
+        return reason_label(self.reason, self.details)
 
     class Meta:
         db_table = "memoryboard_memory_state_change"

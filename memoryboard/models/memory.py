@@ -48,14 +48,14 @@ class Source(models.TextChoices):
 class ArchivedReason(models.TextChoices):
     DECAY = "decay", _("Decayed")
     OVER_LIMIT = "over_limit", _("Over the item limit")
-    STAFF = "staff", _("Archived by staff")
+    STAFF = "staff", _("Archived by support")
     USER_DELETED = "user_deleted", _("Deleted by the user")
     # Not used any more, but not archived by anyone: memoryboard shows these as their own states
     # (DESIGN 1.6). The platform loads only archived = 0, so they are stored archived.
-    SUPERSEDED = "superseded", _("Superseded")
+    SUPERSEDED = "superseded", _("Replaced by a newer statement")
     EXPIRED = "expired", _("Expired")
-    PENDING_REVIEW = "pending_review", _("Waiting for review")
-    REJECTED = "rejected", _("Rejected in review")
+    PENDING_REVIEW = "pending_review", _("Waiting for approval")
+    REJECTED = "rejected", _("Rejected")
     # Kept by a merge into another item (``value_json.mergedInto``): shown as "merged into …".
     MERGED = "merged", _("Merged into another item")
 

@@ -36,6 +36,7 @@ class MemoryVersion(models.Model):
     # Who, when there is no signed-in actor: "agent" (the memory tools), "system" (jobs, extraction).
     actor_label = models.CharField(max_length=150, blank=True)
     reason = models.CharField(max_length=255, blank=True)
+    details = models.JSONField(null=True, blank=True)  # what the reason is about (models.labels)
     before_content = models.TextField(null=True, blank=True)
     before_type = models.CharField(max_length=16, blank=True)
     after_content = models.TextField()

@@ -1,6 +1,6 @@
 """Template filters that show stored codes by their translated names (see ``memoryboard.models.labels``):
 ``{{ row.role|role_label }}``, ``{{ m.memory_type|type_label }}``, ``{{ m.source|source_label }}``,
-``{{ entry.reason|reason_label }}``."""
+``{{ entry.reason|reason_label }}``; ``{{ entry.details|reason_details_text }}`` (ids: developers only)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from memoryboard.models import labels
 from memoryboard.web.playground.rows import row_for_reader
 
 register = template.Library()
-for _name in ("role_label", "type_label", "source_label", "reason_label"):
+for _name in ("role_label", "type_label", "source_label", "reason_label", "reason_details_text"):
     register.filter(_name, getattr(labels, _name))
 
 

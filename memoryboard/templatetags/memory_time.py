@@ -20,7 +20,7 @@ from django.utils.http import urlencode
 from memoryboard.ltm.store.expiry import expiring_soon
 from memoryboard.ltm.store.items import end_user_may_edit
 from memoryboard.ltm.store.selectors import own_memories
-from memoryboard.ltm.store.versions import memory_history, reason_text
+from memoryboard.ltm.store.versions import memory_history
 from memoryboard.ltm.write.duplicates import duplicate_suggestions
 from memoryboard.ltm.write.health import EXPIRING_SOON_DAYS, memory_health as health
 from memoryboard.ltm.write.review import conflict_pairs, pending_review
@@ -75,12 +75,14 @@ def memory_health(context, user_id=None, staff=False):
     labels = agent_labels()  # agents by their name in the page's language, never by id
     for h in health(scope, conflicts=conflicts, duplicates=duplicates):
         current = _admin_items(uid, agent=h.agent, state="active") if staff else reverse("my-memories")
-        superseded = _admin_items(uid, agent=h.agent, state="superseded") if staff else reverse("my-memories") + "#archived"
+        superseded = _admin_items(uid, agent=h.agent, state="superseded") if staff else reverse("my-memories") + "#replaced"
+        paused = _admin_items(uid, agent=h.agent, state="paused") if staff else reverse("my-memories") + "#current"
         rows.append({
             "agent": h.agent,
             "agent_label": labels.get(h.agent, h.agent),
             "cells": [
                 ("current", h.current, current),
+                ("paused", h.paused, paused),
                 ("superseded", h.superseded, superseded),
                 ("pending", h.pending, review_anchor + "-pending"),
                 ("conflicts", h.conflicts, review_anchor + "-conflicts"),
@@ -145,7 +147,7 @@ def memory_timeline(context, memory, staff=False):
         item.is_this = item.pk == memory.pk
         item.is_current = not item.archived
     versions = memory_history(memory=memory)
-    rows = [{"v": v, "why": reason_text(v.reason)} for v in versions]
+    rows = [{"v": v, "why": v.reason_words} for v in versions]
     if staff:
         may_revert = can_change_any_memory(request.user)
         revert_url = reverse("support-memory-revert", args=[memory.pk])

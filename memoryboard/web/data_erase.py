@@ -10,18 +10,14 @@ from __future__ import annotations
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 
-from memoryboard.ltm.people.user_data import SUPPORT_LABELS, user_data_counts
-from memoryboard.models import ChatMessage, ConversationOwner
+from memoryboard.ltm.people.user_data import SUPPORT_LABELS, audit_kept_counts, conversation_ids, user_data_counts
 
 CONFIRM_FIELD = "confirm"
 
 
 def conversation_count(*, user_id: str) -> int:
-    """The person's conversations as the user page lists them: every conversation with a stored message
-    or a recorded owner (an owner row alone is written only when a conversation id is claimed)."""
-    ids = set(ChatMessage.objects.filter(user_id=user_id).values_list("conversation_id", flat=True).distinct())
-    ids |= set(ConversationOwner.objects.filter(user_id=user_id).values_list("conversation_id", flat=True))
-    return len(ids)
+    """The person's conversations as every page counts them (``user_data.conversation_ids``)."""
+    return len(conversation_ids(user_id=user_id))
 
 
 def confirmed(request) -> bool:
@@ -30,15 +26,27 @@ def confirmed(request) -> bool:
 
 def erase_page(request, *, user_id: str, own: bool, person=None, post_url: str, cancel_url: str,
                error: str = "", status: int = 200):
-    rows = [
-        (key, str(SUPPORT_LABELS.get(key, label)) if not own else label,
-         conversation_count(user_id=user_id) if key == "conversations" else n)
-        for key, label, n in user_data_counts(user_id=user_id)
-    ]
+    rows = []
+    for key, label, n in user_data_counts(user_id=user_id):
+        label = str(SUPPORT_LABELS.get(key, label)) if not own else label
+        if key == "conversations":
+            n = conversation_count(user_id=user_id)
+        if key == "audit_log":  # two numbers: what stays on the trail, what is no longer linked to the person
+            on_trail, unlinked = audit_kept_counts(user_id=user_id)
+            rows.append((key, _("audit log entries about you yourself (exports, erasures, settings): kept "
+                                "without content, still shown as yours") if own else
+                         _("audit log entries about the person themself (exports, erasures, settings): kept "
+                           "without content, still on their page"), on_trail))
+            rows.append(("audit_log_unlinked", _("audit log entries about your items and conversations: kept "
+                                                 "without content or any link to you") if own else
+                         _("audit log entries about their items and conversations: kept without content or "
+                           "any link to them"), unlinked))
+            continue
+        rows.append((key, label, n))
     return render(request, "web/data_erase.html", {
         "own": own, "person": person, "rows": rows, "post_url": post_url, "cancel_url": cancel_url,
         "error": error, "field": CONFIRM_FIELD,
-        "anything": any(n for key, _label, n in rows if key != "audit_log"),
+        "anything": any(n for key, _label, n in rows if not key.startswith("audit_log")),
     }, status=status)
 
 

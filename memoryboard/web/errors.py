@@ -89,7 +89,13 @@ def csrf_failure(request, reason=""):
         "The form expired or your browser did not send its security cookie. Reload the page and send it again."))
 
 
+class NotFoundSaying(Http404):
+    """A 404 whose message (translated, written for the reader) the page shows: why it is not there."""
+
+
 def page_not_found(request, exception=None):
+    if isinstance(exception, NotFoundSaying) and exception.args:
+        return error_response(request, 404, message=str(exception.args[0]))
     return error_response(request, 404)
 
 
@@ -135,6 +141,8 @@ class ErrorPagesMiddleware:
         return response
 
     def process_exception(self, request, exception):
+        if self.active and isinstance(exception, NotFoundSaying):
+            return page_not_found(request, exception)
         if not self.active or isinstance(exception, (Http404, PermissionDenied)):
             return None  # Django answers these with the URLconf's handlers (the 404 is replaced above)
         if isinstance(exception, (BadRequest, SuspiciousOperation)):

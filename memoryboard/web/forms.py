@@ -357,6 +357,19 @@ class PauseRulesForm(forms.Form):
         self.fields["agents"].choices = list(namespaces.items())
 
 
+class AskFirstForm(forms.Form):
+    """The agents whose new memories wait for the user's approval ("ask me before you remember")."""
+
+    agents = forms.MultipleChoiceField(label=_("Ask me before these agents remember something"), required=False,
+                                       widget=forms.CheckboxSelectMultiple)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["agents"].choices = [(agent_id, cfg.label) for agent_id, cfg in
+                                         sorted(get_agents_config().agents.items())
+                                         if cfg.long_term_memory.enabled]
+
+
 class SupportItemEditForm(forms.Form):
     """Support's change to one of a person's items: its text and its type (re-embedded and audited)."""
 

@@ -80,7 +80,9 @@ def person_review(request, user_id: str):
     if not can_change_any_memory(request.user):
         raise PermissionDenied
     _apply(request, own_memories(user_id=user_id))
-    return redirect(reverse("person", args=[user_id]) + "#memory-review")
+    anchor = request.POST.get("next", "")  # a row of the item list ("item-<id>"), else the review block
+    anchor = anchor if anchor.startswith("item-") and anchor[5:].isalnum() else "memory-review"
+    return redirect(reverse("person", args=[user_id]) + "#" + anchor)
 
 
 def _revert(request, memory: LongTermMemory) -> None:

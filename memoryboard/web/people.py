@@ -20,13 +20,14 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memoryboard.agents_config import agent_labels
+from memoryboard.agents_config import agent_labels, get_agents_config
 from memoryboard.ltm.people import user_data
 from memoryboard.ltm.store.selectors import own_memories
 from memoryboard.ltm.store.states import STORED_STATES
+from memoryboard.ltm.write.review import ask_first_agents
 from memoryboard.models import ChatMessage, ConversationOwner, MemoryState, MemoryType
 from memoryboard.roles import can_change_any_memory, can_read_all_memories
-from memoryboard.shared.item_words import describe
+from memoryboard.shared.item_words import describe, state_title
 from memoryboard.task_recovery import failed_extractions
 from memoryboard.users import find_people, person as lookup_person
 from memoryboard.web import data_erase, person_items
@@ -121,16 +122,17 @@ def person_detail(request, user_id: str):
         a.agent_label = labels.get(a.agent_id, a.agent_id)
         a.item_text = texts.get(a.memory_id, "")
     audit = user_data.audit_trail(user_id=user_id)
+    agent_config_labels = {agent_id: cfg.label for agent_id, cfg in get_agents_config().agents.items()}
     return render(request, "web/person.html", {
         "person": person,
         "rows": rows,
-        "states": [(s, MemoryState(s).label, filter_url(agent="", state=s),
+        "states": [(s, state_title(s), filter_url(agent="", state=s),
                     sum(n for (_a, st), n in counts.items() if st == s)) for s in shown_states],
         "total": total,
         "agent": agent,
         "agent_label": labels.get(agent, agent),
         "state": state,
-        "state_label": MemoryState(state).label if state else "",
+        "state_label": state_title(state) if state else "",
         "all_url": filter_url(agent="", state=""),
         "items": items,
         "page": page,
@@ -143,11 +145,13 @@ def person_detail(request, user_id: str):
         "audit": audit,
         "conversations": conversations,
         "messages_total": sum(c.messages for c, *_rest in conversations),
+        "conversations_total": len(user_data.conversation_ids(user_id=user_id)),
         "failed_extractions": failed_extractions(user_id=user_id),
         "items_url": admin_items_url(user_id),
         "audit_url": reverse("admin:memoryboard_auditlog_changelist") + "?" + urlencode({"subject_user": user_id}),
         "chat_url": reverse("admin:memoryboard_chatmessage_changelist") + "?" + urlencode({"user": user_id}),
         "can_change": can_change_any_memory(request.user),
+        "ask_first": sorted(str(agent_config_labels.get(a, a)) for a in ask_first_agents(user_id=user_id)),
     })
 
 

@@ -1,5 +1,6 @@
 """The support desk's item list on a user page: every item of the person, in words, with edit, archive
-(with a typed reason), restore and history in place (htmx; each action also works without JavaScript).
+(with a typed reason), restore, approve/reject, undo of a replacement, and history with "Revert to this" in
+place (htmx; each action also works without JavaScript, the history then being a page of its own).
 
 Reads (the list, its counts) come first; the views after them. The counts and the list classify items with
 the same rule (``ltm.store.states``: ``state_q`` / ``state_of``), so they always agree; the words for a state
@@ -17,15 +18,15 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memoryboard.audit import edit_history
 from memoryboard.ltm.store.items import MemoryError, memory_archive, memory_restore
 from memoryboard.ltm.store.selectors import own_memories, user_namespaces_q
 from memoryboard.ltm.store.states import state_of, state_q
-from memoryboard.ltm.write.edits import memory_update
+from memoryboard.ltm.store.versions import memory_history
+from memoryboard.ltm.write.edits import memory_revert, memory_update
+from memoryboard.ltm.write.review import memory_replacement_undo
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, MemoryStateChange, MemoryType
-from memoryboard.models.labels import reason_label
 from memoryboard.roles import can_change_any_memory, can_read_all_memories
-from memoryboard.shared.item_words import describe, namespace_agent
+from memoryboard.shared.item_words import describe, namespace_agent, state_title
 from memoryboard.web.forms import SupportArchiveForm, SupportItemEditForm
 
 PAGE_SIZE = 50
@@ -65,25 +66,23 @@ def person_item_counts(*, user_id: str) -> dict[tuple[str, str], int]:
 
 
 def item_history(memory: LongTermMemory) -> list[dict]:
-    """The item's changes, newest first, in words: state changes and edits (old text → new text)."""
+    """The item's changes, newest first, in words: state changes (by their state names and reasons, in
+    words) and the versions of its text (old text → new text, each one revertible but the latest)."""
     rows = [
         {"when": c.created_at, "by": c.actor.get_username() if c.actor_id else _("system"),
-         "what": _("%(old)s → %(new)s") % {"old": _state_label(c.old_state), "new": _state_label(c.new_state)},
-         "why": reason_label(c.reason), "before": "", "after": ""}
+         "what": _("%(old)s → %(new)s") % {"old": state_title(c.old_state), "new": state_title(c.new_state)},
+         "why": c.reason_label, "before": "", "after": "", "version": None}
         for c in MemoryStateChange.objects.filter(memory_id=memory.pk).select_related("actor")
         .order_by("-created_at", "-id")[:50]
     ]
-    rows += [{"when": e["when"], "by": e["by"], "what": _("Text changed"), "why": "", "before": e["before"],
-              "after": e["after"]} for e in edit_history(memory.pk)]
-    created = AuditLog.objects.filter(object_type="memory", object_id=memory.pk,
-                                      action=AuditLog.Action.CREATE).order_by("created_at").first()
-    rows.append({"when": memory.created_at, "by": created.actor_text if created else "",
-                 "what": _("Created"), "why": "", "before": "", "after": ""})
-    return sorted(rows, key=lambda r: r["when"], reverse=True)
-
-
-def _state_label(code: str) -> str:
-    return str(MemoryState(code).label) if code in MemoryState.values else code
+    versions = memory_history(memory=memory)
+    latest = versions[-1].version if versions else 1
+    for v in versions:
+        changed = v.before_content is not None and v.before_content != v.after_content
+        rows.append({"when": v.when, "by": v.who, "what": v.event_label, "why": v.reason_words,
+                     "before": v.before_content if changed else "", "after": v.after_content,
+                     "version": v.version, "latest": v.version == latest})
+    return sorted(rows, key=lambda r: (r["when"], r["version"] or 0), reverse=True)
 
 
 # --- views ---------------------------------------------------------------------------------------------
@@ -152,13 +151,44 @@ def person_item_archive(request, user_id: str, memory_id: str):
 def person_item_restore(request, user_id: str, memory_id: str):
     """Back to the state before archiving or deleting (a paused item comes back paused)."""
     memory = _item(request, user_id, memory_id, change=True)
+    if memory.archived and memory.archived_reason == ArchivedReason.SUPERSEDED:
+        memory_replacement_undo(memory=memory, actor=request.user)
+        return _done(request, user_id, memory, _("Replacement undone: agents use this statement again."))
     memory_restore(memory=memory, actor=request.user)
     return _done(request, user_id, memory, _("Restored: agents use it again."))
+
+
+def _history(request, user_id: str, memory: LongTermMemory, *, status: int = 200, **extra):
+    """The history as a fragment (htmx, inside the row) or, without JavaScript, as a whole page."""
+    context = {"m": memory, "person_id": user_id, "history": item_history(memory),
+               "can_change": can_change_any_memory(request.user), **extra}
+    if _is_htmx(request):
+        return render(request, "web/person/_item_history.html", context, status=status)
+    return render(request, "web/person/item_history.html", context, status=status)
 
 
 @login_required
 @require_GET
 def person_item_history(request, user_id: str, memory_id: str):
-    """The item's history in words (the row's "History" expands it)."""
+    """The item's history in words (the row's "History" expands it; without JavaScript, its own page)."""
     memory = _item(request, user_id, memory_id, change=False)
-    return render(request, "web/person/_item_history.html", {"m": memory, "history": item_history(memory)})
+    return _history(request, user_id, memory)
+
+
+@login_required
+@require_POST
+def person_item_revert(request, user_id: str, memory_id: str):
+    """Give the item the text of an earlier version (``ltm.write.edits.memory_revert``: a new version,
+    audited as the admin's revert is), then show the history again, where it was asked."""
+    memory = _item(request, user_id, memory_id, change=True)
+    version = request.POST.get("version", "")
+    try:
+        memory = memory_revert(memory=memory, actor=request.user, version=version)
+    except MemoryError:
+        return _history(request, user_id, memory, status=400,
+                        error=_("version: there is no such version of this item."))
+    done = _("Reverted to version %(n)s: agents use that text now.") % {"n": version}
+    if _is_htmx(request):
+        return _history(request, user_id, memory, done=done)
+    flash.success(request, done)
+    return redirect("person-item-history", user_id=user_id, memory_id=memory.pk)

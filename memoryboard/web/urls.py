@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from . import memory_import, memory_review, people, person_items, views
-from .my_memories import actions, bulk, conversations, data, detail, listing, switches
+from .my_memories import actions, bulk, conversations, data, detail, export_page, listing, states, switches
 from .playground import columns, page, plans, replay
 
 urlpatterns = [
@@ -29,15 +29,19 @@ urlpatterns = [
          name="person-item-restore"),
     path("support/users/<path:user_id>/items/<str:memory_id>/history/", person_items.person_item_history,
          name="person-item-history"),
+    path("support/users/<path:user_id>/items/<str:memory_id>/revert/", person_items.person_item_revert,
+         name="person-item-revert"),
     path("support/users/<path:user_id>/review/", memory_review.person_review, name="person-review"),
     path("support/memories/<str:memory_id>/revert/", memory_review.support_revert, name="support-memory-revert"),
     path("support/users/<path:user_id>/", people.person_detail, name="person"),
     path("me/memories/", listing.memory_list, name="my-memories"),
     path("me/memories/export/", data.memory_export, name="my-memories-export"),
+    path("me/memories/export/read/", export_page.memory_export_page, name="my-memories-export-page"),
     path("me/memories/import/", memory_import.memory_import_page, name="my-memories-import"),
     path("me/memories/delete-all/", bulk.memory_delete_all, name="my-memories-delete-all"),
     path("me/data/erase/", data.my_data_erase, name="my-data-erase"),
     path("me/memories/switch/", switches.memory_switch, name="my-memories-switch"),
+    path("me/memories/ask-first/", switches.memory_ask_first, name="my-memories-ask-first"),
     path("me/memories/pause-rules/", switches.memory_pause_rules, name="my-memories-pause-rules"),
     path("me/memories/add/", actions.memory_add, name="my-memories-add"),
     path("me/memories/bulk/", bulk.memory_bulk, name="my-memories-bulk"),
@@ -51,5 +55,7 @@ urlpatterns = [
     path("me/memories/<str:memory_id>/restore/", actions.memory_restore, name="my-memories-restore"),
     path("me/memories/<str:memory_id>/pause/", actions.memory_pause, name="my-memories-pause"),
     path("me/memories/<str:memory_id>/resume/", actions.memory_resume, name="my-memories-resume"),
+    path("me/memories/<str:memory_id>/undo-replacement/", states.memory_undo_replacement,
+         name="my-memories-undo-replacement"),
     path("me/memories/<str:memory_id>/revert/", memory_review.my_revert, name="my-memories-revert"),
 ]

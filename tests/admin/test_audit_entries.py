@@ -26,9 +26,10 @@ def test_archive_from_the_item_page_asks_for_a_reason_and_the_log_shows_it(login
                                                     reason="  Asked by the user in ticket 4411  "))
     assert done.status_code == 302
     entry = AuditLog.objects.exclude(action="create").get()
-    assert (entry.action, entry.object_id, entry.reason) == ("archive", memory.pk, "staff: Asked by the user in ticket 4411")
-    assert MemoryStateChange.objects.get(memory_id=memory.pk).reason == "staff: Asked by the user in ticket 4411"
-    assert entry.reason_label == "Archived by staff: Asked by the user in ticket 4411"
+    assert (entry.action, entry.object_id, entry.reason, entry.details) == ("archive", memory.pk, "staff", {"note": "Asked by the user in ticket 4411"})
+    change = MemoryStateChange.objects.get(memory_id=memory.pk)
+    assert (change.reason, change.details) == ("staff", {"note": "Asked by the user in ticket 4411"})
+    assert entry.reason_label == "Archived by support: “Asked by the user in ticket 4411”"
     log = client.get(reverse("admin:memoryboard_auditlog_changelist"))
     assert "Asked by the user in ticket 4411" in log.content.decode()
     assert [e.action for e in log.context["cl"].result_list if e.action != "create"] == ["archive"]
@@ -39,7 +40,7 @@ def test_archive_from_the_item_page_asks_for_a_reason_and_the_log_shows_it(login
     assert list(AuditLog.objects.exclude(action="create").order_by("id").values_list("action", flat=True)) == ["archive", "restore"]
     log = client.get(reverse("admin:memoryboard_auditlog_changelist"))
     shown = [(e.action, e.reason_label) for e in log.context["cl"].result_list if e.action != "create"]
-    assert shown == [("restore", ""), ("archive", "Archived by staff: Asked by the user in ticket 4411")]
+    assert shown == [("restore", ""), ("archive", "Archived by support: “Asked by the user in ticket 4411”")]
 
 
 def test_restore_and_pause_do_not_ask_for_a_reason(login, support_user, alice, make_memory):
@@ -67,7 +68,7 @@ def test_api_archive_takes_a_reason(support_user, alice, make_memory):
     assert not LongTermMemory.objects.get(pk=memory.pk).archived
     response = api.post(url, {"reason": "Duplicate of a newer item"}, format="json")
     assert response.status_code == 200 and response.json()["archived_reason"] == "staff"
-    assert list(AuditLog.objects.exclude(action="create").values_list("action", "reason")) == [("archive", "staff: Duplicate of a newer item")]
+    assert list(AuditLog.objects.exclude(action="create").values_list("action", "reason", "details")) == [("archive", "staff", {"note": "Duplicate of a newer item"})]
     other = make_memory(alice, "likes jazz")
     assert api.post(f"/api/v1/memories/{other.pk}/archive/").status_code == 200  # the body stays optional
     assert AuditLog.objects.exclude(action="create").get(object_id=other.pk).reason == "staff"
@@ -97,3 +98,20 @@ def test_merge_labels_the_merged_items(support_user, alice, make_memory):
     merged = LongTermMemory.objects.get(pk=other.pk)
     assert merged.archived_reason == "merged" and merged.value_json["mergedInto"] == keep.pk
     assert memory_state(merged) == "archived"
+
+
+def test_developers_read_a_reasons_ids_support_reads_words(login, support_user, developer, alice, make_memory):
+    from django.urls import reverse
+
+    from memoryboard.ltm.store.items import memory_restore
+    from memoryboard.models import ArchivedReason
+
+    old = make_memory(alice, "likes green tea", archived_reason=ArchivedReason.STAFF)
+    twin = make_memory(alice, "likes green tea")
+    # A restore that finds the same item in use records which one: an id, in the reason's details.
+    memory_restore(memory=old, actor=support_user)
+    url = reverse("admin:memoryboard_longtermmemory_change", args=[old.pk])
+    support_page = login(support_user).get(url).content.decode()
+    developer_page = login(developer).get(url).content.decode()
+    assert "Not restored: the same item is in use" in support_page and f"id: {twin.pk}" not in support_page
+    assert f"id: {twin.pk}" in developer_page

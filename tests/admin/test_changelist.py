@@ -27,7 +27,7 @@ def _listed(client, query: str = "") -> list[str]:
 def test_columns(login, support_user, alice, make_memory):
     make_memory(alice, "likes green tea", memory_type="PREFERENCE", source="auto_extract")
     page = login(support_user).get(changelist_url()).content.decode()
-    for text in ("likes green tea", "Preference", "Auto-extracted", "chat", "Active"):
+    for text in ("likes green tea", "Preference", "Auto-extracted", "chat", "Current"):
         assert text in page
     assert 'href="?state=archived"' in page  # the "archived" view
 

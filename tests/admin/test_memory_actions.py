@@ -258,7 +258,7 @@ def test_merge_selected_keeps_the_item_used_most_and_carries_its_uses(login, sup
     assert used.value_json["mergedFrom"][0]["id"] == new.pk
     assert AuditLog.objects.get(action="merge").object_id == used.pk
     page = client.get(change_url(new)).content.decode()
-    assert "Archived by staff" not in page and "Merged into" in page
+    assert "Archived by support" not in page and "Merged into" in page
 
 
 def test_merge_selected_refuses_two_users(login, support_user, alice, bob, make_memory):

@@ -54,12 +54,12 @@ def test_support_resolves_a_conflict_and_reverts_then_the_user_sees_what_replace
     # Bob: My memories → the superseded item shows what replaced it.
     u = session().login(bob_named)
     u.goto("/me/memories/")
-    assert "Bob lives in Shanghai" in u.page.locator("#archived").inner_text()
+    assert "Bob lives in Shanghai" in u.page.locator("#replaced").inner_text()
     u.shot("time_my_memories_after_resolution")
-    _click_and_wait(u, u.page.locator("#archived a", has_text="details").first)
+    _click_and_wait(u, u.page.locator("#replaced a", has_text="details").first)
     chain = u.page.locator("#memory-timeline .supersede-chain").inner_text()
     assert chain.index("Bob lives in Shanghai") < chain.index("→") < chain.index("Berlin")
-    assert "until " in chain and "(now)" in chain
+    assert "until " in chain and "(in use now)" in chain
     u.shot("time_my_memory_replaced_by")
     u.goto(f"/me/memories/{job.pk}/")
     versions = u.page.locator("#memory-timeline tr.version")

@@ -320,6 +320,8 @@ def _pages(world) -> list[tuple[str, str, str, dict | None]]:
         ("alice", reverse("my-memories-detail", args=[fact.pk]), "get", None),
         ("alice", reverse("my-memories-detail", args=[items["EPISODE"].pk]), "get", None),
         ("alice", reverse("my-memories-delete-all"), "get", None),
+        ("alice", reverse("my-memories-export-page"), "get", None),
+        ("alice", reverse("my-data-erase"), "get", None),
         ("alice", "/no/such/page/", "get", None),
         ("alice", reverse("playground"), "get", None),  # 403 for an end user
         ("superuser", reverse("home"), "get", None),
@@ -331,6 +333,7 @@ def _pages(world) -> list[tuple[str, str, str, dict | None]]:
         ("superuser", reverse("person", args=[alice.pk]) + "?state=archived&agent=chat", "get", None),
         ("superuser", reverse("person", args=["9999"]), "get", None),
         ("superuser", reverse("person-item-history", args=[alice.pk, items["staff"].pk]), "get", None),
+        ("superuser", reverse("person-item-revert", args=[alice.pk, fact.pk]), "post", {"version": "1"}),
         ("superuser", reverse("person-item-archive", args=[alice.pk, fact.pk]), "post", {"note": "客户要求"}),
         ("superuser", reverse("admin:index"), "get", None),
         ("superuser", reverse("admin:app_list", args=["memoryboard"]), "get", None),

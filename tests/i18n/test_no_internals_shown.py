@@ -98,3 +98,115 @@ def test_support_and_end_user_pages_show_no_internals(request, world, settings, 
     finally:
         translation.deactivate()
     assert found == {}, "internals shown:\n" + "\n".join(f"{k}: {v}" for k, v in found.items())
+
+
+# --- Audit reasons, state histories and exports: words, in the page's language -----------------------------
+
+RULE_STRING = re.compile(r"\brules:|\breconcile (?:new|update|same|conflict)\b|superseded by|\bllm:|"
+                         r"revert to version|undo delete:|\bmerged [0-9a-f]")
+
+
+@pytest.fixture
+def reasons_world(alice, support_user, make_memory):
+    """Alice's items after changes of fact: a replacement decided by the rules, support's archive with a
+    note, a revert, an undone delete, a merge, and an entry written before reasons were codes."""
+    from importlib import import_module
+
+    from memoryboard.audit import audit_record
+    from memoryboard.ltm.store.items import (
+        memory_archive, memory_delete_for_user, memory_restore_for_user, record_state_change,
+    )
+    from memoryboard.ltm.write.edits import memory_revert, memory_update
+    from memoryboard.ltm.write.reconcile import memory_save_reconciled
+    from memoryboard.ltm.write.staff import memory_merge_selected
+    from memoryboard.models import ArchivedReason, AuditLog
+    from memoryboard.models.namespaces import build_namespace
+
+    ns = build_namespace(agent_namespace="chat", user_id=str(alice.pk))
+    old = memory_save_reconciled(namespace=ns, content="I live in Shanghai", memory_type="FACT", agent_id="chat",
+                                 source="auto_extract").memory
+    memory_save_reconciled(namespace=ns, content="I moved to Berlin", memory_type="FACT", agent_id="chat",
+                           source="auto_extract")
+    note = make_memory(alice, "Prefers window seats")
+    memory_archive(memory=note, actor=support_user, reason=ArchivedReason.STAFF, note="asked in ticket 4411")
+    edited = make_memory(alice, "Drinks tea")
+    memory_update(memory=edited, actor=alice, content="Drinks green tea")
+    memory_revert(memory=edited, actor=support_user, version=1)
+    gone = make_memory(alice, "Has a dog")
+    memory_delete_for_user(memory=gone, actor=alice)
+    memory_restore_for_user(memory=gone, actor=alice)
+    memory_merge_selected(memories=[make_memory(alice, "Plays chess"), make_memory(alice, "Plays chess often")],
+                          actor=support_user)
+    split_reason = import_module("memoryboard.migrations.0022_reason_details_ask_first").split_reason
+    code, details = split_reason(f"superseded by 8b7c0cc9e1f2a3b4: rules: 0fc54db7aa11bb22: residence")
+    audit_record(actor=None, action=AuditLog.Action.ARCHIVE, object_type="memory", object_id=old.pk,
+                 after={"value_json": old.value_json}, reason=code, details=details)
+    record_state_change(old.pk, "active", "superseded", None, code, details)
+    return alice
+
+
+def _english_reason_words() -> set[str]:
+    from memoryboard.models import ArchivedReason, MemoryState
+    from memoryboard.models.labels import OTHER_REASONS
+    from memoryboard.shared.item_words import STATE_TITLES
+
+    with translation.override("en"):
+        words = {str(v) for v in OTHER_REASONS.values()} | {str(label) for _c, label in ArchivedReason.choices}
+        words |= {str(label) for _c, label in MemoryState.choices} | {str(t) for pair in STATE_TITLES.values()
+                                                                      for t in pair}
+    return {w for w in words if len(w) > 6}
+
+
+def _reason_pages(client_for, user):
+    from django.urls import reverse
+
+    from memoryboard.models import LongTermMemory
+
+    ids = list(LongTermMemory.objects.filter(namespace__contains=f'"user:{user.pk}"').values_list("pk", flat=True))
+    end_user = client_for(user)
+    yield "end user", reverse("my-memories"), end_user.get(reverse("my-memories"))
+    yield "end user", reverse("my-memories-export-page"), end_user.get(reverse("my-memories-export-page"))
+    for pk in ids:
+        url = reverse("my-memories-detail", args=[pk])
+        yield "end user", url, end_user.get(url)
+    support = client_for(None)
+    yield "support", reverse("person", args=[user.pk]), support.get(reverse("person", args=[user.pk]))
+    for pk in ids:
+        url = reverse("person-item-history", args=[user.pk, pk])
+        yield "support", url, support.get(url)
+        yield "support", url + " (htmx)", support.get(url, HTTP_HX_REQUEST="true")
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_audit_reasons_state_histories_and_exports_are_words(reasons_world, support_user, settings, language):
+    settings.LANGUAGE_CODE = language
+    english = _english_reason_words()
+
+    def client_for(user):
+        client = Client()
+        client.force_login(user or support_user)
+        return client
+
+    found = {}
+    try:
+        for who, url, response in _reason_pages(client_for, reasons_world):
+            assert response.status_code == 200, url
+            parser = ShownText()
+            parser.feed(response.content.decode())
+            problems = []
+            for text in parser.texts:
+                if HEX_ID.search(text) or RULE_STRING.search(text):
+                    problems.append(text[:90])
+                if language != "en":
+                    problems += [f"English {w!r}" for w in english if w in text]
+            if problems:
+                found[f"{who} {url}"] = sorted(set(problems))
+    finally:
+        translation.deactivate()
+    assert found == {}, "internals or English shown:\n" + "\n".join(f"{k}: {v}" for k, v in found.items())
+
+
+def test_the_reasons_check_sees_rule_strings_and_english():
+    assert RULE_STRING.search("superseded by 8b7c0cc9…: rules: 0fc54db7…: …")
+    assert RULE_STRING.search("reconcile update (rules)") and not RULE_STRING.search("Saved as a new statement")
+    assert "Archived by support" in _english_reason_words()

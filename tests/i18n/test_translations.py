@@ -229,7 +229,7 @@ PAGES = {
     "admin-changelist": (
         "admin:memoryboard_longtermmemory_changelist", "support_user",
         ["长期记忆", "已归档条目", "用户删除的条目", "偏好", "生效中", "智能体", "归档所选条目"],
-        ["long-term memory", "Archived items", "Deleted by users", "Preference", "Active", "agent",
+        ["long-term memory", "Archived items", "Deleted by users", "Preference", "Current", "agent",
          "Archive selected items"],
     ),
 }
@@ -323,7 +323,7 @@ def test_my_memory_pages_name_types_sources_and_states(login, alice, make_memory
     client = login(alice)
     client.post(reverse("my-memories-pause", args=[memory.pk]))
     html = _html(client.get(reverse("my-memories-detail", args=[memory.pk])))
-    assert '<span class="badge">偏好</span>' in html and "由通用助手在对话中保存" in html and "<strong>已暂停</strong>" in html
+    assert '<span class="badge">偏好</span>' in html and "由通用助手在对话中保存" in html and "state-label\">已暂停</strong>" in html
     assert "agent_tool" not in html
     listing = _html(client.get(reverse("my-memories")))
     assert f'data-id="{gone.pk}"' in listing and '<span class="badge">事实</span>' in listing

@@ -156,7 +156,7 @@ def test_a_withheld_secret_is_named_in_the_audit(alice):
     saved = memory_extract_and_save(agent_id="chat", user_id=str(alice.pk), conversation_id="c1", conversation=turn)
     assert [m.content for m in saved] == ["new laptop finally", "a Dell XPS 15"]
     assert not any("Tr0mbone" in m.content for m in LongTermMemory.objects.all())
-    assert any("not stored: a password" in (entry.reason or "") for entry in AuditLog.objects.all())
+    assert any("not stored: a password" in entry.reason_label for entry in AuditLog.objects.all())
 
 
 def test_switch_turned_off_after_the_turn_saves_nothing(alice):

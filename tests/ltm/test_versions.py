@@ -52,8 +52,8 @@ def test_revert_is_a_new_version_and_audited(alice, support_user, make_memory):
     assert LongTermMemory.objects.get(pk=memory.pk).content == "User lives in Shanghai"
     assert _versions(memory)[-1] == (3, "revert", "User lives in Berlin", "User lives in Shanghai", "FACT")
     entry = AuditLog.objects.filter(object_id=memory.pk, action="update").first()
-    assert entry.reason == "revert to version 1" and entry.actor == support_user
-    assert memory_history(memory=memory)[-1].as_dict()["why"] == "revert to version 1"
+    assert (entry.reason, entry.details) == ("revert", {"version": 1}) and entry.actor == support_user
+    assert memory_history(memory=memory)[-1].reason_words == "Reverted to version 1"
 
 
 @pytest.mark.parametrize("version", [0, 7, -1, "x", None])

@@ -22,6 +22,7 @@ from memoryboard.ltm.store.items import memory_delete_for_user, memory_purge_del
 from memoryboard.ltm.write.edits import memory_update
 from memoryboard.ltm.write.items import memory_create
 from memoryboard.models import (
+    AskFirst,
     ArchivedReason,
     AuditLog,
     ChatMessage,
@@ -81,6 +82,7 @@ def _populate(user, marker: str, make_memory) -> None:
                                      prefix_hash="x" * 64, message_count=2, summary=f"{marker} summary")
     PauseRule.objects.create(user_id=uid, memory_type="EPISODE")
     UserMemorySettings.objects.create(user_id=uid, use_memories=True, save_memories=False)
+    AskFirst.objects.create(user_id=uid, agent_id="support-bot", ask_first=True)
     AuditLog.objects.create(action=AuditLog.Action.APPLY_STRATEGY, object_type="conversation",
                             object_id=conv, before={"deleted": [{"content": f"{marker} said"}]})
     AuditLog.objects.create(action=AuditLog.Action.BULK, object_type="memory_delete_batch", object_id=f"batch-{uid}",

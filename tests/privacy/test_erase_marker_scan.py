@@ -181,11 +181,11 @@ def test_a_marker_planted_through_every_write_path_is_found_nowhere_after_the_er
     for table in ("ah_long_term_memory", "chat_message", "memoryboard_audit_log", "memoryboard_retrieval_receipt",
                   "memoryboard_playground_trace"):
         assert before.get(table), (table, before)
-    assert AuditLog.objects.filter(reason__contains=f"{MARK}-reason").exists()
+    assert any(f"{MARK}-reason" in str(d) for d in AuditLog.objects.values_list("details", flat=True))
     assert AuditLog.objects.filter(object_type="conversation", object_id=V1_CONVERSATION).exists()
     assert ChatMessage.objects.filter(agent_id=AGENT, conversation_id=V1_CONVERSATION).exists()
     # A reason says what happened; the conversation's id is in its own field, which the erase empties.
-    assert not AuditLog.objects.filter(reason__contains=MARK).exclude(reason__contains=f"{MARK}-reason").exists()
+    assert not AuditLog.objects.filter(reason__contains=MARK).exists()
     saved = {m.content.rsplit(MARK, 1)[-1] for m in LongTermMemory.objects.all() if MARK in m.content}
     assert {"-extract", "-v1extract", "-patch", "-edit", "-admin", "-file"} <= saved, saved
     from django.contrib.admin.models import LogEntry
@@ -200,21 +200,29 @@ def test_a_marker_planted_through_every_write_path_is_found_nowhere_after_the_er
     assert _item("Bob's own note")
 
 
-def test_reasons_written_before_they_held_no_client_chosen_value_lose_it_at_the_erase(alice, bob, make_memory):
-    """Entries written by earlier versions: "auto_extract from <conversation id>", a judge's reasoning after
-    "reconcile … (…): ", "superseded by <id>: …", "conflict with <id>: …" become the words written now."""
+def test_reasons_written_before_the_codes_become_codes_and_lose_what_was_typed_at_the_erase(alice, bob,
+                                                                                            make_memory):
+    """Entries written by earlier versions ("auto_extract from <conversation id>", a judge's reasoning after
+    "reconcile … (…): ", "superseded by <id>: …", "staff: <note>") become a code and its details (migration
+    0021); an erase empties the details of the erased user's entries, not of anyone else's."""
+    from importlib import import_module
+
     from memoryboard.audit import audit_record
 
+    split_reason = import_module("memoryboard.migrations.0022_reason_details_ask_first").split_reason
     mine, theirs = make_memory(alice, "User flies gliders"), make_memory(bob, "User sails")
     legacy = [f"auto_extract from conv-{MARK}", f"reconcile update (llm:gpt): the user said {MARK}",
-              f"superseded by abc: because {MARK}", f"conflict with abc: {MARK} vs the rest"]
+              f"superseded by abc: because {MARK}", f"staff: {MARK} asked"]
     for reason in legacy:
-        audit_record(actor=None, action=AuditLog.Action.UPDATE, object_type="memory", object_id=mine.pk,
-                     after={"value_json": mine.value_json}, reason=reason)
-        audit_record(actor=None, action=AuditLog.Action.UPDATE, object_type="memory", object_id=theirs.pk,
-                     after={"value_json": theirs.value_json}, reason=reason)
+        code, details = split_reason(reason)
+        for memory in (mine, theirs):
+            audit_record(actor=None, action=AuditLog.Action.UPDATE, object_type="memory", object_id=memory.pk,
+                         after={"value_json": memory.value_json}, reason=code, details=details)
+    assert split_reason("staff") is None and split_reason("revert to version 3") == ("revert", {"version": 3})
     user_data_erase(user_id=str(alice.pk), actor=alice)
-    assert sorted(AuditLog.objects.filter(object_id=mine.pk).exclude(action="create")
-                  .values_list("reason", flat=True)) == sorted([
-        "extracted from a conversation", "reconcile update (llm:gpt)", "superseded", "conflict flagged"])
-    assert AuditLog.objects.filter(object_id=theirs.pk, reason__contains=MARK).count() == 4  # bob's stay
+    rows = AuditLog.objects.filter(object_id=mine.pk).exclude(action="create")
+    assert sorted(rows.values_list("reason", flat=True)) == sorted([
+        "extracted from a conversation", "reconcile update", "superseded", "staff"])
+    assert not any(rows.values_list("details", flat=True))
+    assert [MARK in str(d) for d in AuditLog.objects.filter(object_id=theirs.pk).exclude(action="create")
+            .values_list("details", flat=True)].count(True) == 1  # bob's stay

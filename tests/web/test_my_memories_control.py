@@ -87,7 +87,7 @@ def test_edit_reembeds_audits_and_keeps_the_previous_text(login, alice, make_mem
     assert entry.actor == alice and entry.before["value_json"]["content"] == "likes green tea"
     html = client.get(reverse("my-memories-detail", args=[memory.pk])).content.decode()
     history = html[html.index('class="edit-history"'):]
-    assert "<del>likes green tea</del>" in history
+    assert "<span class=\"earlier-text\">likes green tea</span>" in history
     assert "prefers black coffee" in html[:html.index('class="edit-history"')]
 
 

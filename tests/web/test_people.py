@@ -149,7 +149,7 @@ def test_audit_log_filtered_by_subject_user_and_agent(login, support_user, bob_n
     assert {(e.object_id, e.action) for e in cl.result_list} >= {(bobs.pk, "archive"), (bobs.pk, "restore")}
     assert {e.object_id for e in cl.result_list} == {bobs.pk, bobs_coder.pk}
     page = client.get(url + "?subject_user=bob").content.decode()
-    assert "Bob Builder" in page and "Archived by staff" in page  # the reason, translated, not "staff"
+    assert "Bob Builder" in page and "Archived by support" in page  # the reason, translated, not "staff"
     cl = client.get(url + "?subject_user=bob&subject_agent=coder").context["cl"]
     assert {e.object_id for e in cl.result_list} == {bobs_coder.pk}
 

@@ -35,14 +35,14 @@ def test_every_item_in_words_with_filters_whose_counts_agree(login, support_user
     html = page.content.decode()
     assert set(_item_ids(html)) == {active.pk, paused.pk, decayed.pk, deleted.pk, stale.pk}
     # In words: agent by its name, type, state, why, source conversation, use count.
-    assert "Coding assistant" in html and "Preference" in html and "Superseded" in html
+    assert "Coding assistant" in html and "Preference" in html and "Replaced by a newer statement" in html
     assert "relevance score was below 0.1" in html  # the decay threshold, with the date
     assert "Deleted by the user on" in html
     assert "used 4 times by agents" in html and "conv-7" in html
     assert '"namespace"' not in html and "agent:" not in html
     # Each count is what its filter lists.
     counts = {label: n for _code, label, _url, n in page.context["states"]}
-    assert counts == {"Active": 1, "Paused": 1, "Archived": 1, "Deleted by user": 1, "Superseded": 1}
+    assert counts == {"Current": 1, "Paused": 1, "Archived": 1, "Deleted by the user": 1, "Replaced by a newer statement": 1}
     for code, _label, _url, n in page.context["states"]:
         listed = _item_ids(client.get(url, {"state": code}).content.decode())
         assert len(listed) == n, code
@@ -72,12 +72,12 @@ def test_edit_archive_with_a_reason_restore_and_history_in_place(login, support_
     item.refresh_from_db()
     assert item.archived and item.archived_reason == ArchivedReason.STAFF
     assert AuditLog.objects.filter(object_id=item.pk, action="archive").get().reason_label == \
-        "Archived by staff: customer asked"
+        "Archived by support: “customer asked”"
 
     restored = client.post(reverse("person-item-restore", args=base), **HTMX)
     assert restored.status_code == 200 and 'data-action="archive"' in restored.content.decode()
     history = client.get(reverse("person-item-history", args=base), **HTMX).content.decode()
-    assert "Archived by staff: customer asked" in history and "Restored" in history
+    assert "Archived by support: “customer asked”" in history and "Restored" in history
     assert "bob rides a bike" in history and "bob rides a red bike" in history  # the edit, old and new
     assert MemoryStateChange.objects.filter(memory_id=item.pk).count() == 2
 

@@ -24,8 +24,9 @@ from memoryboard.conversations import conversation_list
 from memoryboard.ltm.search.ann import ann_erase
 from memoryboard.ltm.store.erase_gate import erase_gate_close
 from memoryboard.ltm.store.selectors import exact_text_q, own_memories
-from memoryboard.ltm.store.states import state_of
+from memoryboard.ltm.store.states import state_counts, state_of
 from memoryboard.models import (
+    AskFirst,
     ArchivedReason,
     AuditLog,
     ChatMessage,
@@ -46,14 +47,9 @@ from memoryboard.models import (
     UserMemorySettings,
 )
 from memoryboard.models.audit import USER_OBJECT_TYPES
-from memoryboard.models.labels import (
-    AUTO_EXTRACT_FROM,
-    CONFLICT_FLAGGED,
-    EXTRACTED,
-    MERGED_INTO,
-    SAME_ITEM_IN_USE,
-)
+from memoryboard.models.labels import MERGED_INTO, SAME_ITEM_IN_USE
 from memoryboard.models.namespaces import parse_namespace
+from memoryboard.playground_traces import ERASED_TRACES
 from memoryboard.task_recovery import EXTRACT_TASK_PATHS, task_result_model
 
 RECENT_ACCESSES = 20
@@ -135,6 +131,24 @@ def conversations(*, user_id: str, limit: int = RECENT_CONVERSATIONS) -> list:
     """The user's conversations, latest first (``conversations.conversation_list``: one message count)."""
     return conversation_list(queryset=ChatMessage.objects.filter(user_id=user_id), limit=limit)
 
+
+
+def conversation_ids(*, user_id: str) -> set[str]:
+    """The person's conversations, as every page counts them (the user page, the erase confirmation, both
+    exports): every conversation with a stored message of theirs or a recorded owner (an owner row alone is
+    written only when a conversation id is claimed)."""
+    ids = set(ChatMessage.objects.filter(_user_q(user_id)).values_list("conversation_id", flat=True).distinct())
+    ids |= set(ConversationOwner.objects.filter(_user_q(user_id)).values_list("conversation_id", flat=True))
+    return ids
+
+
+def audit_kept_counts(*, user_id: str) -> tuple[int, int]:
+    """The person's audit entries an erase keeps without content: ``(still on their trail, no longer
+    linked to them)``. Entries whose object is the person themself (exports, erasures, imports, settings)
+    stay on their trail; the others lose whose they were (``user_data_erase``)."""
+    rows = _audit_rows(str(user_id))
+    on_trail = rows.filter(object_type__in=USER_OBJECT_TYPES).count()
+    return on_trail, rows.count() - on_trail
 
 
 def conversation_openings(conversation_ids: list[str]) -> dict[str, str]:
@@ -295,6 +309,8 @@ def user_data_sections() -> list[Section]:
                 ("conversation_id", "agent_id", "created_at")),
         Section("pause_rules", PauseRule, lambda u: PauseRule.objects.filter(_user_q(u)),
                 ("agent_namespace", "memory_type", "created_at")),
+        Section("ask_first", AskFirst, lambda u: AskFirst.objects.filter(_user_q(u)),
+                ("agent_id", "ask_first", "updated_at")),
         Section("memory_settings", UserMemorySettings, lambda u: UserMemorySettings.objects.filter(_user_q(u)),
                 ("use_memories", "save_memories", "updated_at")),
         Section("playground_traces", PlaygroundTrace, _trace_rows, ("messages", "created_at"), check=_trace_check),
@@ -368,7 +384,18 @@ def memory_export_payload(*, user_id: str) -> dict:
         payload[section.key] = _section_rows(section, user_id)
         tables[section.key] = section.table
     payload["tables"] = tables
+    payload["summary"] = export_summary(user_id=user_id)
     return payload
+
+
+def export_summary(*, user_id: str) -> dict:
+    """What the export holds, counted as every page counts it: items per state (``ltm.store.states``),
+    conversations (:func:`conversation_ids`) and audit entries about the person."""
+    return {
+        "memories": state_counts(_items(str(user_id))),
+        "conversations": len(conversation_ids(user_id=user_id)),
+        "audit_entries": _audit_rows(str(user_id)).count(),
+    }
 
 
 # What each section is, in words, for the confirmation pages (in the order they are shown).
@@ -386,6 +413,7 @@ SECTION_LABELS = {
     "tasks": _("queued and finished memory extraction jobs"),
     "pause_rules": _("pause rules"),
     "memory_settings": _("memory switch settings"),
+    "ask_first": _("“ask me first” choices"),
     "audit_log": _("audit log entries: kept without content (who did what, to which item, when)"),
     "admin_log": _("entries of the admin site's history about those items and messages"),
     "playground_traces": _("playground traces made from your conversations or items"),
@@ -422,18 +450,10 @@ def memory_export_for_user(*, user_id: str, actor) -> dict:
 
 
 def _erase_typed_reasons(qs: QuerySet) -> None:
-    """Free text that may hold what the person wrote or chose goes with the content: the reason staff typed
-    when archiving (it may quote the user) and, in entries written before reasons said only what happened,
-    a conversation id (``auto_extract from <id>``) and a judge's reasoning (``reconcile … (…): <reasoning>``,
-    ``superseded by <id>: …``, ``conflict with <id>: …``), which become the words written now. The reasons
-    the services write (codes, ``merged into <id>``) stay."""
-    qs.filter(reason__startswith=AUTO_EXTRACT_FROM).update(reason=EXTRACTED)
-    qs.filter(reason__startswith="superseded by ").update(reason=ArchivedReason.SUPERSEDED)
-    qs.filter(reason__startswith="conflict with ").update(reason=CONFLICT_FLAGGED)
-    for pk, reason in qs.filter(reason__startswith="reconcile ", reason__contains="): ").values_list("pk", "reason"):
-        AuditLog.objects.filter(pk=pk).update(reason=reason[: reason.index("): ") + 1])
-    (qs.filter(action=AuditLog.Action.ARCHIVE).exclude(reason__in=ArchivedReason.values)
-     .exclude(reason__startswith=MERGED_INTO).exclude(reason__startswith=SAME_ITEM_IN_USE).update(reason=""))
+    """What a reason is about goes with the content (the words staff typed when archiving may quote the
+    user; the kinds of secret withheld say what the user said): the reason's code stays, its details go,
+    but for the ids of the items a merge or a restore pointed at (what happened to which id stays)."""
+    qs.exclude(reason__in=[MERGED_INTO, SAME_ITEM_IN_USE]).update(details=None)
 
 
 def _leave_ann_indexes(user_id: str) -> None:
@@ -487,6 +507,9 @@ def user_data_erase(*, user_id: str, actor, reason: str = "privacy request") -> 
                     qs.delete()
         audit_record(
             actor=actor, action=AuditLog.Action.ERASE, object_type="user", object_id=user_id,
-            after={"tables": {table: len(ids) for table, ids in erased.items()}}, reason=reason,
+            after={"tables": {table: len(ids) for table, ids in erased.items()},
+                   # The traces' ids (digests of their messages): the playground says why one is gone.
+                   ERASED_TRACES: erased.get(PlaygroundTrace._meta.db_table, [])},
+            reason=reason,
         )
     return erased

@@ -29,7 +29,7 @@ from memoryboard.models import (
     MemoryType,
     MemoryVersion,
 )
-from memoryboard.models.labels import SAME_ITEM_IN_USE
+from memoryboard.models.labels import NOTE, SAME_ITEM_IN_USE, UNDO_DELETE
 from memoryboard.models.namespaces import parse_namespace
 
 
@@ -84,8 +84,9 @@ def clean_type(memory_type: str) -> str:
     return value
 
 
-def record_state_change(memory_id: str, old: str, new: str, actor, reason: str) -> None:
-    """One ``MemoryStateChange`` row when the state changed (call it in the write's transaction)."""
+def record_state_change(memory_id: str, old: str, new: str, actor, reason: str, details: dict | None = None) -> None:
+    """One ``MemoryStateChange`` row when the state changed (call it in the write's transaction);
+    ``details``: what the reason is about, as data (``models.labels``)."""
     if old != new:
         MemoryStateChange.objects.create(
             memory_id=memory_id,
@@ -93,6 +94,7 @@ def record_state_change(memory_id: str, old: str, new: str, actor, reason: str) 
             new_state=new,
             actor=actor if getattr(actor, "is_authenticated", False) else None,
             reason=reason[:255],
+            details=details or None,
         )
 
 
@@ -118,13 +120,13 @@ def clean_note(note) -> str:
 def memory_archive(
     *, memory: LongTermMemory, actor, reason: str = ArchivedReason.STAFF, note: str = ""
 ) -> LongTermMemory:
-    """Archive an item. ``note`` is why, in the actor's words (support's typed reason): kept with the
-    reason code as ``"<reason>: <note>"`` in the audit entry and the state change (``models.labels.reason_label``
-    shows it as "<reason in words>: <note>")."""
+    """Archive an item. ``note`` is why, in the actor's words (support's typed reason): kept next to the
+    reason code, in the ``details`` of the audit entry and of the state change (``models.labels.reason_words``
+    shows it as "<reason in words>: “<note>”")."""
     if reason not in ArchivedReason.values:
         raise MemoryError(f"Unknown archive reason {reason!r}.", field="reason")
     note = clean_note(note)
-    recorded = f"{reason}: {note}" if note else reason
+    details = {NOTE: note} if note else None
     with transaction.atomic():
         memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
         if memory.archived and memory.archived_reason == reason:
@@ -138,9 +140,9 @@ def memory_archive(
         action = AuditLog.Action.DELETE if reason == ArchivedReason.USER_DELETED else AuditLog.Action.ARCHIVE
         audit_record(
             actor=actor, action=action, object_type="memory", object_id=memory.pk,
-            before=before, after=memory_snapshot(memory), reason=recorded,
+            before=before, after=memory_snapshot(memory), reason=reason, details=details,
         )
-        record_state_change(memory.pk, old_state, memory_state(memory), actor, recorded)
+        record_state_change(memory.pk, old_state, memory_state(memory), actor, reason, details)
         if old_state not in (MemoryState.ARCHIVED, MemoryState.DELETED):
             announce_states_changed(memory_ids=[memory.pk])
     return memory
@@ -225,10 +227,10 @@ def _supersede_by_twin(memory: LongTermMemory, twin: LongTermMemory, actor) -> L
     memory.archived_reason = ArchivedReason.SUPERSEDED
     memory.save(update_fields=["value_json", "archived", "archived_at", "archived_reason"])
     MemoryFlag.objects.filter(memory_id=memory.pk).exclude(deleted_from="").update(deleted_from="", deleted_from_at=None)
-    reason = f"{SAME_ITEM_IN_USE}{twin.pk}"
+    details = {"id": twin.pk}
     audit_record(actor=actor, action=AuditLog.Action.ARCHIVE, object_type="memory", object_id=memory.pk,
-                 before=before, after=memory_snapshot(memory), reason=reason)
-    record_state_change(memory.pk, old_state, MemoryState.SUPERSEDED, actor, reason)
+                 before=before, after=memory_snapshot(memory), reason=SAME_ITEM_IN_USE, details=details)
+    record_state_change(memory.pk, old_state, MemoryState.SUPERSEDED, actor, SAME_ITEM_IN_USE, details)
     return memory
 
 
@@ -256,9 +258,10 @@ def memory_restore_for_user(*, memory: LongTermMemory, actor) -> LongTermMemory:
         memory.save(update_fields=["archived_reason", "archived_at"])
         audit_record(
             actor=actor, action=AuditLog.Action.RESTORE, object_type="memory", object_id=memory.pk,
-            before=before, after=memory_snapshot(memory), reason=f"undo delete: back to {previous}",
+            before=before, after=memory_snapshot(memory), reason=UNDO_DELETE, details={"back_to": previous},
         )
-        record_state_change(memory.pk, MemoryState.DELETED, MemoryState.ARCHIVED, actor, "restore")
+        record_state_change(memory.pk, MemoryState.DELETED, memory_state(memory), actor, UNDO_DELETE,
+                            {"back_to": previous})
     return memory
 
 

@@ -29,6 +29,7 @@ from memoryboard.models import (
     MemoryState,
     MemoryStateChange,
 )
+from memoryboard.models.labels import NOTE
 from memoryboard.models.namespaces import Namespace
 
 DAY = timedelta(days=1)
@@ -44,8 +45,8 @@ def memory_archive_many(*, ids: Sequence[str], actor=None, reason: str, note: st
         ids: item ids; already archived ones are left alone.
         actor: the user, or None for a job.
         reason: an :class:`ArchivedReason` value.
-        note: the reason a person typed; recorded with the reason as ``"<reason>: <note>"`` in the audit
-            entries and state changes, as ``items.memory_archive`` does.
+        note: the reason a person typed; recorded in the ``details`` of the audit entries and state
+            changes, as ``items.memory_archive`` does.
 
     Returns:
         The ids that were archived.
@@ -53,7 +54,7 @@ def memory_archive_many(*, ids: Sequence[str], actor=None, reason: str, note: st
     if not ids:
         return []
     now = timezone.now()
-    recorded = f"{reason}: {note}" if note else reason
+    details = {NOTE: note} if note else None
     with transaction.atomic():
         memories = list(LongTermMemory.objects.select_for_update().filter(pk__in=list(ids), archived=False))
         if not memories:
@@ -68,12 +69,13 @@ def memory_archive_many(*, ids: Sequence[str], actor=None, reason: str, note: st
             memory.archived, memory.archived_at, memory.archived_reason = True, now, reason
             entries.append({
                 "actor": actor, "action": AuditLog.Action.ARCHIVE, "object_type": "memory",
-                "object_id": memory.pk, "before": before, "after": memory_snapshot(memory), "reason": recorded,
+                "object_id": memory.pk, "before": before, "after": memory_snapshot(memory), "reason": reason,
+                "details": details,
             })
             old = MemoryState.PAUSED if memory.pk in paused else MemoryState.ACTIVE
             new = state_of(archived=True, archived_reason=reason)
             changes.append(MemoryStateChange(
-                memory_id=memory.pk, old_state=old, new_state=new, actor=user, reason=recorded
+                memory_id=memory.pk, old_state=old, new_state=new, actor=user, reason=reason, details=details,
             ))
         LongTermMemory.objects.filter(pk__in=done).update(archived=True, archived_at=now, archived_reason=reason)
         audit_record_many(entries)

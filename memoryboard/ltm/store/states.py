@@ -115,3 +115,10 @@ def state_q(state: str, *, now: datetime | None = None) -> Q:
             | ~Q(archived_reason__in=[ArchivedReason.USER_DELETED, *OWN_STATE_REASONS])
         )
     return Q(pk__in=[])
+
+
+def state_counts(queryset, *, now: datetime | None = None) -> dict[str, int]:
+    """How many items of ``queryset`` are in each stored state (:data:`STORED_STATES`), each counted once,
+    by the same rule as :func:`state_q`: what every page that counts a person's items shows."""
+    now = now or timezone.now()
+    return {state: queryset.filter(state_q(state, now=now)).count() for state in STORED_STATES}

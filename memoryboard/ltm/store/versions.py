@@ -38,7 +38,8 @@ def _actor(actor, source: str = "") -> tuple[object | None, str]:
 
 
 def version_record_created_many(
-    memories: Iterable[LongTermMemory], *, actor=None, event: str = VersionEvent.CREATE, reason: str = ""
+    memories: Iterable[LongTermMemory], *, actor=None, event: str = VersionEvent.CREATE, reason: str = "",
+    details: dict | None = None,
 ) -> None:
     """Version 1 of new items, in one INSERT (call inside the transaction that stores them)."""
     rows = []
@@ -46,7 +47,7 @@ def version_record_created_many(
         user, label = _actor(actor, memory.source)
         rows.append(MemoryVersion(
             memory_id=memory.pk, version=1, event=event, actor=user, actor_label=label, reason=reason[:255],
-            before_content=None, before_type="", after_content=memory.content, after_type=memory.memory_type,
+            details=details or None, before_content=None, before_type="", after_content=memory.content, after_type=memory.memory_type,
             created_at=memory.created_at,
         ))
     MemoryVersion.objects.bulk_create(rows, batch_size=500, ignore_conflicts=False)
@@ -54,6 +55,7 @@ def version_record_created_many(
 
 def version_record_change(
     *, memory: LongTermMemory, before_value: dict, actor=None, event: str = VersionEvent.EDIT, reason: str = "",
+    details: dict | None = None,
 ) -> MemoryVersion:
     """The next version of a changed item (the caller holds the item's row lock).
 
@@ -72,7 +74,7 @@ def version_record_change(
     user, label = _actor(actor, memory.source)
     return MemoryVersion.objects.create(
         memory_id=memory.pk, version=last + 1, event=event, actor=user, actor_label=label, reason=reason[:255],
-        before_content=before_content, before_type=before_type,
+        details=details or None, before_content=before_content, before_type=before_type,
         after_content=memory.content, after_type=memory.memory_type,
     )
 
@@ -91,11 +93,16 @@ class VersionEntry:
     before_type: str
     after_content: str
     after_type: str
+    details: dict | None = None
+
+    @property
+    def reason_words(self) -> str:
+        return reason_text(self.reason, self.details)
 
     def as_dict(self) -> dict:
         return {
             "version": self.version, "event": self.event, "who": self.who, "when": self.when,
-            "why": self.reason,
+            "why": self.reason, "details": self.details,
             "before": None if self.before_content is None else {"content": self.before_content, "type": self.before_type},
             "after": {"content": self.after_content, "type": self.after_type},
         }
@@ -135,13 +142,12 @@ def memory_history(*, memory: LongTermMemory) -> list[VersionEntry]:
             event_label=str(VersionEvent(row.event).label) if row.event in VersionEvent.values else row.event,
             who=names[row.pk], when=row.created_at, reason=row.reason, before_content=row.before_content,
             before_type=row.before_type, after_content=row.after_content, after_type=row.after_type,
+            details=row.details,
         )
         for row in rows
     ]
 
 
-def reason_text(reason: str) -> str:
-    """A version's reason as shown to people (the stored text is English)."""
-    if reason == BASELINE_REASON:
-        return gettext("Recorded before the first change")
-    return reason_label(reason)
+def reason_text(reason: str, details: dict | None = None) -> str:
+    """A version's reason in words (``models.labels.reason_words``: no ids, in the page's language)."""
+    return reason_label(reason, details)

@@ -19,6 +19,7 @@ from memoryboard.ltm.store.locks import namespace_lock
 from memoryboard.ltm.store.versions import version_record_change
 from memoryboard.ltm.write.reconcile import memory_reconcile_edit, shared_embedder
 from memoryboard.models import AuditLog, LongTermMemory, MemoryVersion, VersionEvent
+from memoryboard.models.labels import REVERT
 from memoryboard.models.namespaces import parse_namespace
 
 
@@ -31,7 +32,7 @@ class VersionNotFound(MemoryError):
 
 def memory_update(
     *, memory: LongTermMemory, actor, content: str | None = None, memory_type: str | None = None, embedder=None,
-    event: str = "edit", reason: str = "", reconcile: bool = True,
+    event: str = "edit", reason: str = "", details: dict | None = None, reconcile: bool = True,
 ) -> LongTermMemory:
     """Change content and/or type; the content is re-embedded, before/after audited and kept as a new
     version (``event`` and ``reason`` say why: an edit, a revert, a merge, …).
@@ -71,8 +72,10 @@ def memory_update(
             before=before,
             after=after,
             reason=reason,
+            details=details,
         )
-        version_record_change(memory=memory, before_value=before_value, actor=actor, event=event, reason=reason)
+        version_record_change(memory=memory, before_value=before_value, actor=actor, event=event, reason=reason,
+                              details=details)
     return memory
 
 
@@ -95,5 +98,5 @@ def memory_revert(*, memory: LongTermMemory, actor, version, embedder=None) -> L
         raise VersionNotFound(f"This item has no version {number}.")
     return memory_update(
         memory=memory, actor=actor, content=target.after_content, memory_type=target.after_type or None,
-        embedder=embedder, event=VersionEvent.REVERT, reason=f"revert to version {number}",
+        embedder=embedder, event=VersionEvent.REVERT, reason=REVERT, details={"version": number},
     )

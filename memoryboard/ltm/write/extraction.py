@@ -214,9 +214,10 @@ def memory_extract_and_save(
     if not memories:
         return []
     try:
-        reason = EXTRACTED + (f"; {withheld}" if withheld else "")
-        results = memory_save_many_reconciled(namespace=namespace, memories=memories, event=VersionEvent.EXTRACT,
-                                              audit_reason=reason[:255])
+        # The kinds of secret withheld (never the secrets) are the reason's details: the audit names them.
+        results = memory_save_many_reconciled(
+            namespace=namespace, memories=memories, event=VersionEvent.EXTRACT, audit_reason=EXTRACTED,
+            audit_details={"withheld": list(report.withheld)} if report.withheld else None)
     except LLMError as exc:
         logger.warning("extracted memories not saved (embeddings): %s", exc.reason)
         return []

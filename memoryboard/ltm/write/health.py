@@ -1,4 +1,4 @@
-"""Memory health of one user, per agent: current, superseded, waiting for review, conflicts waiting,
+"""Memory health of one user, per agent: current, paused, superseded, waiting for review, conflicts waiting,
 duplicates suggested, expiring soon (reads only; shown on the support user page and in My memories)."""
 
 from __future__ import annotations
@@ -7,11 +7,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db.models import Count, QuerySet
+from django.utils import timezone
 
 from memoryboard.ltm.store.expiry import expiring_soon
 from memoryboard.ltm.write.duplicates import duplicate_suggestions
 from memoryboard.ltm.write.review import conflict_pairs
-from memoryboard.models import ArchivedReason, LongTermMemory
+from memoryboard.ltm.store.states import state_q
+from memoryboard.models import LongTermMemory, MemoryState
 from memoryboard.models.namespaces import parse_namespace
 
 EXPIRING_SOON_DAYS = 7
@@ -21,6 +23,7 @@ EXPIRING_SOON_DAYS = 7
 class AgentHealth:
     agent: str
     current: int = 0
+    paused: int = 0
     superseded: int = 0
     pending: int = 0
     conflicts: int = 0
@@ -45,15 +48,13 @@ def memory_health(queryset: QuerySet[LongTermMemory], *, embedder=None, conflict
         agent = _agent(namespace)
         return by_agent.setdefault(agent, AgentHealth(agent=agent))
 
-    rows = (queryset.values("namespace", "archived", "archived_reason").annotate(n=Count("pk")).order_by())
-    for row in rows:
-        health = get(row["namespace"])
-        if not row["archived"]:
-            health.current += row["n"]
-        elif row["archived_reason"] == ArchivedReason.SUPERSEDED:
-            health.superseded += row["n"]
-        elif row["archived_reason"] == ArchivedReason.PENDING_REVIEW:
-            health.pending += row["n"]
+    # Each item counted once, in its state as ``ltm.store.states`` defines it (a paused item is not current).
+    now = timezone.now()
+    for state, name in ((MemoryState.ACTIVE, "current"), (MemoryState.PAUSED, "paused"),
+                        (MemoryState.SUPERSEDED, "superseded"), (MemoryState.PENDING_REVIEW, "pending")):
+        for row in queryset.filter(state_q(state, now=now)).values("namespace").annotate(n=Count("pk")).order_by():
+            health = get(row["namespace"])
+            setattr(health, name, getattr(health, name) + row["n"])
     for pair in conflict_pairs(queryset) if conflicts is None else conflicts:
         get(pair.new.namespace).conflicts += 1
     for pair in duplicate_suggestions(queryset, embedder=embedder) if duplicates is None else duplicates:

@@ -58,7 +58,10 @@ def memory_build(
         raise MemoryError(str(exc), field="expires_at") from None
     if expiry:
         value["expiresAt"] = expiry
-    pending = review_required(agent_id=agent_id, source=source, low_confidence=low_confidence) if review is None else review
+    if review is None:
+        review = review_required(agent_id=agent_id, source=source, low_confidence=low_confidence,
+                                 user_id=namespace.user_id)
+    pending = review
     return LongTermMemory(
         id=key,
         namespace=namespace.as_text(),

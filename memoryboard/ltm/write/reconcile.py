@@ -166,9 +166,10 @@ def reconcile_decide(*, content: str, candidates: list[tuple[LongTermMemory, flo
 
 
 def _reason(decision: Decision) -> str:
-    """The audit reason: what was decided and by whom, in words; why (a judge's reasoning, which may quote
-    the statements) is in the entry's ``after["reconcile"]``, which an erase empties."""
-    return f"reconcile {decision.verdict} ({decision.judge})"[:255]
+    """The audit reason: what was decided (a code, ``models.labels``); who decided (the judge) and why (its
+    reasoning, which may quote the statements) are in the entry's ``after["reconcile"]``, which an erase
+    empties."""
+    return f"reconcile {decision.verdict}"
 
 
 def _reinforce(*, memory: LongTermMemory, source: str, conversation_id: str, actor, decision: Decision,
@@ -263,7 +264,8 @@ def reconcile_prejudge(*, namespace: Namespace, memory: LongTermMemory, embedder
 
 
 def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed: datetime, actor, embedder,
-           now: datetime, audit_reason: str | None = None, event: str = "create") -> ReconcileResult:
+           now: datetime, audit_reason: str | None = None, event: str = "create",
+           audit_details: dict | None = None) -> ReconcileResult:
     source = memory.source
     conversation_id = str((memory.value_json or {}).get("conversationId", ""))
     if decision.verdict == SAME and decision.targets and decision.targets[0] in by_id:
@@ -281,8 +283,9 @@ def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed:
     memory_embed_many([memory], embedder=embedder)
     audit_record(actor=actor, action=AuditLog.Action.CREATE, object_type="memory", object_id=memory.pk,
                  after={**memory_snapshot(memory), "reconcile": decision.as_dict()},
-                 reason=audit_reason or _reason(decision))
-    version_record_created_many([memory], actor=actor, event=event, reason=audit_reason or _reason(decision))
+                 reason=audit_reason or _reason(decision), details=audit_details if audit_reason else None)
+    version_record_created_many([memory], actor=actor, event=event, reason=audit_reason or _reason(decision),
+                                details=audit_details if audit_reason else None)
     result = ReconcileResult(decision=decision, memory=memory, created=True)
     if memory.archived:  # waiting for review: used only once approved, so it replaces nothing yet
         return result
@@ -324,7 +327,7 @@ def memory_reconcile_write(
 def memory_reconcile_many(
     *, namespace: Namespace, memories: list[LongTermMemory], actor=None, embedder=None, now: datetime | None = None,
     audit_reason: str | None = None, event: str = "create", use_judge: bool = True,
-    judged: dict[str, Decision] | None = None,
+    judged: dict[str, Decision] | None = None, audit_details: dict | None = None,
 ) -> list[ReconcileResult]:
     """Reconcile several unsaved items of one namespace (the caller holds the lock and a transaction).
 
@@ -370,7 +373,8 @@ def memory_reconcile_many(
                 memory=earlier.memory, created=False))
             continue
         result = _apply(memory=memory, decision=decision, by_id=by_id, observed=observed, actor=actor,
-                        embedder=embedder, now=now, audit_reason=audit_reason, event=event)
+                        embedder=embedder, now=now, audit_reason=audit_reason, event=event,
+                        audit_details=audit_details)
         for pk in replaces:  # an earlier statement of the batch that this one updates
             if result.created and _supersede(old_id=pk, new=result.memory, actor=actor, decision=decision, now=now):
                 result.superseded.append(pk)
@@ -423,12 +427,13 @@ def memory_save_reconciled(
 
 def memory_save_many_reconciled(
     *, namespace: Namespace, memories: list[LongTermMemory], actor=None, embedder=None, event: str = "create",
-    audit_reason: str | None = None,
+    audit_reason: str | None = None, audit_details: dict | None = None,
 ) -> list[ReconcileResult]:
-    """:func:`memory_reconcile_many` under the namespace's lock, in one transaction: all or nothing."""
+    """:func:`memory_reconcile_many` under the namespace's lock, in one transaction: all or nothing.
+    ``audit_details``: what ``audit_reason`` is about, as data (``models.labels``)."""
     with _locked_transaction(namespace):
         return memory_reconcile_many(namespace=namespace, memories=memories, actor=actor, embedder=embedder,
-                                     event=event, audit_reason=audit_reason)
+                                     event=event, audit_reason=audit_reason, audit_details=audit_details)
 
 
 def memory_reconcile_edit(*, memory: LongTermMemory, namespace: Namespace, actor=None, embedder=None) -> Decision:

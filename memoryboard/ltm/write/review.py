@@ -31,7 +31,8 @@ from memoryboard.ltm.store.expiry import expiry_text
 from memoryboard.ltm.store.items import MemoryError, memory_snapshot, record_state_change
 from memoryboard.ltm.store.signals import announce_states_changed
 from memoryboard.ltm.store.states import memory_state
-from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, Source
+from memoryboard.models import ArchivedReason, AuditLog, AskFirst, LongTermMemory, Source
+from memoryboard.models.labels import ASK_FIRST, REPLACED_BY_UNDO, REPLACEMENT_UNDONE
 
 # The writers that are the agent (not a person): their items follow the agent's ``memory-review``.
 AGENT_SOURCES = frozenset({Source.AUTO_EXTRACT, Source.AGENT_TOOL, Source.MCP})
@@ -43,10 +44,38 @@ REASON_KEEP_OLD = "conflict: kept the older"
 REASON_KEEP_BOTH = "conflict: kept both"
 
 
-def review_required(*, agent_id: str, source: str, low_confidence: bool = False) -> bool:
-    """Whether a new item of this agent and writer waits for review."""
+def ask_first(*, user_id: str, agent_id: str) -> bool:
+    """Whether the user asked to approve what ``agent_id`` notes before it is used ("ask me first")."""
+    return AskFirst.objects.filter(user_id=str(user_id or ""), agent_id=str(agent_id or ""), ask_first=True).exists()
+
+
+def ask_first_agents(*, user_id: str) -> set[str]:
+    """The agents (their ids in agents.yaml) whose new items the user approves first."""
+    return set(AskFirst.objects.filter(user_id=str(user_id), ask_first=True).values_list("agent_id", flat=True))
+
+
+def ask_first_set(*, user_id: str, agent_ids: Iterable[str], actor) -> None:
+    """Set the user's "ask me first" to exactly ``agent_ids`` (the others off), audited when it changed."""
+    wanted = {str(a) for a in agent_ids}
+    with transaction.atomic():
+        before = ask_first_agents(user_id=user_id)
+        if before == wanted:
+            return
+        now = timezone.now()
+        for agent in wanted | before:
+            AskFirst.objects.update_or_create(user_id=str(user_id), agent_id=agent,
+                                              defaults={"ask_first": agent in wanted, "updated_at": now})
+        audit_record(actor=actor, action=AuditLog.Action.UPDATE, object_type="user", object_id=str(user_id),
+                     before={"ask_first": sorted(before)}, after={"ask_first": sorted(wanted)}, reason=ASK_FIRST)
+
+
+def review_required(*, agent_id: str, source: str, low_confidence: bool = False, user_id: str = "") -> bool:
+    """Whether a new item of this agent and writer waits for review: the agent's ``memory-review``, or
+    its user's "ask me first" for this agent (``user_id``: whose item it is)."""
     if source not in AGENT_SOURCES:
         return False
+    if user_id and ask_first(user_id=user_id, agent_id=agent_id):
+        return True
     config = get_agents_config().get(str(agent_id or ""))
     mode = config.long_term_memory.memory_review if config else "auto"
     return mode == "all" or (mode == "low_confidence" and low_confidence)
@@ -62,7 +91,7 @@ def _locked(memories: Iterable[LongTermMemory]) -> list[LongTermMemory]:
 
 
 def _set_archived(memory: LongTermMemory, *, archived: bool, reason: str | None, actor, why: str,
-                  action: str, value: dict | None = None) -> None:
+                  action: str, value: dict | None = None, details: dict | None = None) -> None:
     before = memory_snapshot(memory)
     old_state = memory_state(memory)
     fields = ["archived", "archived_at", "archived_reason"]
@@ -73,8 +102,8 @@ def _set_archived(memory: LongTermMemory, *, archived: bool, reason: str | None,
         fields.append("value_json")
     memory.save(update_fields=fields)
     audit_record(actor=actor, action=action, object_type="memory", object_id=memory.pk,
-                 before=before, after=memory_snapshot(memory), reason=why)
-    record_state_change(memory.pk, old_state, memory_state(memory), actor, why)
+                 before=before, after=memory_snapshot(memory), reason=why, details=details)
+    record_state_change(memory.pk, old_state, memory_state(memory), actor, why, details)
     announce_states_changed(memory_ids=[memory.pk])
 
 
@@ -192,6 +221,30 @@ def memory_conflict_resolve(*, new: LongTermMemory, old: LongTermMemory, keep: K
         else:
             _save_value(new, new_value, actor=actor, why=REASON_KEEP_BOTH)
             _save_value(old, old_value, actor=actor, why=REASON_KEEP_BOTH)
+
+
+def memory_replacement_undo(*, memory: LongTermMemory, actor) -> LongTermMemory:
+    """Undo an item's replacement (its user's "Undo" on "Replaced by a newer statement"): the replaced item
+    is current again (no end, no successor) and the newer statement, if still current, is rejected (kept,
+    never used; support can restore it). One transaction, audited per item with its state change.
+
+    Raises:
+        MemoryError: ``memory`` is not a replaced item (``field="state"``).
+    """
+    with transaction.atomic():
+        old = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
+        if not (old.archived and old.archived_reason == ArchivedReason.SUPERSEDED):
+            raise MemoryError("This item was not replaced by a newer statement.", field="state")
+        newer_id = old.superseded_by
+        newer = (LongTermMemory.objects.select_for_update().filter(pk=newer_id, namespace=old.namespace).first()
+                 if newer_id else None)
+        value = {k: v for k, v in (old.value_json or {}).items() if k not in ("validTo", "supersededBy")}
+        _set_archived(old, archived=False, reason=None, actor=actor, why=REPLACED_BY_UNDO,
+                      action=AuditLog.Action.RESTORE, value=value, details={"id": newer_id} if newer_id else None)
+        if newer is not None and not newer.archived:
+            _set_archived(newer, archived=True, reason=ArchivedReason.REJECTED, actor=actor, why=REPLACEMENT_UNDONE,
+                          action=AuditLog.Action.ARCHIVE, details={"id": old.pk})
+    return old
 
 
 def _save_value(memory: LongTermMemory, value: dict, *, actor, why: str) -> None:

@@ -33,6 +33,7 @@ from memoryboard.models import (
     MemoryVersion,
     VersionEvent,
 )
+from memoryboard.models.labels import MERGED_OTHERS
 
 # A bulk action by filter touches at most this many items; narrow the filter for more.
 MAX_BULK_ITEMS = 5_000
@@ -149,7 +150,7 @@ def memory_merge(*, keep: LongTermMemory, others: Iterable[LongTermMemory], acto
             after=memory_snapshot(keep), reason=ArchivedReason.MERGED,
         )
         version_record_change(memory=keep, before_value=before_value, actor=actor, event=VersionEvent.MERGE,
-                              reason="merged " + ", ".join(m.pk for m in merged))
+                              reason=MERGED_OTHERS, details={"ids": [m.pk for m in merged]})
     return [m.pk for m in merged]
 
 

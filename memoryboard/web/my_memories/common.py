@@ -58,12 +58,6 @@ def deleted_items(request) -> QuerySet[LongTermMemory]:
     return own_items(request).filter(archived=True, archived_reason=ArchivedReason.USER_DELETED)
 
 
-def archived_by_others(request) -> QuerySet[LongTermMemory]:
-    """The user's items that staff, decay or the item limit archived: shown with the reason, deletable,
-    not restorable or editable by the user."""
-    return own_items(request).filter(archived=True).exclude(archived_reason=ArchivedReason.USER_DELETED)
-
-
 def not_deleted(request) -> QuerySet[LongTermMemory]:
     """What "delete" and "delete all" act on: every item of the user in every state but deleted."""
     return own_items(request).exclude(archived=True, archived_reason=ArchivedReason.USER_DELETED)

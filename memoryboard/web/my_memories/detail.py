@@ -3,6 +3,8 @@ editing its text."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -14,14 +16,17 @@ from django.views.decorators.http import require_GET, require_POST
 from memoryboard.agents_config import agent_labels
 from memoryboard.audit import edit_history
 from memoryboard.ltm.store.items import MemoryError
-from memoryboard.ltm.store.states import memory_state
 from memoryboard.ltm.store.tasks import archive_expired_among
 from memoryboard.ltm.write.edits import memory_update
 from memoryboard.models import LongTermMemory, MemoryAccess, MemoryStateChange
+from memoryboard.roles import platform_user_id
+from memoryboard.shared.item_words import describe, state_title
 from memoryboard.web.forms import MemoryEditForm
 from memoryboard.web.my_memories.common import item_usage, own_items, own_messages, with_labels, writes_own_memories
 
 ACCESS_PAGE_SIZE = 20
+# An item changed within this time of its creation was not "changed" (the write that stored it).
+CHANGED_LATER = timedelta(minutes=1)
 
 
 def _editable(request) -> QuerySet[LongTermMemory]:
@@ -47,14 +52,21 @@ def _detail(request, memory: LongTermMemory, edit_form: MemoryEditForm, status: 
     for access in page:
         access.agent_label = agents.get(access.agent_id, access.agent_id)
     usage = item_usage([memory.pk]).get(memory.pk)
+    described = describe([memory], user_id=platform_user_id(request.user), own=True)[0]
+    history = list(MemoryStateChange.objects.filter(memory_id=memory.pk).order_by("-created_at", "-id")[:50])
+    for change in history:
+        change.old_title, change.new_title = state_title(change.old_state, own=True), state_title(change.new_state,
+                                                                                                  own=True)
     return render(request, "web/my_memory_detail.html", {
         "memory": memory,
-        "state": memory_state(memory),
+        "state": described.state,
+        "described": described,
+        "changed_later": memory.updated_at - memory.created_at >= CHANGED_LATER,
         "accesses": page,
         "usage": usage,
         "conversation_of_last_use": bool(usage and usage["conversation"]) and own_messages(request).filter(
             conversation_id=usage["conversation"]).exists(),
-        "history": MemoryStateChange.objects.filter(memory_id=memory.pk).order_by("-created_at", "-id")[:50],
+        "history": history,
         "edits": edit_history(memory.pk),
         "edit_form": edit_form if not memory.archived else None,
         "conversation_visible": bool(memory.conversation_id) and own_messages(request).filter(

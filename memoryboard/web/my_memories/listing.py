@@ -14,12 +14,15 @@ from memoryboard.ltm.search.ranking import MIN_RELEVANCE
 from memoryboard.ltm.search.retrieval import memory_search
 from memoryboard.ltm.store.selectors import filter_memories
 from memoryboard.ltm.store.tasks import current_items
-from memoryboard.models import ArchivedReason, LongTermMemory, MemoryFlag, MemoryType, UserMemorySettings
+from memoryboard.ltm.store.states import STORED_STATES, state_counts
+from memoryboard.ltm.write.review import ask_first_agents
+from memoryboard.models import LongTermMemory, MemoryFlag, MemoryState, MemoryType, UserMemorySettings
 from memoryboard.roles import platform_user_id
-from memoryboard.web.forms import MemoryAddForm, MemoryBulkForm, MemorySearchForm, MemorySwitchForm, PauseRulesForm
+from memoryboard.shared.item_words import state_title
+from memoryboard.web.forms import AskFirstForm, MemoryAddForm, MemoryBulkForm, MemorySearchForm, MemorySwitchForm, PauseRulesForm
 from memoryboard.web.my_memories.bulk import deleted_batches
+from memoryboard.web.my_memories.states import state_sections
 from memoryboard.web.my_memories.common import (
-    archived_by_others,
     deleted_items,
     item_usage,
     own_items,
@@ -31,6 +34,12 @@ from memoryboard.web.my_memories.common import (
 # Bands of a search hit's relevance (ltm.search.ranking: 0.5 ≈ a close paraphrase, 0.3 ≈ related), in words.
 CLOSE_MATCH = 0.5
 RELATED_MATCH = 0.3
+# Where each state's items are on the page (the summary's links).
+STATE_ANCHORS = {
+    MemoryState.ACTIVE: "#current", MemoryState.PAUSED: "#current", MemoryState.SUPERSEDED: "#replaced",
+    MemoryState.PENDING_REVIEW: "#memory-review-pending", MemoryState.REJECTED: "#rejected",
+    MemoryState.EXPIRED: "#expired", MemoryState.ARCHIVED: "#archived", MemoryState.DELETED: "#recently-deleted",
+}
 
 
 def _semantic(queryset, query: str) -> list[tuple[LongTermMemory, float, float | None]]:
@@ -106,12 +115,9 @@ def memory_list(request):
     for memory in with_labels(deleted):
         memory.purge_at = memory.archived_at + timedelta(days=retention)
         memory.can_undo = memory.archived_at >= cutoff
-    reasons = dict(ArchivedReason.choices)
-    # The search box filters every section (by words; a search by meaning ranks the active items only).
-    archived = with_labels(list(filter_memories(archived_by_others(request), search=query or None)
-                                 .order_by("-archived_at")[:200]))
-    for memory in archived:
-        memory.reason_label = reasons.get(memory.archived_reason, memory.archived_reason or _("Archived"))
+    # The search box filters every section (by words; a search by meaning ranks the current items only).
+    sections = state_sections(request, query=query)
+    counts = state_counts(own_items(request))
     batches = deleted_batches(user_id=user_id)
     just_deleted = next((b for b in batches if b["id"] == request.GET.get("deleted")), None)
     undo_item = next((m for m in deleted if m.pk == request.GET.get("undo") and m.can_undo), None)
@@ -127,7 +133,10 @@ def memory_list(request):
         "just_deleted": just_deleted,
         "undo_item": undo_item,
         "memory_off": {"use": switch.use_memories, "save": switch.save_memories},
-        "archived": archived,
+        "sections": sections,
+        "state_summary": [(state, state_title(state, own=True), counts[state], STATE_ANCHORS[state])
+                          for state in STORED_STATES if counts[state]],
+        "ask_first_form": AskFirstForm(initial={"agents": sorted(ask_first_agents(user_id=user_id))}),
         "retention_days": retention,
         "add_form": MemoryAddForm(),
         "pause_form": PauseRulesForm(initial={"types": sorted(paused_types), "agents": sorted(paused_agents)}),

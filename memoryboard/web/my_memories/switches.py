@@ -1,5 +1,5 @@
-"""The user's memory switch ("use my memories", "save new memories") and pause rules (whole types, whole
-agents)."""
+"""The user's memory switch ("use my memories", "save new memories"), pause rules (whole types, whole
+agents) and "ask me first" (per agent: what it notes waits for the user's approval)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
@@ -14,8 +15,9 @@ from django.views.decorators.http import require_POST
 from memoryboard.audit import audit_record
 from memoryboard.models import AuditLog, PauseRule, UserMemorySettings
 from memoryboard.roles import platform_user_id
-from memoryboard.web.forms import MemorySwitchForm, PauseRulesForm
-from memoryboard.web.my_memories.common import form_error, pause_rules_of
+from memoryboard.ltm.write.review import ask_first_set
+from memoryboard.web.forms import AskFirstForm, MemorySwitchForm, PauseRulesForm
+from memoryboard.web.my_memories.common import form_error, pause_rules_of, writes_own_memories
 
 
 @login_required
@@ -58,3 +60,20 @@ def memory_pause_rules(request):
         )
     flash.success(request, _("Pause settings saved."))
     return redirect("my-memories")
+
+
+@login_required
+@writes_own_memories
+@require_POST
+def memory_ask_first(request):
+    """Set the agents whose new memories wait for the user's approval (the review queue), audited."""
+    form = AskFirstForm(request.POST)
+    if not form.is_valid():
+        flash.error(request, form_error(form))
+        return redirect(reverse("my-memories") + "#ask-first")
+    ask_first_set(user_id=platform_user_id(request.user), agent_ids=form.cleaned_data["agents"], actor=request.user)
+    if form.cleaned_data["agents"]:
+        flash.success(request, _("Saved: what these agents note now waits for your approval."))
+    else:
+        flash.success(request, _("Saved: agents remember without asking you first."))
+    return redirect(reverse("my-memories") + "#ask-first")

@@ -20,10 +20,11 @@ from memoryboard import conversations, users
 from memoryboard.agents_config import agent_labels
 from memoryboard.ltm.people.user_data import conversation_openings
 from memoryboard.models import PlaygroundTrace
-from memoryboard.playground_traces import trace_touch
+from memoryboard.playground_traces import trace_gone_because, trace_touch
 from memoryboard.roles import is_developer, is_support
 from memoryboard.strategies import Message, StrategyError, normalize_name, to_messages
 from memoryboard.strategies.formats import detect_format
+from memoryboard.web.errors import NotFoundSaying
 from memoryboard.web.forms import StrategyParamsForm
 
 
@@ -83,6 +84,11 @@ def source_of(request) -> Source | None:
     if trace_id:
         trace = PlaygroundTrace.objects.filter(pk=trace_id[:64]).first()
         if trace is None:
+            gone = trace_gone_because(trace_id[:64])
+            if gone is not None:
+                raise NotFoundSaying(_("This trace was removed on %(when)s by a privacy erase of the person whose "
+                                "conversation or items it held; paste the messages again to use them.")
+                              % {"when": date_format(timezone.localtime(gone[1]), "SHORT_DATETIME_FORMAT")})
             raise Http404(_("No such trace: paste the messages again."))
         trace_touch(trace)
         return Source(to_messages(trace.messages), trace_id=trace.pk,
