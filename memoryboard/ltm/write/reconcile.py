@@ -33,6 +33,7 @@ from django.utils import timezone
 from memoryboard.audit import audit_record
 from memoryboard.llm.errors import LLMError
 from memoryboard.llm.factory import get_chat_model, get_embedder, is_online
+from memoryboard.llm.embeddings import UniversalSentenceEncoder
 from memoryboard.llm.judge import judge_statement
 from memoryboard.ltm.search.embeddings import memory_embed_many
 from memoryboard.ltm.search.retrieval import MemoEmbedder, memories_by_id
@@ -45,7 +46,8 @@ from memoryboard.ltm.store.upsert import memory_upsert_many
 from memoryboard.ltm.store.versions import version_record_created_many
 from memoryboard.ltm.write.items import memory_build
 from memoryboard.ltm.write.reconcile_scope import nearest_current
-from memoryboard.ltm.write.statements import normalize_statement, rules_decide, statement_slots
+from memoryboard.ltm.write.reconcile_offline import offline_decide
+from memoryboard.ltm.write.statements import normalize_statement, statement_slots
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, Source
 from memoryboard.models.labels import CONFLICT_FLAGGED
 from memoryboard.models.namespaces import Namespace
@@ -118,15 +120,18 @@ def reconcile_candidates(
     slot_keys = {slot.key for slot in statement_slots(content)}
     # The statement is embedded only when the namespace holds items to compare with: a first save
     # embeds it when it is written, after the erase gate (ltm.store.erase_gate), as every save does.
+    vectors: dict = {}
     nearest = nearest_current(namespace=namespace, vector=lambda: embedder.embed([content])[0],
                               slot_keys=slot_keys, embedder=embedder,
-                              count=CANDIDATES, exclude_ids=exclude_ids)
+                              count=CANDIDATES, exclude_ids=exclude_ids, vectors_out=vectors)
     memories = memories_by_id([pk for pk, _cosine in nearest])
     found = []
     for pk, cosine in nearest:
         memory = memories.get(pk)
         if memory is None or memory.archived:
             continue
+        if isinstance(embedder, MemoEmbedder) and pk in vectors:  # the decision compares them again
+            embedder.remember(memory.content, vectors[pk])
         expires = memory.expires_at
         if expires is not None and expires <= now:
             continue
@@ -134,11 +139,25 @@ def reconcile_candidates(
     return found
 
 
+def signal_encoder(embedder=None):
+    """What the offline decision compares statements with: the shipped encoder (the vectors ``embedder``
+    remembers when it is that encoder; else the encoder's own, remembered by the process)."""
+    if embedder is not None and getattr(embedder, "name", "") == UniversalSentenceEncoder.name:
+        return embedder
+    return UniversalSentenceEncoder()
+
+
+def offline_decision(content: str, candidates: list[tuple[str, str, float]], embedder=None):
+    """:func:`reconcile_offline.offline_decide` with the shipped encoder."""
+    encoder = signal_encoder(embedder)
+    return offline_decide(content, candidates, encode=encoder.embed, encoder_name=UniversalSentenceEncoder.name)
+
+
 def reconcile_decide(*, content: str, candidates: list[tuple[LongTermMemory, float]], now: datetime,
-                     use_judge: bool = True) -> Decision:
-    """The decision for ``content`` against ``candidates``: the judge online, the rules offline or when
-    the judge fails. ``use_judge=False``: the rules, online too (a write phase that must not wait on a
-    model while it holds the database's write lock)."""
+                     use_judge: bool = True, embedder=None) -> Decision:
+    """The decision for ``content`` against ``candidates``: the judge online, the offline decision
+    (:mod:`ltm.write.reconcile_offline`) offline or when the judge fails. ``use_judge=False``: offline,
+    online too (a write phase that must not wait on a model while it holds the database's write lock)."""
     stated = stated_time(content, now=now)
     ids = [m.pk for m, _cosine in candidates]
     if not candidates:
@@ -158,7 +177,7 @@ def reconcile_decide(*, content: str, candidates: list[tuple[LongTermMemory, flo
         except LLMError as exc:
             logger.warning("reconcile judge failed (%s): the offline rules decide", exc.reason)
             judge = f"rules (judge failed: {exc.reason})"
-    rule = rules_decide(content, [(m.pk, m.content, cosine) for m, cosine in candidates])
+    rule = offline_decision(content, [(m.pk, m.content, cosine) for m, cosine in candidates], embedder)
     return Decision(rule.verdict, rule.targets, rule.reason, judge, stated, ids)
 
 
@@ -236,7 +255,8 @@ def _decide(*, namespace: Namespace, memory: LongTermMemory, embedder, now: date
     if judged is not None and sorted(judged.candidates) == sorted(m.pk for m, _cosine in candidates):
         decision = judged
     else:
-        decision = reconcile_decide(content=memory.content, candidates=candidates, now=observed, use_judge=use_judge)
+        decision = reconcile_decide(content=memory.content, candidates=candidates, now=observed, use_judge=use_judge,
+                                    embedder=embedder)
         if judged is not None and judged.judge.startswith("llm:") and decision.judge != judged.judge:
             decision.judge = "rules (the candidates changed after the judge's call)"
     return decision, {m.pk: m for m, _cosine in candidates}, observed
@@ -259,7 +279,7 @@ def reconcile_prejudge(*, namespace: Namespace, memory: LongTermMemory, embedder
                                               now=now)
     except NamespaceLockTimeout:
         return None
-    return reconcile_decide(content=memory.content, candidates=candidates, now=observed)
+    return reconcile_decide(content=memory.content, candidates=candidates, now=observed, embedder=embedder)
 
 
 def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed: datetime, actor, embedder,
@@ -351,8 +371,8 @@ def memory_reconcile_many(
         decision, by_id, observed = _decide(namespace=namespace, memory=memory, embedder=embedder, now=now,
                                             use_judge=use_judge, judged=(judged or {}).get(memory.pk))
         # Against the batch's earlier statements too (the rules: they are not searchable yet).
-        within = rules_decide(memory.content, [(m.pk, m.content, 0.0) for m in stored_before]) if stored_before \
-            else None
+        within = offline_decision(memory.content, [(m.pk, m.content, 0.0) for m in stored_before], embedder) \
+            if stored_before else None
         if within is not None and within.verdict == SAME and decision.verdict != SAME:
             planned.append((memory, None, {}, now, next(m for m in stored_before if m.pk == within.targets[0]), []))
             continue
@@ -440,7 +460,7 @@ def memory_reconcile_edit(*, memory: LongTermMemory, namespace: Namespace, actor
     embedder = shared_embedder(embedder)
     candidates = reconcile_candidates(namespace=namespace, content=memory.content, embedder=embedder, now=now,
                                       exclude_ids=(memory.pk,))
-    decision = reconcile_decide(content=memory.content, candidates=candidates, now=now)
+    decision = reconcile_decide(content=memory.content, candidates=candidates, now=now, embedder=embedder)
     by_id = {m.pk: m for m, _cosine in candidates}
     if decision.verdict == SAME:
         target = by_id.get(decision.targets[0])

@@ -1,0 +1,204 @@
+"""The offline reconcile decision: the shipped multilingual encoder and grammatical cues, no lists of topics.
+
+For a new statement and each candidate (an owner's current item near it, ``ltm.write.reconcile_scope``):
+
+1. **Who**: the statement and the item are about the same person (``llm.cues.statement_subject``): the user
+   (or the user's pet), or the same other person ("my sister"); else unrelated.
+2. **Which attribute**: the same one when both are nearest to the same attribute prototype
+   (``llm.attributes``), or their own cosine is high; the slot rules (``ltm.write.statements``) still tell
+   two recognised slots apart (where one lives vs where one works).
+3. **Which value**: the same value when they share a value word (a word neither a function word nor a word
+   of the prototypes: "Python", "成都", "42k"), or say the same thing (a cosine near a repeat's), or a
+   continuation cue ("still", "as I said", 还是); across languages the encoder carries it.
+4. **The decision**: an addition cue ("also", 也, 还) → new; the same value without a cue of an end or a
+   switch → same (reinforce); the same attribute with a change cue or another value → update; unsure
+   (close in meaning and said as a change, but no attribute in common) → conflict, never a silent supersede.
+
+Constants are chosen on the development set (tests/data/dev/updates.json), never on the blind one.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from memoryboard.llm.attributes import (
+    PROTOTYPES,
+    attribute_space,
+    has_addition_cue,
+    has_continuation_cue,
+)
+from memoryboard.llm.cues import OTHER, statement_subject
+from memoryboard.ltm.write.statements import RuleDecision, compare_slots, normalize_statement, statement_slots
+
+# Chosen on the development set.
+SAME_COSINE = 0.80  # two statements this close say the same thing (unless one ends or switches it)
+ATTRIBUTE_COSINE = 0.62  # two statements this close are about the same attribute, whatever their prototypes
+ATTRIBUTE_MIN = 0.22  # a statement this near its nearest prototype has that attribute
+CONFLICT_COSINE = 0.80  # said as a change, this close, no attribute in common: unsure
+
+# An end or a switch of a value (a weaker cue, "now", 现在, only says what holds today).
+_ENDS = re.compile(
+    r"\b(?:no longer|not anymore|any ?more|no more|stopped|quit|left|switched|changed|moved|relocated|instead|"
+    r"used to|gave up|traded|sold|cancelled|canceled|retired|replaced|correction|not\b.{1,30}\bbut|"
+    r"from\b.{1,40}\bto)\b"
+    r"|不再|不.{0,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|以前|之前|从.{1,15}(?:到|成)",
+    re.IGNORECASE,
+)
+_NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|finally|became|become)\b|现在|如今|目前|已经|新|成了|变成",
+                  re.IGNORECASE)
+_LATIN = re.compile(r"[a-z0-9][a-z0-9+#'’.-]*[a-z0-9+#]|[a-z0-9]")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+# Function words (a closed class): never a value.
+_EN_FUNCTION = frozenset(
+    "a an the i i'm im i've ive i'd i'll me my mine myself we our us you your he she it its they them their this "
+    "that these those is am are was were be been being do does did have has had having will would can could "
+    "should shall may might must not no yes and or but so if then than as at by for from in into of on onto to "
+    "with without about over under up down out off again still also too very really just now new now "
+    "user user's users customer customer's client member who what when where which why how all any some "
+    "there here one two lol haha btw ok okay oh well like got get gets getting go going went back more most "
+    "much many every each day days week weeks month months year years today yesterday last next since ago "
+    "always never usually pretty bit lot thing things stuff guess think know said say tell told".split())
+_ZH_FUNCTION = frozenset("的了是在我你他她它们也还都很就和有这那个一不没吗呢吧啊呀嘛哈么着过到说让给把被从对用于")
+
+
+def _value_words(text: str) -> set[str]:
+    text = unicodedata.normalize("NFKC", text or "").casefold()
+    words = {w for w in _LATIN.findall(text) if w not in _EN_FUNCTION and w not in _PROTOTYPE_WORDS}
+    for run in _CJK_RUN.findall(text):
+        for i in range(len(run) - 1):
+            pair = run[i : i + 2]
+            if not (set(pair) & _ZH_FUNCTION) and pair not in _PROTOTYPE_WORDS:
+                words.add(pair)
+    return words
+
+
+def _prototype_words() -> frozenset[str]:
+    words: set[str] = set()
+    for sentences in PROTOTYPES.values():
+        for sentence in sentences:
+            text = sentence.casefold()
+            words.update(_LATIN.findall(text))
+            for run in _CJK_RUN.findall(text):
+                words.update(run[i : i + 2] for i in range(len(run) - 1))
+    return frozenset(words)
+
+
+_PROTOTYPE_WORDS = _prototype_words()
+
+
+def ends_value(text: str) -> bool:
+    """The statement ends or switches a value ("no longer", "quit", "switched", 不再, 改, 换, 从…到)."""
+    return bool(_ENDS.search(text or ""))
+
+
+def _says_now(text: str) -> bool:
+    return bool(_NOW.search(text or ""))
+
+
+def _whose(text: str) -> str:
+    """Who a statement is about: ``user`` (a pet of theirs too: its name is their attribute) or the other
+    person named ("sister", "妈")."""
+    subject = statement_subject(text)
+    if subject.kind == OTHER and not _is_person(subject.holder):
+        return "user"
+    return subject.holder if subject.kind == OTHER else "user"
+
+
+_ANIMALS = re.compile(r"dog|puppy|cat|kitten|pet|horse|rabbit|bunny|hamster|parrot|bird|fish|tortoise|turtle|狗|猫|宠物|兔|仓鼠|鹦鹉|鱼")
+
+
+def _is_person(holder: str) -> bool:
+    return not _ANIMALS.search(holder or "")
+
+
+@dataclass(frozen=True)
+class Relation:
+    """How a new statement relates to one stored one: ``same``, ``update``, ``new`` (compatible or unrelated)
+    or ``conflict``, and why."""
+
+    kind: str
+    why: str
+
+
+def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, float],
+           old_attr: tuple[str, float, float]) -> Relation:
+    """The relation of the statement ``new`` to the stored ``old`` given their cosine and nearest attributes
+    (``llm.attributes.AttributeSpace.attribute``)."""
+    new_norm, old_norm = normalize_statement(new), normalize_statement(old)
+    if new_norm and old_norm and (new_norm == old_norm or new_norm in old_norm or old_norm in new_norm):
+        return Relation("same", "the same statement" if new_norm == old_norm else "contained in the other")
+    if _whose(new) != _whose(old):
+        return Relation("new", "about someone else")
+    slots = compare_slots(statement_slots(new), statement_slots(old))
+    new_keys = {s.key for s in statement_slots(new)}
+    old_keys = {s.key for s in statement_slots(old)}
+    shared = _value_words(new) & _value_words(old)
+    if slots[0] == "same":
+        return Relation("same", "same slot: " + ", ".join(slots[1]))
+    if slots[0] == "changed" and not (cosine >= SAME_COSINE and not ends_value(new)):
+        return Relation("update", "; ".join(slots[1]))
+    if slots[0] == "partial":
+        return Relation("conflict", "; ".join(slots[1]))
+    if new_keys and old_keys and not new_keys & old_keys:
+        return Relation("new", "another slot")
+    same_attr = (new_attr[0] == old_attr[0] and min(new_attr[1], old_attr[1]) >= ATTRIBUTE_MIN) \
+        or cosine >= ATTRIBUTE_COSINE
+    if not same_attr:
+        if cosine >= CONFLICT_COSINE and ends_value(new):
+            return Relation("conflict", f"said as a change, near in meaning ({cosine:.2f}), no attribute in common")
+        return Relation("new", f"another attribute ({new_attr[0]} / {old_attr[0]}, {cosine:.2f})")
+    attribute = new_attr[0] if new_attr[0] == old_attr[0] else f"{cosine:.2f}"
+    if has_addition_cue(new) and not ends_value(new):
+        return Relation("new", f"adds to {attribute}")
+    if ends_value(new):
+        return Relation("update", f"{attribute}: said as a change" + (f" of {', '.join(sorted(shared)[:3])}"
+                                                                       if shared else ""))
+    if shared or cosine >= SAME_COSINE or has_continuation_cue(new):
+        why = f"shares {', '.join(sorted(shared)[:3])}" if shared else (
+            f"says the same ({cosine:.2f})" if cosine >= SAME_COSINE else "said as still true")
+        return Relation("same", f"{attribute}: {why}")
+    return Relation("update", f"{attribute}: another value" + (" now" if _says_now(new) else ""))
+
+
+def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]], *,
+                   encode: Callable[[Sequence[str]], np.ndarray], encoder_name: str) -> RuleDecision:
+    """The offline decision for ``statement`` against ``candidates`` (``(id, content, cosine)``, nearest
+    first; the cosine is recomputed in ``encode``'s space, the shipped encoder's).
+
+    - some candidate repeated (and none updated) → ``same`` of the nearest of them;
+    - updated candidates → ``update`` of them (all about one attribute); one repeated and another updated,
+      or a candidate in conflict → ``conflict``;
+    - otherwise ``new``.
+    """
+    if not candidates:
+        return RuleDecision("new", [], "offline: nothing to compare with")
+    space = attribute_space(encoder_name, encode)
+    vectors = np.asarray(encode([statement, *[content for _pk, content, _c in candidates]]), dtype=np.float32)
+    attributes = space.attribute(vectors)
+    cosines = vectors[1:] @ vectors[0]
+    same, updates, conflicts, reasons = [], [], [], []
+    for (pk, content, _cosine), cosine, attr in zip(candidates, cosines, attributes[1:]):
+        relation = relate(statement, content, cosine=float(cosine), new_attr=attributes[0], old_attr=attr)
+        if relation.kind == "same":
+            same.append((float(cosine), pk, relation.why))
+        elif relation.kind == "update":
+            updates.append(pk)
+            reasons.append(f"{pk}: {relation.why}")
+        elif relation.kind == "conflict":
+            conflicts.append(pk)
+            reasons.append(f"{pk}: {relation.why}")
+    if same and not updates and not conflicts:
+        _c, pk, why = max(same)
+        return RuleDecision("same", [pk], f"offline: repeats {pk} ({why})")
+    if updates and not same and not conflicts:
+        return RuleDecision("update", updates, "offline: " + " | ".join(reasons))
+    if same or updates or conflicts:
+        targets = list(dict.fromkeys(conflicts + updates + [pk for _c, pk, _w in same]))
+        return RuleDecision("conflict", targets, "offline: unsure: " + " | ".join(
+            reasons + [f"{pk}: {why}" for _c, pk, why in same]))
+    return RuleDecision("new", [], "offline: no current item about the same attribute")
