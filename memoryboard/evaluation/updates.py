@@ -82,6 +82,7 @@ def updates_evaluate(*, data: dict, split: str | None = None, embedder=None, nam
     figures: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     failures: dict[str, list[str]] = defaultdict(list)
     decisions: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    trace: list[tuple] = []  # (scenario, step, decision, reason): read on the development set only
 
     def note(part: str, scenario: dict, ok: bool, metric: str, *, counted: bool = True) -> None:
         if counted:
@@ -111,6 +112,7 @@ def updates_evaluate(*, data: dict, split: str | None = None, embedder=None, nam
                         expires = now + timedelta(days=step["expires_in_days"])
                     result = save(namespace, step["say"], days_ago=float(step.get("days_ago", 0)), expires_at=expires)
                     decisions[part][result.decision.verdict] += 1
+                    trace.append((scenario["id"], len(results), result.decision.verdict, result.decision.reason))
                     ids.append(result.memory.pk)
                     results.append(result)
                 rows = {m.pk: m for m in LongTermMemory.objects.filter(pk__in=set(ids) | set(background))}
@@ -178,4 +180,5 @@ def updates_evaluate(*, data: dict, split: str | None = None, embedder=None, nam
             "decisions": dict(decisions[part]),
         }
     report["failures"] = {metric: ids for metric, ids in failures.items()}
+    report["trace"] = trace
     return report

@@ -77,7 +77,7 @@ _ADDITION = re.compile(
 # Continues what was said: still, again, as I said, as usual; 还是, 依然, 一直.
 _CONTINUATION = re.compile(
     r"\b(?:still|again|as i said|as i mentioned|like i said|as usual|as always|remember|already told|"
-    r"as before)\b|还是|依然|仍然|仍旧|一直|照样|照旧|还在|说过|老样子",
+    r"as before)\b|还是|依然|仍然|仍旧|一直|照样|照旧|照例|还在|说过|老样子",
     re.IGNORECASE,
 )
 
@@ -124,6 +124,13 @@ class AttributeSpace:
     def scores(self, vectors: np.ndarray) -> np.ndarray:
         """``(n, attributes)``: each vector's cosine to each attribute's prototype direction."""
         return np.asarray(vectors, dtype=np.float32) @ self.matrix.T
+
+    def profiles(self, vectors: np.ndarray) -> np.ndarray:
+        """Each vector's scores over the attributes, centred and of unit length: two statements about the
+        same attribute have close profiles even when neither is near one prototype."""
+        scores = self.scores(vectors)
+        scores = scores - scores.mean(axis=1, keepdims=True)
+        return scores / np.maximum(np.linalg.norm(scores, axis=1, keepdims=True), 1e-9)
 
     def attribute(self, vectors: np.ndarray) -> list[tuple[str, float, float]]:
         """Per vector: its nearest attribute, that cosine, and its margin over the second nearest."""

@@ -32,26 +32,33 @@ from memoryboard.llm.attributes import (
     has_addition_cue,
     has_continuation_cue,
 )
-from memoryboard.llm.cues import OTHER, statement_subject
+from memoryboard.llm.cues import OTHER, names_a_moment, statement_subject
 from memoryboard.ltm.write.statements import RuleDecision, compare_slots, normalize_statement, statement_slots
 
 # Chosen on the development set.
 SAME_COSINE = 0.80  # two statements this close say the same thing (unless one ends or switches it)
 ATTRIBUTE_COSINE = 0.62  # two statements this close are about the same attribute, whatever their prototypes
-ATTRIBUTE_MIN = 0.22  # a statement this near its nearest prototype has that attribute
+PROFILE_COSINE = 0.60  # attribute profiles this close: the same attribute
+ATTRIBUTE_MIN = 0.22
+ATTRIBUTE_MARGIN = 0.05  # nearest attributes clear by this much over their second: two attributes apart
+ENDS_COSINE = 0.30  # said as a change, of another nearest attribute: at least this close  # a statement this near its nearest prototype has that attribute
 CONFLICT_COSINE = 0.80  # said as a change, this close, no attribute in common: unsure
+DIFFERENT_VALUE_COSINE = 0.50  # the same attribute, other value words, this close: another value
+CROSS_SAME_COSINE = 0.60  # in the other language (no words to compare), this close: the same
+UNSURE_COSINE = 0.55  # the same attribute, nothing else to go by, this close: a conflict for review
 
 # An end or a switch of a value (a weaker cue, "now", 现在, only says what holds today).
 _ENDS = re.compile(
     r"\b(?:no longer|not anymore|any ?more|no more|stopped|quit|left|switched|changed|moved|relocated|instead|"
-    r"used to|gave up|traded|sold|cancelled|canceled|retired|replaced|correction|not\b.{1,30}\bbut|"
+    r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )used to|gave up|traded|sold|cancelled|canceled|retired|replaced|correction|not\b.{1,30}\bbut|"
     r"from\b.{1,40}\bto)\b"
-    r"|不再|不.{0,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|以前|之前|从.{1,15}(?:到|成)",
+    r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|从.{1,15}(?:到|成)",
     re.IGNORECASE,
 )
-_NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|finally|became|become)\b|现在|如今|目前|已经|新|成了|变成",
+_NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|became|become)\b|现在|如今|目前|已经|新|成了|变成|了[，。！!~\s]|了$",
                   re.IGNORECASE)
-_LATIN = re.compile(r"[a-z0-9][a-z0-9+#'’.-]*[a-z0-9+#]|[a-z0-9]")
+_LATIN = re.compile(r"[a-z0-9][a-z0-9+#.-]*[a-z0-9+#]|[a-z0-9]")
+_POSSESSIVE = re.compile(r"['’](?:s|re|m|ve|ll|d)\b")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 # Function words (a closed class): never a value.
 _EN_FUNCTION = frozenset(
@@ -67,7 +74,7 @@ _ZH_FUNCTION = frozenset("的了是在我你他她它们也还都很就和有这
 
 
 def _value_words(text: str) -> set[str]:
-    text = unicodedata.normalize("NFKC", text or "").casefold()
+    text = _POSSESSIVE.sub("", unicodedata.normalize("NFKC", text or "").casefold())
     words = {w for w in _LATIN.findall(text) if w not in _EN_FUNCTION and w not in _PROTOTYPE_WORDS}
     for run in _CJK_RUN.findall(text):
         for i in range(len(run) - 1):
@@ -125,44 +132,71 @@ class Relation:
     why: str
 
 
+def _script_words(words: set[str]) -> tuple[set[str], set[str]]:
+    return {w for w in words if not _CJK_RUN.match(w)}, {w for w in words if _CJK_RUN.match(w)}
+
+
 def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, float],
-           old_attr: tuple[str, float, float]) -> Relation:
+           old_attr: tuple[str, float, float], profile: float = 0.0) -> Relation:
     """The relation of the statement ``new`` to the stored ``old`` given their cosine and nearest attributes
-    (``llm.attributes.AttributeSpace.attribute``)."""
+    (``llm.attributes.AttributeSpace.attribute``) and the cosine of their attribute profiles (``profile``)."""
     new_norm, old_norm = normalize_statement(new), normalize_statement(old)
     if new_norm and old_norm and (new_norm == old_norm or new_norm in old_norm or old_norm in new_norm):
         return Relation("same", "the same statement" if new_norm == old_norm else "contained in the other")
     if _whose(new) != _whose(old):
         return Relation("new", "about someone else")
-    slots = compare_slots(statement_slots(new), statement_slots(old))
-    new_keys = {s.key for s in statement_slots(new)}
-    old_keys = {s.key for s in statement_slots(old)}
-    shared = _value_words(new) & _value_words(old)
+    new_slots, old_slots = statement_slots(new), statement_slots(old)
+    slots = compare_slots(new_slots, old_slots)
+    new_keys, old_keys = {s.key for s in new_slots}, {s.key for s in old_slots}
+    new_words, old_words = _value_words(new), _value_words(old)
+    shared = new_words & old_words
+    ends = ends_value(new)
     if slots[0] == "same":
         return Relation("same", "same slot: " + ", ".join(slots[1]))
-    if slots[0] == "changed" and not (cosine >= SAME_COSINE and not ends_value(new)):
+    # A slot's value in the other language ("shanghai" / "上海") is left to the encoder.
+    cross_script = any(bool(_CJK_RUN.search(n.value)) != bool(_CJK_RUN.search(o.value))
+                       for n in new_slots for o in old_slots if n.key == o.key and n.value and o.value)
+    if slots[0] == "changed" and not cross_script:
         return Relation("update", "; ".join(slots[1]))
-    if slots[0] == "partial":
+    if slots[0] == "partial" and not cross_script:
         return Relation("conflict", "; ".join(slots[1]))
     if new_keys and old_keys and not new_keys & old_keys:
         return Relation("new", "another slot")
-    same_attr = (new_attr[0] == old_attr[0] and min(new_attr[1], old_attr[1]) >= ATTRIBUTE_MIN) \
-        or cosine >= ATTRIBUTE_COSINE
+    both_clear = min(new_attr[1], old_attr[1]) >= ATTRIBUTE_MIN
+    if both_clear and new_attr[0] != old_attr[0] and min(new_attr[2], old_attr[2]) >= ATTRIBUTE_MARGIN \
+            and cosine < SAME_COSINE and not (shared and ends):
+        return Relation("new", f"another attribute ({new_attr[0]} / {old_attr[0]})")
+    same_attr = (new_attr[0] == old_attr[0] and both_clear) \
+        or cosine >= ATTRIBUTE_COSINE or profile >= PROFILE_COSINE or cross_script
+    if not same_attr and shared and ends:  # the value it ends is the stored one's
+        return Relation("update", f"ends {', '.join(sorted(shared)[:3])}")
     if not same_attr:
-        if cosine >= CONFLICT_COSINE and ends_value(new):
+        if cosine >= CONFLICT_COSINE and ends:
             return Relation("conflict", f"said as a change, near in meaning ({cosine:.2f}), no attribute in common")
         return Relation("new", f"another attribute ({new_attr[0]} / {old_attr[0]}, {cosine:.2f})")
     attribute = new_attr[0] if new_attr[0] == old_attr[0] else f"{cosine:.2f}"
-    if has_addition_cue(new) and not ends_value(new):
+    if has_addition_cue(new) and not ends:
         return Relation("new", f"adds to {attribute}")
-    if ends_value(new):
+    if ends and (cosine >= ENDS_COSINE or new_attr[0] == old_attr[0]):
         return Relation("update", f"{attribute}: said as a change" + (f" of {', '.join(sorted(shared)[:3])}"
                                                                        if shared else ""))
-    if shared or cosine >= SAME_COSINE or has_continuation_cue(new):
-        why = f"shares {', '.join(sorted(shared)[:3])}" if shared else (
-            f"says the same ({cosine:.2f})" if cosine >= SAME_COSINE else "said as still true")
-        return Relation("same", f"{attribute}: {why}")
-    return Relation("update", f"{attribute}: another value" + (" now" if _says_now(new) else ""))
+    if shared:
+        return Relation("same", f"{attribute}: shares {', '.join(sorted(shared)[:3])}")
+    if has_continuation_cue(new):
+        return Relation("same", f"{attribute}: said as still true")
+    if names_a_moment(new) and not ends:
+        return Relation("new", f"{attribute}: an event")
+    if _says_now(new):
+        return Relation("update", f"{attribute}: another value now")
+    new_latin, new_cjk = _script_words(new_words)
+    old_latin, old_cjk = _script_words(old_words)
+    if (new_latin and old_latin or new_cjk and old_cjk) and cosine >= DIFFERENT_VALUE_COSINE:
+        return Relation("update", f"{attribute}: another value")
+    if cosine >= SAME_COSINE or (cross_script or not (new_words and old_words)) and cosine >= CROSS_SAME_COSINE:
+        return Relation("same", f"{attribute}: says the same ({cosine:.2f})")
+    if cosine >= UNSURE_COSINE:
+        return Relation("conflict", f"{attribute}: unsure ({cosine:.2f})")
+    return Relation("new", f"{attribute}: compatible ({cosine:.2f})")
 
 
 def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]], *,
@@ -180,10 +214,13 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
     space = attribute_space(encoder_name, encode)
     vectors = np.asarray(encode([statement, *[content for _pk, content, _c in candidates]]), dtype=np.float32)
     attributes = space.attribute(vectors)
+    profiles = space.profiles(vectors)
     cosines = vectors[1:] @ vectors[0]
+    profile_cosines = profiles[1:] @ profiles[0]
     same, updates, conflicts, reasons = [], [], [], []
-    for (pk, content, _cosine), cosine, attr in zip(candidates, cosines, attributes[1:]):
-        relation = relate(statement, content, cosine=float(cosine), new_attr=attributes[0], old_attr=attr)
+    for (pk, content, _cosine), cosine, attr, profile in zip(candidates, cosines, attributes[1:], profile_cosines):
+        relation = relate(statement, content, cosine=float(cosine), new_attr=attributes[0], old_attr=attr,
+                          profile=float(profile))
         if relation.kind == "same":
             same.append((float(cosine), pk, relation.why))
         elif relation.kind == "update":
