@@ -40,6 +40,7 @@ SAME_COSINE = 0.80  # two statements this close say the same thing (unless one e
 ATTRIBUTE_COSINE = 0.62  # two statements this close are about the same attribute, whatever their prototypes
 PROFILE_COSINE = 0.60  # attribute profiles this close: the same attribute
 ATTRIBUTE_MIN = 0.22
+SHARED_COSINE = 0.40  # sharing a value word, this close, neither an end nor an addition: a repeat
 ATTRIBUTE_MARGIN = 0.05  # nearest attributes clear by this much over their second: two attributes apart
 ENDS_COSINE = 0.30  # said as a change, of another nearest attribute: at least this close  # a statement this near its nearest prototype has that attribute
 CONFLICT_COSINE = 0.80  # said as a change, this close, no attribute in common: unsure
@@ -107,15 +108,19 @@ def _says_now(text: str) -> bool:
     return bool(_NOW.search(text or ""))
 
 
-def _whose(text: str) -> str:
+def _whose(text: str) -> tuple[str, bool]:
     """Who a statement is about: ``user`` (a pet of theirs too: its name is their attribute) or the other
-    person named ("sister", "妈")."""
+    person named ("sister", "妈"); and whether the statement says so (a sentence without a subject, "Jamie's
+    at St Anne's now", may be about anyone)."""
     subject = statement_subject(text)
-    if subject.kind == OTHER and not _is_person(subject.holder):
-        return "user"
-    return subject.holder if subject.kind == OTHER else "user"
+    if subject.kind == OTHER and _is_person(subject.holder) and not _WITH_ME.search(text or ""):
+        return subject.holder, True
+    return "user", subject.kind == OTHER or bool(_FIRST_PERSON.search(text or ""))
 
 
+_WITH_ME = re.compile(r"\band (?:i|me)\b|\b(?:i|me) and\b|和我|跟我|我和|我跟", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|my|me|we|our|us)\b|我|咱|用户|\buser\b|\bcustomer\b|\bclient\b",
+                           re.IGNORECASE)
 _ANIMALS = re.compile(r"dog|puppy|cat|kitten|pet|horse|rabbit|bunny|hamster|parrot|bird|fish|tortoise|turtle|狗|猫|宠物|兔|仓鼠|鹦鹉|鱼")
 
 
@@ -143,13 +148,14 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     new_norm, old_norm = normalize_statement(new), normalize_statement(old)
     if new_norm and old_norm and (new_norm == old_norm or new_norm in old_norm or old_norm in new_norm):
         return Relation("same", "the same statement" if new_norm == old_norm else "contained in the other")
-    if _whose(new) != _whose(old):
-        return Relation("new", "about someone else")
+    new_words, old_words = _value_words(new), _value_words(old)
+    shared = new_words & old_words
+    (new_whose, new_said), (old_whose, old_said) = _whose(new), _whose(old)
+    if new_whose != old_whose and (new_said and old_said or not shared):
+        return Relation("new", f"about someone else ({new_whose} / {old_whose})")
     new_slots, old_slots = statement_slots(new), statement_slots(old)
     slots = compare_slots(new_slots, old_slots)
     new_keys, old_keys = {s.key for s in new_slots}, {s.key for s in old_slots}
-    new_words, old_words = _value_words(new), _value_words(old)
-    shared = new_words & old_words
     ends = ends_value(new)
     if slots[0] == "same":
         return Relation("same", "same slot: " + ", ".join(slots[1]))
@@ -162,6 +168,12 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("conflict", "; ".join(slots[1]))
     if new_keys and old_keys and not new_keys & old_keys:
         return Relation("new", "another slot")
+    new_latin, new_cjk = _script_words(new_words)
+    old_latin, old_cjk = _script_words(old_words)
+    other_language = bool(new_latin and not new_cjk and old_cjk and not old_latin
+                          or new_cjk and not new_latin and old_latin and not old_cjk)
+    if shared and not ends and not has_addition_cue(new) and cosine >= SHARED_COSINE:
+        return Relation("same", f"says {', '.join(sorted(shared)[:3])} again ({cosine:.2f})")
     both_clear = min(new_attr[1], old_attr[1]) >= ATTRIBUTE_MIN
     if both_clear and new_attr[0] != old_attr[0] and min(new_attr[2], old_attr[2]) >= ATTRIBUTE_MARGIN \
             and cosine < SAME_COSINE and not (shared and ends):
@@ -188,11 +200,10 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("new", f"{attribute}: an event")
     if _says_now(new):
         return Relation("update", f"{attribute}: another value now")
-    new_latin, new_cjk = _script_words(new_words)
-    old_latin, old_cjk = _script_words(old_words)
     if (new_latin and old_latin or new_cjk and old_cjk) and cosine >= DIFFERENT_VALUE_COSINE:
         return Relation("update", f"{attribute}: another value")
-    if cosine >= SAME_COSINE or (cross_script or not (new_words and old_words)) and cosine >= CROSS_SAME_COSINE:
+    if cosine >= SAME_COSINE or (cross_script or other_language or not (new_words and old_words)) \
+            and cosine >= CROSS_SAME_COSINE:
         return Relation("same", f"{attribute}: says the same ({cosine:.2f})")
     if cosine >= UNSURE_COSINE:
         return Relation("conflict", f"{attribute}: unsure ({cosine:.2f})")
@@ -218,9 +229,11 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
     cosines = vectors[1:] @ vectors[0]
     profile_cosines = profiles[1:] @ profiles[0]
     same, updates, conflicts, reasons = [], [], [], []
+    nearest = ""
     for (pk, content, _cosine), cosine, attr, profile in zip(candidates, cosines, attributes[1:], profile_cosines):
         relation = relate(statement, content, cosine=float(cosine), new_attr=attributes[0], old_attr=attr,
                           profile=float(profile))
+        nearest = nearest or relation.why
         if relation.kind == "same":
             same.append((float(cosine), pk, relation.why))
         elif relation.kind == "update":
@@ -238,4 +251,5 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
         targets = list(dict.fromkeys(conflicts + updates + [pk for _c, pk, _w in same]))
         return RuleDecision("conflict", targets, "offline: unsure: " + " | ".join(
             reasons + [f"{pk}: {why}" for _c, pk, why in same]))
-    return RuleDecision("new", [], "offline: no current item about the same attribute")
+    return RuleDecision("new", [], "offline: no current item about the same attribute" + (
+        f" (nearest: {nearest})" if nearest else ""))
