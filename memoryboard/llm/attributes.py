@@ -20,43 +20,44 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-# Prototype sentences per attribute: a few phrasings, English and Chinese, first and third person.
+# Prototype sentences per attribute: a few phrasings, English and Chinese, first and third person. The
+# example values are in braces: the other words are the attribute's (:func:`attribute_words`).
 PROTOTYPES: dict[str, tuple[str, ...]] = {
     "residence": ("I live in this city.", "I moved to a new city.", "The user lives in a town.", "我住在这个城市。",
                   "我搬家到了另一个城市。"),
-    "job": ("I work as a teacher.", "My job is software engineer.", "The user works as a nurse.", "我的职业是医生。",
-            "我是一名工程师。"),
-    "employer": ("I work at a company.", "I joined a new company.", "The user is employed by a bank.",
+    "job": ("I work as a {teacher}.", "My job is {software engineer}.", "The user works as a {nurse}.", "我的职业是{医生}。",
+            "我是一名{工程师}。"),
+    "employer": ("I work at a company.", "I joined a new company.", "The user is employed by a {bank}.",
                  "我在一家公司上班。", "我跳槽到了另一家公司。"),
-    "name": ("My name is Alex.", "Call me Sam.", "The user's name is Li.", "我叫小王。", "叫我小李。"),
+    "name": ("My name is {Alex}.", "Call me {Sam}.", "The user's name is {Li}.", "我叫{小王}。", "叫我{小李}。"),
     "partner": ("I am married to my wife.", "I have a girlfriend.", "The user is single.", "我有男朋友了。",
                 "我结婚了。"),
-    "pet": ("I have a dog called Max.", "My cat is named Luna.", "The user has a pet rabbit.", "我养了一只猫。",
-            "我的狗叫旺财。"),
-    "children": ("I have a son and a daughter.", "The user has two kids.", "我有一个女儿。"),
-    "diet": ("I am vegetarian.", "I don't eat meat.", "The user is vegan.", "我吃素。", "我不吃肉。"),
-    "allergy": ("I am allergic to peanuts.", "The user has a food allergy.", "我对花生过敏。"),
-    "health": ("I wear glasses.", "I have diabetes.", "The user has a bad back.", "我有高血压。", "我戴眼镜。"),
-    "phone": ("I use an iPhone.", "My phone is a Samsung.", "The user has an Android phone.", "我用的是华为手机。"),
-    "car": ("I drive a Toyota.", "My car is a Tesla.", "The user drives a car.", "我开的是一辆大众。"),
-    "computer": ("I use a MacBook laptop.", "My computer runs Windows.", "我用的是联想笔记本电脑。"),
-    "language": ("I am learning Spanish.", "I speak French.", "The user studies Japanese.", "我在学日语。",
-                 "我会说英语。"),
-    "sport": ("I play tennis every week.", "I go running.", "The user does yoga.", "我每周打羽毛球。", "我喜欢跑步。"),
-    "hobby": ("I play the guitar.", "My hobby is painting.", "The user collects stamps.", "我的爱好是画画。"),
-    "study": ("I study computer science at university.", "I am a student at school.", "The user is in college.",
-              "我在读大学。", "我的专业是计算机。"),
-    "income": ("My salary is 50k a year.", "I earn 5000 a month.", "The user's income is high.", "我月薪一万。"),
-    "food": ("My favourite food is pizza.", "I love sushi.", "The user likes spicy food.", "我最喜欢吃火锅。"),
-    "drink": ("I drink coffee every morning.", "My favourite drink is tea.", "我每天喝咖啡。"),
-    "routine": ("I get up at 6 every day.", "I go to bed late.", "The user works night shifts.", "我每天早上六点起床。"),
+    "pet": ("I have a dog called {Max}.", "My cat is named {Luna}.", "The user has a pet {rabbit}.", "我养了一只猫。",
+            "我的狗叫{旺财}。"),
+    "children": ("I have a son and a daughter.", "The user has {two kids}.", "我有一个女儿。"),
+    "diet": ("I am {vegetarian}.", "I don't eat meat.", "The user is {vegan}.", "我吃素。", "我不吃肉。"),
+    "allergy": ("I am allergic to {peanuts}.", "The user has a food allergy.", "我对{花生}过敏。"),
+    "health": ("I wear {glasses}.", "I have {diabetes}.", "The user has a bad back.", "我有{高血压}。", "我戴眼镜。"),
+    "phone": ("I use an {iPhone}.", "My phone is a {Samsung}.", "The user has an {Android} phone.", "我用的是{华为}手机。"),
+    "car": ("I drive a {Toyota}.", "My car is a {Tesla}.", "The user drives a car.", "我开的是一辆{大众}。"),
+    "computer": ("I use a {MacBook} laptop.", "My computer runs {Windows}.", "我用的是{联想}笔记本电脑。"),
+    "language": ("I am learning {Spanish}.", "I speak {French}.", "The user studies {Japanese}.", "我在学{日语}。",
+                 "我会说{英语}。"),
+    "sport": ("I play {tennis} every week.", "I go {running}.", "The user does {yoga}.", "我每周打{羽毛球}。", "我喜欢{跑步}。"),
+    "hobby": ("I play the {guitar}.", "My hobby is {painting}.", "The user collects {stamps}.", "我的爱好是{画画}。"),
+    "study": ("I study {computer science} at university.", "I am a student at school.", "The user is in college.",
+              "我在读大学。", "我的专业是{计算机}。"),
+    "income": ("My salary is {50k} a year.", "I earn {5000} a month.", "The user's income is high.", "我月薪{一万}。"),
+    "food": ("My favourite food is {pizza}.", "I love {sushi}.", "The user likes {spicy food}.", "我最喜欢吃{火锅}。"),
+    "drink": ("I drink {coffee} every morning.", "My favourite drink is {tea}.", "我每天喝{咖啡}。"),
+    "routine": ("I get up at {6} every day.", "I go to bed late.", "The user works night shifts.", "我每天早上{六点}起床。"),
     "work_mode": ("I work from home.", "I work remotely.", "The user commutes to the office.", "我在家办公。"),
-    "plan": ("I am planning a trip next month.", "I plan to go abroad.", "The user will travel to Japan.",
+    "plan": ("I am planning a trip next month.", "I plan to go abroad.", "The user will travel to {Japan}.",
              "我打算下个月去旅行。"),
-    "origin": ("I was born in this country.", "My hometown is a small village.", "The user is from Canada.",
-               "我老家是东北的。"),
-    "preference": ("I prefer short answers.", "I like detailed explanations.", "我喜欢简短的回答。"),
-    "tool": ("I use Vim as my editor.", "I program in Python.", "The user codes in Java.", "我用Python写代码。"),
+    "origin": ("I was born in this country.", "My hometown is a small village.", "The user is from {Canada}.",
+               "我老家是{东北}的。"),
+    "preference": ("I prefer {short answers}.", "I like {detailed explanations}.", "我喜欢简短的回答。"),
+    "tool": ("I use {Vim} as my editor.", "I program in {Python}.", "The user codes in {Java}.", "我用{Python}写代码。"),
 }
 
 # --- the cues -----------------------------------------------------------------------------------------
@@ -97,6 +98,16 @@ def has_continuation_cue(text: str) -> bool:
     return bool(_CONTINUATION.search(text or ""))
 
 
+def prototype_text(sentence: str) -> str:
+    """A prototype sentence as encoded (without the braces around its example value)."""
+    return sentence.replace("{", "").replace("}", "")
+
+
+def attribute_words(sentence: str) -> str:
+    """A prototype sentence without its example value: the words that say which attribute it is."""
+    return re.sub(r"\{[^}]*\}", " ", sentence)
+
+
 # --- the attribute ------------------------------------------------------------------------------------
 
 
@@ -113,7 +124,7 @@ class AttributeSpace:
         for name, sentences in PROTOTYPES.items():
             for sentence in sentences:
                 names.append(name)
-                texts.append(sentence)
+                texts.append(prototype_text(sentence))
         self.names = tuple(PROTOTYPES)
         vectors = np.asarray(encode(texts), dtype=np.float32)
         index = np.array([self.names.index(n) for n in names])

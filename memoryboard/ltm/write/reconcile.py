@@ -46,7 +46,7 @@ from memoryboard.ltm.store.upsert import memory_upsert_many
 from memoryboard.ltm.store.versions import version_record_created_many
 from memoryboard.ltm.write.items import memory_build
 from memoryboard.ltm.write.reconcile_scope import nearest_current
-from memoryboard.ltm.write.reconcile_offline import offline_decide
+from memoryboard.ltm.write.reconcile_offline import ends_value, offline_decide
 from memoryboard.ltm.write.statements import normalize_statement, statement_slots
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, Source
 from memoryboard.models.labels import CONFLICT_FLAGGED
@@ -381,21 +381,48 @@ def memory_reconcile_many(
         if decision.verdict != SAME:
             stored_before.append(memory)
         planned.append((memory, decision, by_id, observed, None, replaces))
-    results = []
-    for memory, decision, by_id, observed, repeat_of, replaces in planned:
+    folded = _fold_ended_values(planned)
+    results: list[ReconcileResult | None] = [None] * len(planned)
+    for index, (memory, decision, by_id, observed, repeat_of, replaces) in enumerate(planned):
         if repeat_of is not None:
-            earlier = next(r for r in results if r.memory is repeat_of or r.memory.content == repeat_of.content)
-            results.append(ReconcileResult(
-                decision=Decision(SAME, [earlier.memory.pk], "repeats an earlier statement of the same batch", "rules"),
-                memory=earlier.memory, created=False))
             continue
         result = _apply(memory=memory, decision=decision, by_id=by_id, observed=observed, actor=actor,
                         embedder=embedder, now=now, audit_reason=audit_reason, event=event)
         for pk in replaces:  # an earlier statement of the batch that this one updates
             if result.created and _supersede(old_id=pk, new=result.memory, actor=actor, decision=decision, now=now):
                 result.superseded.append(pk)
-        results.append(result)
-    return results
+        results[index] = result
+    for index, (memory, _decision, _by_id, _observed, repeat_of, _replaces) in enumerate(planned):
+        if repeat_of is None:
+            continue
+        other = next(r for r in results if r is not None
+                     and (r.memory is repeat_of or r.memory.content == repeat_of.content))
+        reason = folded.get(index, "repeats an earlier statement of the same batch")
+        results[index] = ReconcileResult(decision=Decision(SAME, [other.memory.pk], reason, "rules"),
+                                         memory=other.memory, created=False)
+    return results  # type: ignore[return-value]
+
+
+def _fold_ended_values(planned: list) -> dict[int, str]:
+    """A statement that ends a value ("I quit Java", 我从腾讯离职了) followed in the same batch by one that
+    replaces the same stored item ("I am a Rust developer now", 现在在阿里巴巴上班) is one change told in two
+    clauses: it is not kept as a current fact of its own (it would answer "what is their job?" with the
+    value that ended); the later statement supersedes what it ends. Changes ``planned`` in place; returns
+    the reasons of the folded entries by index."""
+    folded = {}
+    for index, (memory, decision, by_id, _observed, repeat_of, _replaces) in enumerate(planned):
+        if repeat_of is not None or decision is None or decision.verdict != UPDATE or not ends_value(memory.content):
+            continue
+        for later in planned[index + 1:]:
+            _memory, later_decision, later_by_id, _o, later_repeat, _r = later
+            if later_repeat is None and later_decision is not None and later_decision.verdict == UPDATE \
+                    and set(later_decision.targets) & set(decision.targets):
+                later_decision.targets = list(dict.fromkeys(later_decision.targets + decision.targets))
+                later_by_id.update({pk: m for pk, m in by_id.items() if pk in decision.targets})
+                planned[index] = (memory, None, {}, _observed, later[0], [])
+                folded[index] = "ends the value that a later statement of the same batch replaces"
+                break
+    return folded
 
 
 @contextmanager

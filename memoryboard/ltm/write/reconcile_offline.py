@@ -29,6 +29,7 @@ import numpy as np
 from memoryboard.llm.attributes import (
     PROTOTYPES,
     attribute_space,
+    attribute_words,
     has_addition_cue,
     has_continuation_cue,
 )
@@ -89,7 +90,7 @@ def _prototype_words() -> frozenset[str]:
     words: set[str] = set()
     for sentences in PROTOTYPES.values():
         for sentence in sentences:
-            text = sentence.casefold()
+            text = attribute_words(sentence).casefold()
             words.update(_LATIN.findall(text))
             for run in _CJK_RUN.findall(text):
                 words.update(run[i : i + 2] for i in range(len(run) - 1))
@@ -153,6 +154,10 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     (new_whose, new_said), (old_whose, old_said) = _whose(new), _whose(old)
     if new_whose != old_whose and (new_said and old_said or not shared):
         return Relation("new", f"about someone else ({new_whose} / {old_whose})")
+    if new_whose != "user" and old_whose != "user":  # someone else's: never replaced on a guess
+        if cosine >= SAME_COSINE and not ends_value(new):
+            return Relation("same", f"about the user's {new_whose}: says the same ({cosine:.2f})")
+        return Relation("new", f"about the user's {new_whose}")
     new_slots, old_slots = statement_slots(new), statement_slots(old)
     slots = compare_slots(new_slots, old_slots)
     new_keys, old_keys = {s.key for s in new_slots}, {s.key for s in old_slots}
@@ -166,7 +171,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("update", "; ".join(slots[1]))
     if slots[0] == "partial" and not cross_script:
         return Relation("conflict", "; ".join(slots[1]))
-    if new_keys and old_keys and not new_keys & old_keys:
+    if new_keys and old_keys and not new_keys & old_keys and not (shared and ends):
         return Relation("new", "another slot")
     new_latin, new_cjk = _script_words(new_words)
     old_latin, old_cjk = _script_words(old_words)
