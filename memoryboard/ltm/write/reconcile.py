@@ -46,7 +46,7 @@ from memoryboard.ltm.store.upsert import memory_upsert_many
 from memoryboard.ltm.store.versions import version_record_created_many
 from memoryboard.ltm.write.items import memory_build
 from memoryboard.ltm.write.reconcile_scope import nearest_current
-from memoryboard.ltm.write.reconcile_offline import ends_value, offline_decide
+from memoryboard.ltm.write.reconcile_offline import ends_value, offline_decide, relations
 from memoryboard.ltm.write.statements import normalize_statement, statement_slots
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, Source
 from memoryboard.models.labels import CONFLICT_FLAGGED
@@ -81,10 +81,14 @@ class Decision:
     judge: str
     valid_from: datetime | None = None  # the time the statement names, if any
     candidates: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)  # beside an update: flagged for review, not superseded
 
     def as_dict(self) -> dict:
-        return {"decision": self.verdict, "targets": self.targets, "reason": self.reason[:1000],
-                "judge": self.judge, "candidates": self.candidates}
+        found = {"decision": self.verdict, "targets": self.targets, "reason": self.reason[:1000],
+                 "judge": self.judge, "candidates": self.candidates}
+        if self.conflicts:
+            found["conflicts"] = self.conflicts
+        return found
 
 
 @dataclass
@@ -153,6 +157,28 @@ def offline_decision(content: str, candidates: list[tuple[str, str, float]], emb
     return offline_decide(content, candidates, encode=encoder.embed, encoder_name=UniversalSentenceEncoder.name)
 
 
+def bound_judged_update(decision: Decision, *, content: str, candidates: list[tuple[LongTermMemory, float]],
+                        embedder=None) -> Decision:
+    """A judge's ``update`` supersedes only the targets that the offline signals also place on the statement's
+    attribute (``reconcile_offline.relations``: not another attribute, not someone else), or, when it
+    places none of them, the single nearest target; the other targets are kept current and flagged as
+    conflicts for review (a judge naming every candidate cannot retire a user's unrelated items)."""
+    if decision.verdict != UPDATE or not decision.targets:
+        return decision
+    encoder = signal_encoder(embedder)
+    named = [(m.pk, m.content, cosine) for m, cosine in candidates if m.pk in decision.targets]
+    found = relations(content, named, encode=encoder.embed, encoder_name=UniversalSentenceEncoder.name)
+    placed = [pk for pk, _cosine, relation in found if relation.kind != NEW]
+    if not placed and found:
+        placed = [max(found, key=lambda f: f[1])[0]]
+    rest = [pk for pk in decision.targets if pk not in placed]
+    if rest:
+        decision.targets, decision.conflicts = placed, rest
+        decision.reason += (f" (the offline signals place {len(placed)} of the {len(placed) + len(rest)} named "
+                            f"items on the same attribute: the others are flagged for review)")
+    return decision
+
+
 def reconcile_decide(*, content: str, candidates: list[tuple[LongTermMemory, float]], now: datetime,
                      use_judge: bool = True, embedder=None) -> Decision:
     """The decision for ``content`` against ``candidates``: the judge online, the offline decision
@@ -172,8 +198,9 @@ def reconcile_decide(*, content: str, candidates: list[tuple[LongTermMemory, flo
                 chat_model=get_chat_model(), statement=content, today=now.date().isoformat(),
                 candidates=[{"id": m.pk, "content": m.content, "valid_from": iso(m.valid_from)} for m, _c in shown],
             )
-            return Decision(verdict.verdict, verdict.target_ids, verdict.reasoning or "(no reasoning given)",
-                            f"llm:{verdict.model}", stated, ids)
+            judged = Decision(verdict.verdict, verdict.target_ids, verdict.reasoning or "(no reasoning given)",
+                              f"llm:{verdict.model}", stated, ids)
+            return bound_judged_update(judged, content=content, candidates=shown, embedder=embedder)
         except LLMError as exc:
             logger.warning("reconcile judge failed (%s): the offline rules decide", exc.reason)
             judge = f"rules (judge failed: {exc.reason})"
@@ -294,8 +321,9 @@ def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed:
         decision.verdict, decision.reason = NEW, decision.reason + " (the repeated item is gone: stored)"
     value = dict(memory.value_json or {})
     value["validFrom"] = iso(decision.valid_from or observed)
-    if decision.verdict == CONFLICT:
-        value["conflictWith"] = [pk for pk in decision.targets if pk in by_id]
+    if decision.verdict == CONFLICT or decision.conflicts:
+        flagged = decision.targets if decision.verdict == CONFLICT else decision.conflicts
+        value["conflictWith"] = [pk for pk in flagged if pk in by_id]
     memory.value_json = value
     memory_upsert_many([memory])
     memory_embed_many([memory], embedder=embedder)
@@ -318,6 +346,9 @@ def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed:
                 result.superseded.append(target)
         elif decision.verdict == CONFLICT and _flag_conflict(other_id=target, new=memory, actor=actor,
                                                               decision=decision):
+            result.conflicts.append(target)
+    for target in decision.conflicts:  # beside a bounded update: kept current, flagged for review
+        if target in by_id and _flag_conflict(other_id=target, new=memory, actor=actor, decision=decision):
             result.conflicts.append(target)
     if newer:  # stored as what was true before the newer item: superseded by it from the start
         successor = min(newer, key=lambda m: m.valid_from)
@@ -498,13 +529,14 @@ def memory_reconcile_edit(*, memory: LongTermMemory, namespace: Namespace, actor
         else:
             decision.verdict = UPDATE
             decision.reason += " (an edit repeating an older item supersedes it)"
+    flagged = decision.targets if decision.verdict == CONFLICT else decision.conflicts
     for target in decision.targets:
+        if target in by_id and decision.verdict == UPDATE:
+            _supersede(old_id=target, new=memory, actor=actor, decision=decision, now=now)
+    for target in flagged:
         if target not in by_id:
             continue
-        if decision.verdict == UPDATE:
-            _supersede(old_id=target, new=memory, actor=actor, decision=decision, now=now)
-        elif decision.verdict == CONFLICT and _flag_conflict(other_id=target, new=memory, actor=actor,
-                                                              decision=decision):
+        if _flag_conflict(other_id=target, new=memory, actor=actor, decision=decision):
             value = dict(memory.value_json or {})
             value["conflictWith"] = list(dict.fromkeys([*(value.get("conflictWith") or []), target]))
             memory.value_json = value

@@ -215,6 +215,23 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     return Relation("new", f"{attribute}: compatible ({cosine:.2f})")
 
 
+def relations(statement: str, candidates: Sequence[tuple[str, str, float]], *,
+              encode: Callable[[Sequence[str]], np.ndarray], encoder_name: str) -> list[tuple[str, float, Relation]]:
+    """``(id, cosine, relation)`` of ``statement`` to each candidate (``(id, content, cosine)``), the cosine
+    in ``encode``'s space (the shipped encoder's)."""
+    if not candidates:
+        return []
+    space = attribute_space(encoder_name, encode)
+    vectors = np.asarray(encode([statement, *[content for _pk, content, _c in candidates]]), dtype=np.float32)
+    attributes = space.attribute(vectors)
+    profiles = space.profiles(vectors)
+    cosines = vectors[1:] @ vectors[0]
+    profile_cosines = profiles[1:] @ profiles[0]
+    return [(pk, float(cosine), relate(statement, content, cosine=float(cosine), new_attr=attributes[0],
+                                       old_attr=attr, profile=float(profile)))
+            for (pk, content, _c), cosine, attr, profile in zip(candidates, cosines, attributes[1:], profile_cosines)]
+
+
 def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]], *,
                    encode: Callable[[Sequence[str]], np.ndarray], encoder_name: str) -> RuleDecision:
     """The offline decision for ``statement`` against ``candidates`` (``(id, content, cosine)``, nearest
@@ -227,20 +244,12 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
     """
     if not candidates:
         return RuleDecision("new", [], "offline: nothing to compare with")
-    space = attribute_space(encoder_name, encode)
-    vectors = np.asarray(encode([statement, *[content for _pk, content, _c in candidates]]), dtype=np.float32)
-    attributes = space.attribute(vectors)
-    profiles = space.profiles(vectors)
-    cosines = vectors[1:] @ vectors[0]
-    profile_cosines = profiles[1:] @ profiles[0]
     same, updates, conflicts, reasons = [], [], [], []
     nearest = ""
-    for (pk, content, _cosine), cosine, attr, profile in zip(candidates, cosines, attributes[1:], profile_cosines):
-        relation = relate(statement, content, cosine=float(cosine), new_attr=attributes[0], old_attr=attr,
-                          profile=float(profile))
+    for pk, cosine, relation in relations(statement, candidates, encode=encode, encoder_name=encoder_name):
         nearest = nearest or relation.why
         if relation.kind == "same":
-            same.append((float(cosine), pk, relation.why))
+            same.append((cosine, pk, relation.why))
         elif relation.kind == "update":
             updates.append(pk)
             reasons.append(f"{pk}: {relation.why}")
