@@ -542,3 +542,14 @@ def memory_reconcile_edit(*, memory: LongTermMemory, namespace: Namespace, actor
             memory.value_json = value
             LongTermMemory.objects.filter(pk=memory.pk).update(value_json=value)
     return decision
+
+
+def reconcile_approved(*, memory: LongTermMemory, namespace: Namespace, actor=None, **_signal) -> Decision:
+    """An item just approved in review (``review.memory_approved``, in the approval's lock and transaction),
+    reconciled like an edited text (:func:`memory_reconcile_edit`): what it replaces is superseded, an
+    identical item is replaced by it, a conflict is flagged; its own audit entry records the decision."""
+    decision = memory_reconcile_edit(memory=memory, namespace=namespace, actor=actor)
+    if decision.verdict != NEW:
+        audit_record(actor=actor, action=AuditLog.Action.UPDATE, object_type="memory", object_id=memory.pk,
+                     after={**memory_snapshot(memory), "reconcile": decision.as_dict()}, reason=_reason(decision))
+    return decision
