@@ -47,7 +47,7 @@ from memoryboard.ltm.store.versions import version_record_created_many
 from memoryboard.ltm.write.items import memory_build
 from memoryboard.ltm.write.reconcile_scope import nearest_current
 from memoryboard.ltm.write.reconcile_offline import ends_value, offline_decide, relations
-from memoryboard.ltm.write.statements import normalize_statement, statement_slots
+from memoryboard.ltm.write.statements import normalize_statement, rules_decide, statement_slots
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, Source
 from memoryboard.models.labels import CONFLICT_FLAGGED
 from memoryboard.models.namespaces import Namespace
@@ -401,9 +401,10 @@ def memory_reconcile_many(
             continue
         decision, by_id, observed = _decide(namespace=namespace, memory=memory, embedder=embedder, now=now,
                                             use_judge=use_judge, judged=(judged or {}).get(memory.pk))
-        # Against the batch's earlier statements too (the rules: they are not searchable yet).
-        within = offline_decision(memory.content, [(m.pk, m.content, 0.0) for m in stored_before], embedder) \
-            if stored_before else None
+        # Against the batch's earlier statements too (they are not searchable yet).
+        # Statements of one batch are said together: one replaces another only on a recognised slot.
+        within = rules_decide(memory.content, [(m.pk, m.content, 0.0) for m in stored_before]) if stored_before \
+            else None
         if within is not None and within.verdict == SAME and decision.verdict != SAME:
             planned.append((memory, None, {}, now, next(m for m in stored_before if m.pk == within.targets[0]), []))
             continue

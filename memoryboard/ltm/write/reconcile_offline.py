@@ -136,6 +136,7 @@ class Relation:
 
     kind: str
     why: str
+    strong: bool = False  # an update on a recognised slot or of a value the stored item names
 
 
 def _script_words(words: set[str]) -> tuple[set[str], set[str]]:
@@ -168,7 +169,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     cross_script = any(bool(_CJK_RUN.search(n.value)) != bool(_CJK_RUN.search(o.value))
                        for n in new_slots for o in old_slots if n.key == o.key and n.value and o.value)
     if slots[0] == "changed" and not cross_script:
-        return Relation("update", "; ".join(slots[1]))
+        return Relation("update", "; ".join(slots[1]), strong=True)
     if slots[0] == "partial" and not cross_script:
         return Relation("conflict", "; ".join(slots[1]))
     if new_keys and old_keys and not new_keys & old_keys and not (shared and ends):
@@ -186,7 +187,9 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     same_attr = (new_attr[0] == old_attr[0] and both_clear) \
         or cosine >= ATTRIBUTE_COSINE or profile >= PROFILE_COSINE or cross_script
     if not same_attr and shared and ends:  # the value it ends is the stored one's
-        return Relation("update", f"ends {', '.join(sorted(shared)[:3])}")
+        return Relation("update", f"ends {', '.join(sorted(shared)[:3])}", strong=True)
+    if new_keys and not old_keys and not shared and cosine < ATTRIBUTE_COSINE:
+        return Relation("new", f"the statement's slot ({', '.join(sorted(new_keys))}) is not the stored one's")
     if not same_attr:
         if cosine >= CONFLICT_COSINE and ends:
             return Relation("conflict", f"said as a change, near in meaning ({cosine:.2f}), no attribute in common")
@@ -196,7 +199,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("new", f"adds to {attribute}")
     if ends and (cosine >= ENDS_COSINE or new_attr[0] == old_attr[0]):
         return Relation("update", f"{attribute}: said as a change" + (f" of {', '.join(sorted(shared)[:3])}"
-                                                                       if shared else ""))
+                                                                       if shared else ""), strong=bool(shared))
     if shared:
         return Relation("same", f"{attribute}: shares {', '.join(sorted(shared)[:3])}")
     if has_continuation_cue(new):
@@ -246,10 +249,14 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
         return RuleDecision("new", [], "offline: nothing to compare with")
     same, updates, conflicts, reasons = [], [], [], []
     nearest = ""
-    for pk, cosine, relation in relations(statement, candidates, encode=encode, encoder_name=encoder_name):
+    found = relations(statement, candidates, encode=encode, encoder_name=encoder_name)
+    strong = any(relation.kind == "update" and relation.strong for _pk, _c, relation in found)
+    for pk, cosine, relation in found:
         nearest = nearest or relation.why
         if relation.kind == "same":
             same.append((cosine, pk, relation.why))
+        elif relation.kind == "update" and strong and not relation.strong:
+            continue  # beside an update on a recognised slot or a named value, a guess replaces nothing
         elif relation.kind == "update":
             updates.append(pk)
             reasons.append(f"{pk}: {relation.why}")
