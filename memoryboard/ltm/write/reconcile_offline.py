@@ -23,6 +23,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -75,7 +76,8 @@ _EN_FUNCTION = frozenset(
 _ZH_FUNCTION = frozenset("的了是在我你他她它们也还都很就和有这那个一不没吗呢吧啊呀嘛哈么着过到说让给把被从对用于")
 
 
-def _value_words(text: str) -> set[str]:
+@lru_cache(maxsize=8192)  # a user's items are compared again at each save
+def _value_words(text: str) -> frozenset[str]:
     text = _POSSESSIVE.sub("", unicodedata.normalize("NFKC", text or "").casefold())
     words = {w for w in _LATIN.findall(text) if w not in _EN_FUNCTION and w not in _PROTOTYPE_WORDS}
     for run in _CJK_RUN.findall(text):
@@ -83,7 +85,7 @@ def _value_words(text: str) -> set[str]:
             pair = run[i : i + 2]
             if not (set(pair) & _ZH_FUNCTION) and pair not in _PROTOTYPE_WORDS:
                 words.add(pair)
-    return words
+    return frozenset(words)
 
 
 def _prototype_words() -> frozenset[str]:
@@ -109,6 +111,7 @@ def _says_now(text: str) -> bool:
     return bool(_NOW.search(text or ""))
 
 
+@lru_cache(maxsize=8192)
 def _whose(text: str) -> tuple[str, bool]:
     """Who a statement is about: ``user`` (a pet of theirs too: its name is their attribute) or the other
     person named ("sister", "妈"); and whether the statement says so (a sentence without a subject, "Jamie's
