@@ -43,6 +43,7 @@ ATTRIBUTE_COSINE = 0.62  # two statements this close are about the same attribut
 PROFILE_COSINE = 0.60  # attribute profiles this close: the same attribute
 ATTRIBUTE_MIN = 0.22
 SHARED_COSINE = 0.40  # sharing a value word, this close, neither an end nor an addition: a repeat
+UNCLEAR_MARGIN = 0.02  # a statement near no prototype: within this of its nearest, the stored one's attribute
 ATTRIBUTE_MARGIN = 0.05  # nearest attributes clear by this much over their second: two attributes apart
 ENDS_COSINE = 0.30  # said as a change, of another nearest attribute: at least this close  # a statement this near its nearest prototype has that attribute
 CONFLICT_COSINE = 0.80  # said as a change, this close, no attribute in common: unsure
@@ -58,7 +59,7 @@ _ENDS = re.compile(
     r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|从.{1,15}(?:到|成)",
     re.IGNORECASE,
 )
-_NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|became|become)\b|现在|如今|目前|已经|新|成了|变成|了[，。！!~\s]|了$",
+_NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|became|become|went|turned)\b|现在|如今|目前|已经|新|成了|变成|了[，。！!~\s]|了$",
                   re.IGNORECASE)
 _LATIN = re.compile(r"[a-z0-9][a-z0-9+#.-]*[a-z0-9+#]|[a-z0-9]")
 _POSSESSIVE = re.compile(r"['’](?:s|re|m|ve|ll|d)\b")
@@ -79,6 +80,7 @@ _ZH_FUNCTION = frozenset("的了是在我你他她它们也还都很就和有这
 @lru_cache(maxsize=8192)  # a user's items are compared again at each save
 def _value_words(text: str) -> frozenset[str]:
     text = _POSSESSIVE.sub("", unicodedata.normalize("NFKC", text or "").casefold())
+    text = _NOT_VALUES.sub(" ", text)  # the cues and the user's names are never a value
     words = {w for w in _LATIN.findall(text) if w not in _EN_FUNCTION and w not in _PROTOTYPE_WORDS}
     for run in _CJK_RUN.findall(text):
         for i in range(len(run) - 1):
@@ -100,6 +102,9 @@ def _prototype_words() -> frozenset[str]:
 
 
 _PROTOTYPE_WORDS = _prototype_words()
+
+
+_NOT_VALUES = re.compile(_ENDS.pattern + "|" + _NOW.pattern + r"|用户|客户|\buser\b|\bcustomer\b", re.IGNORECASE)
 
 
 def ends_value(text: str) -> bool:
@@ -147,9 +152,10 @@ def _script_words(words: set[str]) -> tuple[set[str], set[str]]:
 
 
 def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, float],
-           old_attr: tuple[str, float, float], profile: float = 0.0) -> Relation:
+           old_attr: tuple[str, float, float], profile: float = 0.0, new_on_old: float = -1.0) -> Relation:
     """The relation of the statement ``new`` to the stored ``old`` given their cosine and nearest attributes
-    (``llm.attributes.AttributeSpace.attribute``) and the cosine of their attribute profiles (``profile``)."""
+    (``llm.attributes.AttributeSpace.attribute``), the cosine of their attribute profiles (``profile``) and the
+    new statement's cosine to the stored one's attribute (``new_on_old``)."""
     new_norm, old_norm = normalize_statement(new), normalize_statement(old)
     if new_norm and old_norm and (new_norm == old_norm or new_norm in old_norm or old_norm in new_norm):
         return Relation("same", "the same statement" if new_norm == old_norm else "contained in the other")
@@ -187,7 +193,10 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     if both_clear and new_attr[0] != old_attr[0] and min(new_attr[2], old_attr[2]) >= ATTRIBUTE_MARGIN \
             and cosine < SAME_COSINE and not (shared and ends):
         return Relation("new", f"another attribute ({new_attr[0]} / {old_attr[0]})")
-    same_attr = (new_attr[0] == old_attr[0] and both_clear) \
+    # A statement near no prototype ("现在开的是理想 L7 了") takes the stored one's attribute when that is
+    # as near to it as its own nearest.
+    unclear = new_attr[1] < ATTRIBUTE_MIN <= old_attr[1] and new_on_old >= new_attr[1] - UNCLEAR_MARGIN
+    same_attr = (new_attr[0] == old_attr[0] and both_clear) or unclear \
         or cosine >= ATTRIBUTE_COSINE or profile >= PROFILE_COSINE or cross_script
     if not same_attr and shared and ends:  # the value it ends is the stored one's
         return Relation("update", f"ends {', '.join(sorted(shared)[:3])}", strong=True)
@@ -231,10 +240,12 @@ def relations(statement: str, candidates: Sequence[tuple[str, str, float]], *,
     vectors = np.asarray(encode([statement, *[content for _pk, content, _c in candidates]]), dtype=np.float32)
     attributes = space.attribute(vectors)
     profiles = space.profiles(vectors)
+    scores = space.scores(vectors[:1])[0]
     cosines = vectors[1:] @ vectors[0]
     profile_cosines = profiles[1:] @ profiles[0]
     return [(pk, float(cosine), relate(statement, content, cosine=float(cosine), new_attr=attributes[0],
-                                       old_attr=attr, profile=float(profile)))
+                                       old_attr=attr, profile=float(profile),
+                                       new_on_old=float(scores[space.names.index(attr[0])])))
             for (pk, content, _c), cosine, attr, profile in zip(candidates, cosines, attributes[1:], profile_cosines)]
 
 
