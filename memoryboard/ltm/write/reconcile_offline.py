@@ -35,7 +35,13 @@ from memoryboard.llm.attributes import (
     has_continuation_cue,
 )
 from memoryboard.llm.cues import OTHER, names_a_moment, statement_subject
-from memoryboard.ltm.write.statements import RuleDecision, compare_slots, normalize_statement, statement_slots
+from memoryboard.ltm.write.statements import (
+    LIKES,
+    RuleDecision,
+    compare_slots,
+    normalize_statement,
+    statement_slots,
+)
 
 # Chosen on the development set.
 SAME_COSINE = 0.80  # two statements this close say the same thing (unless one ends or switches it)
@@ -74,7 +80,7 @@ _EN_FUNCTION = frozenset(
     "there here one two lol haha btw ok okay oh well like got get gets getting go going went back more most "
     "much many every each day days week weeks month months year years today yesterday last next since ago "
     "always never usually pretty bit lot thing things stuff guess think know said say tell told".split())
-_ZH_FUNCTION = frozenset("的了是在我你他她它们也还都很就和有这那个一不没吗呢吧啊呀嘛哈么着过到说让给把被从对用于")
+_ZH_FUNCTION = frozenset("的了是在我你他她它们也还很就和有这那个吗呢吧啊呀嘛哈么着过")
 
 
 @lru_cache(maxsize=8192)  # a user's items are compared again at each save
@@ -170,7 +176,9 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("new", f"about the user's {new_whose}")
     new_slots, old_slots = statement_slots(new), statement_slots(old)
     slots = compare_slots(new_slots, old_slots)
-    new_keys, old_keys = {s.key for s in new_slots}, {s.key for s in old_slots}
+    # Single-valued slots (where one lives, one's job, …): a like of one thing is not an attribute of its own.
+    new_keys = {s.key for s in new_slots if not s.key.startswith(LIKES)}
+    old_keys = {s.key for s in old_slots if not s.key.startswith(LIKES)}
     ends = ends_value(new)
     if slots[0] == "same":
         return Relation("same", "same slot: " + ", ".join(slots[1]))
