@@ -113,6 +113,37 @@ _PROTOTYPE_WORDS = _prototype_words()
 _NOT_VALUES = re.compile(_ENDS.pattern + "|" + _NOW.pattern + r"|用户|客户|\buser\b|\bcustomer\b", re.IGNORECASE)
 
 
+_THIRD_PERSON = re.compile(r"^\W*(?:the |this |our )?(?:user|customer|client|member)(?P<own>['’]s)?\s+(?P<verb>[a-z]+)?",
+                           re.IGNORECASE)
+_ZH_THIRD_PERSON = re.compile(r"^\W*(?:该|此|这位)?(?:用户|客户|顾客|会员)")
+_IRREGULAR = {"is": "am", "has": "have", "does": "do", "was": "was"}
+
+
+def _verb_for_i(verb: str) -> str:
+    lower = verb.lower()
+    if lower in _IRREGULAR:
+        return _IRREGULAR[lower]
+    if lower.endswith("ies") and len(lower) > 4:
+        return lower[:-3] + "y"
+    if re.search(r"(?:ch|sh|ss|x|o)es$", lower):
+        return lower[:-2]
+    if lower.endswith("s") and not lower.endswith("ss"):
+        return lower[:-1]
+    return lower
+
+
+def first_person(text: str) -> str:
+    """A third-person statement about the user in the first person ("The user lives in Graz" → "I live in
+    Graz", 用户住在… → 我住在…), so that the slot rules read API writes as they read chat."""
+    match = _THIRD_PERSON.match(text or "")
+    if match:
+        if match.group("own"):
+            return "my " + text[match.end("own"):].lstrip()
+        verb = match.group("verb") or ""
+        return "I " + _verb_for_i(verb) + text[match.end():]
+    return _ZH_THIRD_PERSON.sub("我", text or "", count=1)
+
+
 def ends_value(text: str) -> bool:
     """The statement ends or switches a value ("no longer", "quit", "switched", 不再, 改, 换, 从…到)."""
     return bool(_ENDS.search(text or ""))
@@ -153,6 +184,10 @@ class Relation:
     strong: bool = False  # an update on a recognised slot or of a value the stored item names
 
 
+# The prototype attribute of each single-valued slot of the rules.
+_SLOT_ATTRIBUTES = {"residence": "residence", "workplace": "employer", "job": "job", "name": "name"}
+
+
 def _script_words(words: set[str]) -> tuple[set[str], set[str]]:
     return {w for w in words if not _CJK_RUN.match(w)}, {w for w in words if _CJK_RUN.match(w)}
 
@@ -174,7 +209,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         if cosine >= SAME_COSINE and not ends_value(new):
             return Relation("same", f"about the user's {new_whose}: says the same ({cosine:.2f})")
         return Relation("new", f"about the user's {new_whose}")
-    new_slots, old_slots = statement_slots(new), statement_slots(old)
+    new_slots, old_slots = statement_slots(first_person(new)), statement_slots(first_person(old))
     slots = compare_slots(new_slots, old_slots)
     # Single-valued slots (where one lives, one's job, …): a like of one thing is not an attribute of its own.
     new_keys = {s.key for s in new_slots if not s.key.startswith(LIKES)}
@@ -197,6 +232,10 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
                           or new_cjk and not new_latin and old_latin and not old_cjk)
     if shared and not ends and not has_addition_cue(new) and cosine >= SHARED_COSINE:
         return Relation("same", f"says {', '.join(sorted(shared)[:3])} again ({cosine:.2f})")
+    new_likes = {s.key for s in new_slots if s.key.startswith(LIKES) and s.positive}
+    old_likes = {s.key for s in old_slots if s.key.startswith(LIKES) and s.positive}
+    if new_likes and old_likes and not new_likes & old_likes and not ends:
+        return Relation("new", "likes another thing (likes are many)")
     both_clear = min(new_attr[1], old_attr[1]) >= ATTRIBUTE_MIN
     if both_clear and new_attr[0] != old_attr[0] and min(new_attr[2], old_attr[2]) >= ATTRIBUTE_MARGIN \
             and cosine < SAME_COSINE and not (shared and ends):
@@ -208,7 +247,9 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         or cosine >= ATTRIBUTE_COSINE or profile >= PROFILE_COSINE or cross_script
     if not same_attr and shared and ends:  # the value it ends is the stored one's
         return Relation("update", f"ends {', '.join(sorted(shared)[:3])}", strong=True)
-    if new_keys and not old_keys and not shared and cosine < ATTRIBUTE_COSINE:
+    slot_attributes = {_SLOT_ATTRIBUTES[key] for key in new_keys if key in _SLOT_ATTRIBUTES}
+    if new_keys and not old_keys and not shared and cosine < ATTRIBUTE_COSINE \
+            and (old_attr[0] not in slot_attributes if slot_attributes else new_attr[0] != old_attr[0]):
         return Relation("new", f"the statement's slot ({', '.join(sorted(new_keys))}) is not the stored one's")
     if not same_attr:
         if cosine >= CONFLICT_COSINE and ends:
