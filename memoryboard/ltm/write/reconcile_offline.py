@@ -60,9 +60,9 @@ UNSURE_COSINE = 0.55  # the same attribute, nothing else to go by, this close: a
 # An end or a switch of a value (a weaker cue, "now", 现在, only says what holds today).
 _ENDS = re.compile(
     r"\b(?:no longer|not anymore|any ?more|no more|stopped|quit|left|switched|changed|moved|relocated|instead|"
-    r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )used to|gave up|traded|sold|cancelled|canceled|retired|replaced|correction|not\b.{1,30}\bbut|"
+    r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )used to|gave up|traded|sold|cancelled|canceled|retired|replaced|correction|upgraded|swapped|got rid of|ended|broke up|split up|graduated|not\b.{1,30}\bbut|"
     r"from\b.{1,40}\bto)\b"
-    r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|从.{1,15}(?:到|成)",
+    r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|毕业|分手|结束|从.{1,15}(?:到|成)",
     re.IGNORECASE,
 )
 _NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|became|become|went|turned)\b|现在|如今|目前|已经|新|成了|变成|了[，。！!~\s]|了$",
