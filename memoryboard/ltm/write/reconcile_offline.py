@@ -47,26 +47,28 @@ from memoryboard.ltm.write.statements import (
 SAME_COSINE = 0.80  # two statements this close say the same thing (unless one ends or switches it)
 ATTRIBUTE_COSINE = 0.62  # two statements this close are about the same attribute, whatever their prototypes
 PROFILE_COSINE = 0.60  # attribute profiles this close: the same attribute
-ATTRIBUTE_MIN = 0.22
+ATTRIBUTE_MIN = 0.22  # a statement this near its nearest prototype has that attribute
 SHARED_COSINE = 0.40  # sharing a value word, this close, neither an end nor an addition: a repeat
 UNCLEAR_MARGIN = 0.02  # a statement near no prototype: within this of its nearest, the stored one's attribute
 ATTRIBUTE_MARGIN = 0.05  # nearest attributes clear by this much over their second: two attributes apart
-ENDS_COSINE = 0.30  # said as a change, of another nearest attribute: at least this close  # a statement this near its nearest prototype has that attribute
+ENDS_COSINE = 0.30  # said as a change, of another nearest attribute: at least this close
 CONFLICT_COSINE = 0.80  # said as a change, this close, no attribute in common: unsure
 DIFFERENT_VALUE_COSINE = 0.50  # the same attribute, other value words, this close: another value
 CROSS_SAME_COSINE = 0.60  # in the other language (no words to compare), this close: the same
 UNSURE_COSINE = 0.55  # the same attribute, nothing else to go by, this close: a conflict for review
 
-# An end or a switch of a value (a weaker cue, "now", 现在, only says what holds today).
+# An end or a switch of a value.
 _ENDS = re.compile(
     r"\b(?:no longer|not anymore|any ?more|no more|stopped|quit|left|switched|changed|moved|relocated|instead|"
-    r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )used to|gave up|traded|sold|cancelled|canceled|retired|replaced|correction|upgraded|swapped|got rid of|ended|broke up|split up|graduated|not\b.{1,30}\bbut|"
+    r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )used to|gave up|traded|sold|cancelled|canceled|retired|"
+    r"replaced|correction|upgraded|swapped|got rid of|ended|broke up|split up|graduated|not\b.{1,30}\bbut|"
     r"from\b.{1,40}\bto)\b"
     r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|毕业|分手|结束|从.{1,15}(?:到|成)",
     re.IGNORECASE,
 )
-_NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|became|become|went|turned)\b|现在|如今|目前|已经|新|成了|变成|了[，。！!~\s]|了$",
-                  re.IGNORECASE)
+# What holds now ("now", "went vegan", 现在, a final 了): a change only of an attribute already shared.
+_NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|became|become|went|turned)\b"
+                  r"|现在|如今|目前|已经|新|成了|变成|了[，。！!~\s]|了$", re.IGNORECASE)
 _LATIN = re.compile(r"[a-z0-9][a-z0-9+#.-]*[a-z0-9+#]|[a-z0-9]")
 _POSSESSIVE = re.compile(r"['’](?:s|re|m|ve|ll|d)\b")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
