@@ -62,14 +62,18 @@ PROTOTYPES: dict[str, tuple[str, ...]] = {
 
 # --- the cues -----------------------------------------------------------------------------------------
 
-# Said as a change: the value now, an end, a switch, a correction.
-_CHANGE = re.compile(
-    r"\b(?:now|nowadays|these days|no longer|not anymore|any ?more|no more|stopped|quit|left|switched|changed|"
-    r"moved|relocated|instead|used to|gave up|became|become|turned|new|finally|since|actually|correction|"
-    r"not\b.{1,30}\bbut|from\b.{1,40}\bto)\b"
-    r"|现在|如今|目前|不再|不.{0,6}了|没再|再也不|已经|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退|新|成了|变成|更正|其实|从.{1,15}(?:到|成)",
+# An end or a switch of a value.
+ENDS = re.compile(
+    r"\b(?:no longer|not anymore|any ?more|no more|stopped|quit|left|switched|changed|moved|relocated|instead|"
+    r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )used to|gave up|traded|sold|cancelled|canceled|retired|"
+    r"replaced|correction|upgraded|swapped|got rid of|ended|broke up|split up|graduated|not\b.{1,30}\bbut|"
+    r"from\b.{1,40}\bto)\b"
+    r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|毕业|分手|结束|从.{1,15}(?:到|成)",
     re.IGNORECASE,
 )
+# What holds now ("now", "went vegan", 现在, a final 了): a change only of an attribute already shared.
+NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|became|become|went|turned)\b"
+                  r"|现在|如今|目前|已经|新|成了|变成|了[，。！!~\s]|了$", re.IGNORECASE)
 # Adds to what is known: also, too, another, 也, 还 (not 还是 / 还在: those continue).
 _ADDITION = re.compile(
     r"\b(?:also|too|as well|another|second|both|in addition|plus|besides|on top of)\b|也|(?<!还)还(?![是在有记])|另外|又|再",
@@ -83,9 +87,14 @@ _CONTINUATION = re.compile(
 )
 
 
-def has_change_cue(text: str) -> bool:
-    """The statement says something changed or now holds ("now", "no longer", "switched", 现在, 不再, 改, 换)."""
-    return bool(_CHANGE.search(text or ""))
+def ends_value(text: str) -> bool:
+    """The statement ends or switches a value ("no longer", "quit", "switched", 不再, 改, 换, 从…到)."""
+    return bool(ENDS.search(text or ""))
+
+
+def says_now(text: str) -> bool:
+    """The statement says what holds now ("now", "went vegan", 现在, a final 了)."""
+    return bool(NOW.search(text or ""))
 
 
 def has_addition_cue(text: str) -> bool:

@@ -33,6 +33,7 @@ from django.utils import timezone
 from memoryboard.audit import audit_record
 from memoryboard.llm.errors import LLMError
 from memoryboard.llm.factory import get_chat_model, get_embedder, is_online
+from memoryboard.llm.attributes import ends_value
 from memoryboard.llm.embeddings import UniversalSentenceEncoder
 from memoryboard.llm.judge import judge_statement
 from memoryboard.ltm.search.embeddings import memory_embed_many
@@ -46,7 +47,7 @@ from memoryboard.ltm.store.upsert import memory_upsert_many
 from memoryboard.ltm.store.versions import version_record_created_many
 from memoryboard.ltm.write.items import memory_build
 from memoryboard.ltm.write.reconcile_scope import nearest_current
-from memoryboard.ltm.write.reconcile_offline import ends_value, offline_decide, relations
+from memoryboard.ltm.write.reconcile_offline import offline_decide, relations
 from memoryboard.ltm.write.statements import normalize_statement, rules_decide, statement_slots
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, Source
 from memoryboard.models.labels import CONFLICT_FLAGGED

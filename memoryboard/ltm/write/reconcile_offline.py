@@ -28,11 +28,15 @@ from functools import lru_cache
 import numpy as np
 
 from memoryboard.llm.attributes import (
+    ENDS,
+    NOW,
     PROTOTYPES,
     attribute_space,
     attribute_words,
+    ends_value,
     has_addition_cue,
     has_continuation_cue,
+    says_now,
 )
 from memoryboard.llm.cues import OTHER, names_a_moment, statement_subject
 from memoryboard.ltm.write.statements import (
@@ -57,18 +61,6 @@ DIFFERENT_VALUE_COSINE = 0.50  # the same attribute, other value words, this clo
 CROSS_SAME_COSINE = 0.60  # in the other language (no words to compare), this close: the same
 UNSURE_COSINE = 0.55  # the same attribute, nothing else to go by, this close: a conflict for review
 
-# An end or a switch of a value.
-_ENDS = re.compile(
-    r"\b(?:no longer|not anymore|any ?more|no more|stopped|quit|left|switched|changed|moved|relocated|instead|"
-    r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )used to|gave up|traded|sold|cancelled|canceled|retired|"
-    r"replaced|correction|upgraded|swapped|got rid of|ended|broke up|split up|graduated|not\b.{1,30}\bbut|"
-    r"from\b.{1,40}\bto)\b"
-    r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|毕业|分手|结束|从.{1,15}(?:到|成)",
-    re.IGNORECASE,
-)
-# What holds now ("now", "went vegan", 现在, a final 了): a change only of an attribute already shared.
-_NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|became|become|went|turned)\b"
-                  r"|现在|如今|目前|已经|新|成了|变成|了[，。！!~\s]|了$", re.IGNORECASE)
 _LATIN = re.compile(r"[a-z0-9][a-z0-9+#.-]*[a-z0-9+#]|[a-z0-9]")
 _POSSESSIVE = re.compile(r"['’](?:s|re|m|ve|ll|d)\b")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -112,7 +104,7 @@ def _prototype_words() -> frozenset[str]:
 _PROTOTYPE_WORDS = _prototype_words()
 
 
-_NOT_VALUES = re.compile(_ENDS.pattern + "|" + _NOW.pattern + r"|用户|客户|\buser\b|\bcustomer\b", re.IGNORECASE)
+_NOT_VALUES = re.compile(ENDS.pattern + "|" + NOW.pattern + r"|用户|客户|\buser\b|\bcustomer\b", re.IGNORECASE)
 
 
 _THIRD_PERSON = re.compile(r"^\W*(?:the |this |our )?(?:user|customer|client|member)(?P<own>['’]s)?\s+(?P<verb>[a-z]+)?",
@@ -144,15 +136,6 @@ def first_person(text: str) -> str:
         verb = match.group("verb") or ""
         return "I " + _verb_for_i(verb) + text[match.end():]
     return _ZH_THIRD_PERSON.sub("我", text or "", count=1)
-
-
-def ends_value(text: str) -> bool:
-    """The statement ends or switches a value ("no longer", "quit", "switched", 不再, 改, 换, 从…到)."""
-    return bool(_ENDS.search(text or ""))
-
-
-def _says_now(text: str) -> bool:
-    return bool(_NOW.search(text or ""))
 
 
 @lru_cache(maxsize=8192)
@@ -269,7 +252,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("same", f"{attribute}: said as still true")
     if names_a_moment(new) and not ends:
         return Relation("new", f"{attribute}: an event")
-    if _says_now(new):
+    if says_now(new):
         return Relation("update", f"{attribute}: another value now")
     if (new_latin and old_latin or new_cjk and old_cjk) and cosine >= DIFFERENT_VALUE_COSINE:
         return Relation("update", f"{attribute}: another value")
