@@ -12,9 +12,13 @@ meaning and those about the same slot (``ltm.write.reconcile_scope``), and one d
 - ``new``: stored, nothing touched.
 - ``conflict``: unsure. Both kept current, each naming the other in ``conflictWith``, for review.
 
-Online (``OPENAI_BASE_URL`` set) a chat model judges (``llm.judge``: reasoning first, candidates only);
-when it fails, the offline rules (``ltm.write.statements``) decide and the decision says so. Offline, the
-rules decide. Every decision is audited with its reason and who decided.
+Online (``OPENAI_BASE_URL`` set) a chat model judges (``llm.judge``: reasoning first, candidates only),
+and its ``update`` supersedes only what the offline signals place on the same attribute (or the single
+nearest item; the other targets are flagged as conflicts: :func:`bound_judged_update`); when it fails, the
+offline decision (``ltm.write.reconcile_offline``: the shipped encoder, attribute prototypes, grammatical
+cues and the slot rules of ``ltm.write.statements``) decides and the decision says so. Offline, it decides.
+An item approved in review is reconciled too (:func:`reconcile_approved`). Every decision is audited with
+its reason and who decided (``judge``: ``rules`` for the offline decision).
 
 The decision and its writes are one transaction under the namespace's lock (``ltm.store.locks``): two
 concurrent saves of the same update leave one current item.
