@@ -55,6 +55,7 @@ ATTRIBUTE_MIN = 0.22  # a statement this near its nearest prototype has that att
 SHARED_COSINE = 0.40  # sharing a value word, this close, neither an end nor an addition: a repeat
 UNCLEAR_MARGIN = 0.02  # a statement near no prototype: within this of its nearest, the stored one's attribute
 ATTRIBUTE_MARGIN = 0.05  # nearest attributes clear by this much over their second: two attributes apart
+CUE_COSINE = 0.45  # said as a change or as what holds now, this close: the same attribute
 ENDS_COSINE = 0.30  # said as a change, of another nearest attribute: at least this close
 CONFLICT_COSINE = 0.80  # said as a change, this close, no attribute in common: unsure
 DIFFERENT_VALUE_COSINE = 0.50  # the same attribute, other value words, this close: another value
@@ -222,13 +223,15 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     if new_likes and old_likes and not new_likes & old_likes and not ends:
         return Relation("new", "likes another thing (likes are many)")
     both_clear = min(new_attr[1], old_attr[1]) >= ATTRIBUTE_MIN
+    # Said as a change and this close: the same attribute, whatever the prototypes say ("I'm in Lisbon now").
+    cue_near = (ends or says_now(new)) and cosine >= CUE_COSINE
     if both_clear and new_attr[0] != old_attr[0] and min(new_attr[2], old_attr[2]) >= ATTRIBUTE_MARGIN \
-            and cosine < SAME_COSINE and not (shared and ends):
+            and cosine < SAME_COSINE and not (shared and ends) and not cue_near:
         return Relation("new", f"another attribute ({new_attr[0]} / {old_attr[0]})")
     # A statement near no prototype ("现在开的是理想 L7 了") takes the stored one's attribute when that is
     # as near to it as its own nearest.
     unclear = new_attr[1] < ATTRIBUTE_MIN <= old_attr[1] and new_on_old >= new_attr[1] - UNCLEAR_MARGIN
-    same_attr = (new_attr[0] == old_attr[0] and both_clear) or unclear \
+    same_attr = (new_attr[0] == old_attr[0] and both_clear) or unclear or cue_near \
         or cosine >= ATTRIBUTE_COSINE or profile >= PROFILE_COSINE or cross_script
     if not same_attr and shared and ends:  # the value it ends is the stored one's
         return Relation("update", f"ends {', '.join(sorted(shared)[:3])}", strong=True)
