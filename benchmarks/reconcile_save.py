@@ -4,6 +4,8 @@ Run::
 
     .venv/bin/python benchmarks/reconcile_save.py                       # 5,000 items, 200 saves each way
     .venv/bin/python benchmarks/reconcile_save.py --items 1000 --saves 20   # a small run
+    .venv/bin/python benchmarks/reconcile_save.py --turns 200               # a chat turn: extraction + reconcile
+    .venv/bin/python benchmarks/reconcile_save.py --items 500 --turns 10    # a small run of that
 
 One fresh SQLite file in a temporary directory (never the development database), the default offline
 embedder (USE) warmed up, one user with ``--items`` current items of one agent (texts of the kind users
@@ -21,6 +23,13 @@ the scope is patched with the items written since, as in a user's session of sav
 statement once.
 Prints p50, p90 and the mean wall time of each way and their difference (the target: < 10 ms at p50),
 and the median CPU time of this process (less sensitive to other processes on the machine).
+
+``--turns N``: instead, N chat turns of 10 sentences (``benchmarks/extraction.py``'s sentences), each
+extracted offline (``llm.extraction.OfflineExtractor``, the encoder's memory of recent texts emptied first)
+and its items reconciled and saved as the extraction task does (``reconcile.memory_save_many_reconciled``:
+the candidates, the offline decision on the shipped encoder, the writes), each turn in a transaction that
+is rolled back (the user keeps ``--items`` items). Prints p50 and p90 of the extraction, of the
+reconcile-and-save, and of the two together (the target: < 30 ms at p50 at 5,000 items).
 """
 
 from __future__ import annotations
@@ -88,6 +97,60 @@ def _fill(namespace, count: int, rng: random.Random, model: str, dim: int) -> No
             cursor.executemany(_upsert_sql(connection.vendor), rows)
 
 
+class _Rollback(Exception):
+    pass
+
+
+def _turns(namespace, count: int) -> None:
+    from django.db import transaction
+
+    from benchmarks.extraction import turn
+    from memoryboard.llm.embeddings import UniversalSentenceEncoder
+    from memoryboard.llm.extraction import offline_extractor
+    from memoryboard.ltm.write.items import memory_build
+    from memoryboard.ltm.write.reconcile import memory_save_many_reconciled
+
+    extractor = offline_extractor()
+    rng = random.Random(1)
+    texts = [turn(rng) for _ in range(count + 1)]
+    extract_ms, save_ms, total_ms, verdicts, items = [], [], [], {}, []
+    for index, text in enumerate(texts):
+        UniversalSentenceEncoder.recent.clear()
+        start = time.perf_counter()
+        found = extractor.extract([{"role": "user", "content": text}])
+        middle = time.perf_counter()
+        try:
+            with transaction.atomic():
+                memories = [memory_build(namespace=namespace, content=item.content, memory_type=item.type,
+                                         source="auto_extract", agent_id="chat") for item in found]
+                results = memory_save_many_reconciled(namespace=namespace, memories=memories, event="extract")
+                end = time.perf_counter()
+                raise _Rollback
+        except _Rollback:
+            pass
+        if index == 0:  # the first turn builds the scope's index
+            continue
+        extract_ms.append((middle - start) * 1000)
+        save_ms.append((end - middle) * 1000)
+        total_ms.append((end - start) * 1000)
+        items.append(len(found))
+        for result in results:
+            verdicts[result.decision.verdict] = verdicts.get(result.decision.verdict, 0) + 1
+    print(f"{count} turns of 10 sentences ({statistics.fmean(items):.1f} items each) for a user with "
+          f"{namespace_count(namespace):,} items; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'':<26}{'p50 ms':>10}{'p90 ms':>10}")
+    for label, times in (("extraction", extract_ms), ("reconcile and save", save_ms), ("turn (both)", total_ms)):
+        stats = _stats(times)
+        print(f"{label:<26}{stats['p50']:>10.1f}{stats['p90']:>10.1f}")
+    print(f"decisions: {verdicts}")
+
+
+def namespace_count(namespace) -> int:
+    from memoryboard.ltm.search.retrieval import namespace_scope
+
+    return namespace_scope(namespace).filter(archived=False).count()
+
+
 def _stats(times: list[float]) -> dict[str, float]:
     ordered = sorted(times)
     return {"p50": statistics.median(ordered), "p90": ordered[max(0, int(len(ordered) * 0.9) - 1)],
@@ -98,6 +161,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--items", type=int, default=5_000)
     parser.add_argument("--saves", type=int, default=200)
+    parser.add_argument("--turns", type=int, default=0,
+                        help="measure N chat turns (extraction and reconcile) instead of single saves")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         _setup(pathlib.Path(tmp) / "bench.sqlite3")
@@ -113,6 +178,8 @@ def main() -> None:
         namespace = build_namespace(agent_namespace="chat", user_id="bench")
         _fill(namespace, args.items, rng, embedder.name, int(embedder.dim))
         memory_rank(queryset=namespace_scope(namespace), query="warm up", k=10)  # the scope's first build
+        if args.turns:
+            return _turns(namespace, args.turns)
         memory_save_reconciled(namespace=namespace, content="I live in Lisbon.", memory_type="FACT", agent_id="chat")
         without, with_, cpu_without, cpu_with = [], [], [], []
         verdicts: dict[str, int] = {}

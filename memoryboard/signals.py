@@ -9,6 +9,8 @@ from django.test.signals import setting_changed
 from memoryboard import agents_config
 from memoryboard.ltm.search.embeddings import follow_states_changed
 from memoryboard.ltm.store.signals import memory_states_changed
+from memoryboard.ltm.write.reconcile import reconcile_approved
+from memoryboard.ltm.write.review import memory_approved
 from memoryboard.roles import ensure_role_groups
 
 
@@ -27,3 +29,5 @@ def connect() -> None:
     setting_changed.connect(_reset_cached_config, dispatch_uid="memoryboard.reset_cached_config")
     # The HNSW index follows the items the store archives, deletes and restores (in their transaction).
     memory_states_changed.connect(follow_states_changed, dispatch_uid="memoryboard.index_follows_states")
+    # An item approved in review is reconciled with the owner's current items (in the approval's transaction).
+    memory_approved.connect(reconcile_approved, dispatch_uid="memoryboard.reconcile_approved")

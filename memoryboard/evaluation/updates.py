@@ -29,7 +29,7 @@ from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
 from memoryboard.llm.extraction import classify_statement
-from memoryboard.llm.factory import get_embedder, is_online
+from memoryboard.llm.factory import get_chat_model, get_embedder, is_online
 from memoryboard.ltm.search.retrieval import memory_rank, namespace_scope
 from memoryboard.ltm.write.reconcile import memory_save_reconciled, shared_embedder
 from memoryboard.models import LongTermMemory
@@ -55,7 +55,7 @@ def validate_updates_set(data: Any) -> None:
     if parse_datetime(str(data.get("now") or "")) is None:
         raise UpdatesEvalError("now: must be an ISO 8601 date and time")
     for i, scenario in enumerate(data["scenarios"]):
-        if scenario.get("split") not in SPLITS:
+        if "split" in scenario and scenario["split"] not in SPLITS:
             raise UpdatesEvalError(f"scenarios[{i}].split: must be dev or test")
         steps = scenario.get("steps")
         if not isinstance(steps, list) or not steps or not all(isinstance(s.get("say"), str) for s in steps):
@@ -66,20 +66,23 @@ def _rate(values: list[bool]) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
 
-def updates_evaluate(*, data: dict, split: str | None = None, embedder=None) -> dict[str, Any]:
+def updates_evaluate(*, data: dict, split: str | None = None, embedder=None, name: str = "dev") -> dict[str, Any]:
     """Run the scenarios of ``split`` (both when None) and return the figures per split and the failures.
 
     Args:
         data: the set (see the module docstring).
         split: ``dev``, ``test`` or None for both.
         embedder: default the configured one.
+        name: the split of scenarios that name none (the sets of tests/data/dev and tests/data/blind).
     """
     now = parse_datetime(data["now"])
     embedder = shared_embedder(embedder or get_embedder())
-    chosen = [s for s in data["scenarios"] if split is None or s["split"] == split]
+    scenarios = [{**s, "split": s.get("split") or name} for s in data["scenarios"]]
+    chosen = [s for s in scenarios if split is None or s["split"] == split]
     figures: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     failures: dict[str, list[str]] = defaultdict(list)
     decisions: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    trace: list[tuple] = []  # (scenario, step, decision, reason): read on the development set only
 
     def note(part: str, scenario: dict, ok: bool, metric: str, *, counted: bool = True) -> None:
         if counted:
@@ -109,6 +112,7 @@ def updates_evaluate(*, data: dict, split: str | None = None, embedder=None) -> 
                         expires = now + timedelta(days=step["expires_in_days"])
                     result = save(namespace, step["say"], days_ago=float(step.get("days_ago", 0)), expires_at=expires)
                     decisions[part][result.decision.verdict] += 1
+                    trace.append((scenario["id"], len(results), result.decision.verdict, result.decision.reason))
                     ids.append(result.memory.pk)
                     results.append(result)
                 rows = {m.pk: m for m in LongTermMemory.objects.filter(pk__in=set(ids) | set(background))}
@@ -154,9 +158,10 @@ def updates_evaluate(*, data: dict, split: str | None = None, embedder=None) -> 
     except _Rollback:
         pass
 
-    report: dict[str, Any] = {"model": embedder.name, "judge": "llm" if is_online() else "rules (offline)",
+    report: dict[str, Any] = {"model": embedder.name,
+                              "judge": f"llm:{get_chat_model().name}" if is_online() else "rules (offline)",
                               "scenarios": len(chosen), "splits": {}}
-    for part in SPLITS:
+    for part in dict.fromkeys([*SPLITS, *(s["split"] for s in chosen)]):
         if part not in figures:
             continue
         f = figures[part]
@@ -175,4 +180,5 @@ def updates_evaluate(*, data: dict, split: str | None = None, embedder=None) -> 
             "decisions": dict(decisions[part]),
         }
     report["failures"] = {metric: ids for metric, ids in failures.items()}
+    report["trace"] = trace
     return report

@@ -200,6 +200,11 @@ CUE_NAMES = (
 )
 
 
+def names_a_moment(text: str) -> bool:
+    """The clause places itself at a point in time ("yesterday", "this weekend", 今天, 上周): an event."""
+    return bool(_POINT_IN_TIME.search(text or ""))
+
+
 def addresses_assistant(text: str) -> bool:
     """A clause that asks, requests, sets a rule for later or speaks to "you": the cues that what follows it
     in the same sentence ("帮我写个文案，文艺一点的", "plan a trip, mostly museums") continues it."""

@@ -104,5 +104,5 @@ def test_bad_input_is_a_clear_error(tmp_path):
     bad.write_text(json.dumps({"items": [{"id": "a", "text": "hi", "label": "maybe"}]}), encoding="utf-8")
     with pytest.raises(CommandError, match=r"items\[0\]\.label"):
         run(bad)
-    with pytest.raises(CommandError, match="--endpoint"):
-        call_command("memory_eval", "--suite", "updates", "--endpoint", "http://127.0.0.1:9/v1")
+    with pytest.raises(CommandError, match="--endpoint"):  # the retrieval suite has no model to ask
+        call_command("memory_eval", "--suite", "retrieval", "--endpoint", "http://127.0.0.1:9/v1")

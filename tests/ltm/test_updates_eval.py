@@ -46,3 +46,37 @@ def test_the_table_names_the_suite_and_each_split(use_embedder):
     text = out.getvalue()
     assert "updates suite, model use-multilingual-v3, judge rules (offline)" in text
     assert "\ntest " in text and "\ndev " not in text
+
+
+def _small_set(tmp_path):
+    data = {"description": "two steps", "now": "2026-11-20T12:00:00Z", "scenarios": [
+        {"id": "u-1", "kind": "update", "lang": "en", "channel": "chat",
+         "steps": [{"say": "I live in Graz.", "days_ago": 100}, {"say": "I moved to Ghent.", "days_ago": 1}],
+         "query": "Where does the user live?", "current": 1, "stale": [0], "compatible": [],
+         "expect_current_rows": 1}]}
+    path = tmp_path / "updates.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_the_dev_and_blind_sets_are_printed_side_by_side_with_the_gap(tmp_path, use_embedder):
+    dev, blind = tmp_path / "dev", tmp_path / "blind"
+    dev.mkdir(), blind.mkdir()
+    for folder in (dev, blind):
+        (folder / "updates.json").write_text(_small_set(tmp_path).read_text(encoding="utf-8"), encoding="utf-8")
+    out = StringIO()
+    call_command("memory_eval", "--suite", "updates", str(dev / "updates.json"), str(blind / "updates.json"),
+                 stdout=out)
+    text = out.getvalue()
+    assert "judge rules (offline): dev 1 scenarios, blind 1 scenarios" in text
+    assert "dev       blind         gap" in text
+    assert "current_first" in text and "+0.0000" in text
+    assert "blind failed" not in text  # the blind set's scenarios are never named
+
+
+def test_the_updates_suite_runs_the_judge_at_an_endpoint_and_names_its_model(tmp_path, use_embedder, openai_server):
+    out = StringIO()
+    call_command("memory_eval", "--suite", "updates", str(_small_set(tmp_path)), "--endpoint",
+                 openai_server.base_url, "--model", "judge-under-test", "--api-key", "k", stdout=out)
+    assert "judge llm:judge-under-test" in out.getvalue()
+    assert openai_server.chat_requests()  # the judge was asked (through the openai client)

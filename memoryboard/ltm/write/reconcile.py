@@ -12,9 +12,13 @@ meaning and those about the same slot (``ltm.write.reconcile_scope``), and one d
 - ``new``: stored, nothing touched.
 - ``conflict``: unsure. Both kept current, each naming the other in ``conflictWith``, for review.
 
-Online (``OPENAI_BASE_URL`` set) a chat model judges (``llm.judge``: reasoning first, candidates only);
-when it fails, the offline rules (``ltm.write.statements``) decide and the decision says so. Offline, the
-rules decide. Every decision is audited with its reason and who decided.
+Online (``OPENAI_BASE_URL`` set) a chat model judges (``llm.judge``: reasoning first, candidates only),
+and its ``update`` supersedes only what the offline signals place on the same attribute (or the single
+nearest item; the other targets are flagged as conflicts: :func:`bound_judged_update`); when it fails, the
+offline decision (``ltm.write.reconcile_offline``: the shipped encoder, attribute prototypes, grammatical
+cues and the slot rules of ``ltm.write.statements``) decides and the decision says so. Offline, it decides.
+An item approved in review is reconciled too (:func:`reconcile_approved`). Every decision is audited with
+its reason and who decided (``judge``: ``rules`` for the offline decision).
 
 The decision and its writes are one transaction under the namespace's lock (``ltm.store.locks``): two
 concurrent saves of the same update leave one current item.
@@ -33,6 +37,8 @@ from django.utils import timezone
 from memoryboard.audit import audit_record
 from memoryboard.llm.errors import LLMError
 from memoryboard.llm.factory import get_chat_model, get_embedder, is_online
+from memoryboard.llm.attributes import ends_value
+from memoryboard.llm.embeddings import UniversalSentenceEncoder
 from memoryboard.llm.judge import judge_statement
 from memoryboard.ltm.search.embeddings import memory_embed_many
 from memoryboard.ltm.search.retrieval import MemoEmbedder, memories_by_id
@@ -45,6 +51,7 @@ from memoryboard.ltm.store.upsert import memory_upsert_many
 from memoryboard.ltm.store.versions import version_record_created_many
 from memoryboard.ltm.write.items import memory_build
 from memoryboard.ltm.write.reconcile_scope import nearest_current
+from memoryboard.ltm.write.reconcile_offline import offline_decide, relations
 from memoryboard.ltm.write.statements import normalize_statement, rules_decide, statement_slots
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, Source
 from memoryboard.models.labels import CONFLICT_FLAGGED
@@ -79,10 +86,14 @@ class Decision:
     judge: str
     valid_from: datetime | None = None  # the time the statement names, if any
     candidates: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)  # beside an update: flagged for review, not superseded
 
     def as_dict(self) -> dict:
-        return {"decision": self.verdict, "targets": self.targets, "reason": self.reason[:1000],
-                "judge": self.judge, "candidates": self.candidates}
+        found = {"decision": self.verdict, "targets": self.targets, "reason": self.reason[:1000],
+                 "judge": self.judge, "candidates": self.candidates}
+        if self.conflicts:
+            found["conflicts"] = self.conflicts
+        return found
 
 
 @dataclass
@@ -118,15 +129,18 @@ def reconcile_candidates(
     slot_keys = {slot.key for slot in statement_slots(content)}
     # The statement is embedded only when the namespace holds items to compare with: a first save
     # embeds it when it is written, after the erase gate (ltm.store.erase_gate), as every save does.
+    vectors: dict = {}
     nearest = nearest_current(namespace=namespace, vector=lambda: embedder.embed([content])[0],
                               slot_keys=slot_keys, embedder=embedder,
-                              count=CANDIDATES, exclude_ids=exclude_ids)
+                              count=CANDIDATES, exclude_ids=exclude_ids, vectors_out=vectors)
     memories = memories_by_id([pk for pk, _cosine in nearest])
     found = []
     for pk, cosine in nearest:
         memory = memories.get(pk)
         if memory is None or memory.archived:
             continue
+        if isinstance(embedder, MemoEmbedder) and pk in vectors:  # the decision compares them again
+            embedder.remember(memory.content, vectors[pk])
         expires = memory.expires_at
         if expires is not None and expires <= now:
             continue
@@ -134,11 +148,47 @@ def reconcile_candidates(
     return found
 
 
+def signal_encoder(embedder=None):
+    """What the offline decision compares statements with: the shipped encoder (the vectors ``embedder``
+    remembers when it is that encoder; else the encoder's own, remembered by the process)."""
+    if embedder is not None and getattr(embedder, "name", "") == UniversalSentenceEncoder.name:
+        return embedder
+    return UniversalSentenceEncoder()
+
+
+def offline_decision(content: str, candidates: list[tuple[str, str, float]], embedder=None):
+    """:func:`reconcile_offline.offline_decide` with the shipped encoder."""
+    encoder = signal_encoder(embedder)
+    return offline_decide(content, candidates, encode=encoder.embed, encoder_name=UniversalSentenceEncoder.name)
+
+
+def bound_judged_update(decision: Decision, *, content: str, candidates: list[tuple[LongTermMemory, float]],
+                        embedder=None) -> Decision:
+    """A judge's ``update`` supersedes only the targets that the offline signals also place on the statement's
+    attribute (``reconcile_offline.relations``: not another attribute, not someone else), or, when it
+    places none of them, the single nearest target; the other targets are kept current and flagged as
+    conflicts for review (a judge naming every candidate cannot retire a user's unrelated items)."""
+    if decision.verdict != UPDATE or not decision.targets:
+        return decision
+    encoder = signal_encoder(embedder)
+    named = [(m.pk, m.content, cosine) for m, cosine in candidates if m.pk in decision.targets]
+    found = relations(content, named, encode=encoder.embed, encoder_name=UniversalSentenceEncoder.name)
+    placed = [pk for pk, _cosine, relation in found if relation.kind != NEW]
+    if not placed and found:
+        placed = [max(found, key=lambda f: f[1])[0]]
+    rest = [pk for pk in decision.targets if pk not in placed]
+    if rest:
+        decision.targets, decision.conflicts = placed, rest
+        decision.reason += (f" (the offline signals place {len(placed)} of the {len(placed) + len(rest)} named "
+                            f"items on the same attribute: the others are flagged for review)")
+    return decision
+
+
 def reconcile_decide(*, content: str, candidates: list[tuple[LongTermMemory, float]], now: datetime,
-                     use_judge: bool = True) -> Decision:
-    """The decision for ``content`` against ``candidates``: the judge online, the rules offline or when
-    the judge fails. ``use_judge=False``: the rules, online too (a write phase that must not wait on a
-    model while it holds the database's write lock)."""
+                     use_judge: bool = True, embedder=None) -> Decision:
+    """The decision for ``content`` against ``candidates``: the judge online, the offline decision
+    (:mod:`ltm.write.reconcile_offline`) offline or when the judge fails. ``use_judge=False``: offline,
+    online too (a write phase that must not wait on a model while it holds the database's write lock)."""
     stated = stated_time(content, now=now)
     ids = [m.pk for m, _cosine in candidates]
     if not candidates:
@@ -153,12 +203,13 @@ def reconcile_decide(*, content: str, candidates: list[tuple[LongTermMemory, flo
                 chat_model=get_chat_model(), statement=content, today=now.date().isoformat(),
                 candidates=[{"id": m.pk, "content": m.content, "valid_from": iso(m.valid_from)} for m, _c in shown],
             )
-            return Decision(verdict.verdict, verdict.target_ids, verdict.reasoning or "(no reasoning given)",
-                            f"llm:{verdict.model}", stated, ids)
+            judged = Decision(verdict.verdict, verdict.target_ids, verdict.reasoning or "(no reasoning given)",
+                              f"llm:{verdict.model}", stated, ids)
+            return bound_judged_update(judged, content=content, candidates=shown, embedder=embedder)
         except LLMError as exc:
             logger.warning("reconcile judge failed (%s): the offline rules decide", exc.reason)
             judge = f"rules (judge failed: {exc.reason})"
-    rule = rules_decide(content, [(m.pk, m.content, cosine) for m, cosine in candidates])
+    rule = offline_decision(content, [(m.pk, m.content, cosine) for m, cosine in candidates], embedder)
     return Decision(rule.verdict, rule.targets, rule.reason, judge, stated, ids)
 
 
@@ -237,7 +288,8 @@ def _decide(*, namespace: Namespace, memory: LongTermMemory, embedder, now: date
     if judged is not None and sorted(judged.candidates) == sorted(m.pk for m, _cosine in candidates):
         decision = judged
     else:
-        decision = reconcile_decide(content=memory.content, candidates=candidates, now=observed, use_judge=use_judge)
+        decision = reconcile_decide(content=memory.content, candidates=candidates, now=observed, use_judge=use_judge,
+                                    embedder=embedder)
         if judged is not None and judged.judge.startswith("llm:") and decision.judge != judged.judge:
             decision.judge = "rules (the candidates changed after the judge's call)"
     return decision, {m.pk: m for m, _cosine in candidates}, observed
@@ -260,7 +312,7 @@ def reconcile_prejudge(*, namespace: Namespace, memory: LongTermMemory, embedder
                                               now=now)
     except NamespaceLockTimeout:
         return None
-    return reconcile_decide(content=memory.content, candidates=candidates, now=observed)
+    return reconcile_decide(content=memory.content, candidates=candidates, now=observed, embedder=embedder)
 
 
 def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed: datetime, actor, embedder,
@@ -276,8 +328,9 @@ def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed:
         decision.verdict, decision.reason = NEW, decision.reason + " (the repeated item is gone: stored)"
     value = dict(memory.value_json or {})
     value["validFrom"] = iso(decision.valid_from or observed)
-    if decision.verdict == CONFLICT:
-        value["conflictWith"] = [pk for pk in decision.targets if pk in by_id]
+    if decision.verdict == CONFLICT or decision.conflicts:
+        flagged = decision.targets if decision.verdict == CONFLICT else decision.conflicts
+        value["conflictWith"] = [pk for pk in flagged if pk in by_id]
     memory.value_json = value
     memory_upsert_many([memory])
     memory_embed_many([memory], embedder=embedder)
@@ -301,6 +354,9 @@ def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed:
                 result.superseded.append(target)
         elif decision.verdict == CONFLICT and _flag_conflict(other_id=target, new=memory, actor=actor,
                                                               decision=decision):
+            result.conflicts.append(target)
+    for target in decision.conflicts:  # beside a bounded update: kept current, flagged for review
+        if target in by_id and _flag_conflict(other_id=target, new=memory, actor=actor, decision=decision):
             result.conflicts.append(target)
     if newer:  # stored as what was true before the newer item: superseded by it from the start
         successor = min(newer, key=lambda m: m.valid_from)
@@ -353,7 +409,8 @@ def memory_reconcile_many(
             continue
         decision, by_id, observed = _decide(namespace=namespace, memory=memory, embedder=embedder, now=now,
                                             use_judge=use_judge, judged=(judged or {}).get(memory.pk))
-        # Against the batch's earlier statements too (the rules: they are not searchable yet).
+        # Against the batch's earlier statements too (they are not searchable yet).
+        # Statements of one batch are said together: one replaces another only on a recognised slot.
         within = rules_decide(memory.content, [(m.pk, m.content, 0.0) for m in stored_before]) if stored_before \
             else None
         if within is not None and within.verdict == SAME and decision.verdict != SAME:
@@ -364,13 +421,10 @@ def memory_reconcile_many(
         if decision.verdict != SAME:
             stored_before.append(memory)
         planned.append((memory, decision, by_id, observed, None, replaces))
-    results = []
-    for memory, decision, by_id, observed, repeat_of, replaces in planned:
+    folded = _fold_ended_values(planned)
+    results: list[ReconcileResult | None] = [None] * len(planned)
+    for index, (memory, decision, by_id, observed, repeat_of, replaces) in enumerate(planned):
         if repeat_of is not None:
-            earlier = next(r for r in results if r.memory is repeat_of or r.memory.content == repeat_of.content)
-            results.append(ReconcileResult(
-                decision=Decision(SAME, [earlier.memory.pk], "repeats an earlier statement of the same batch", "rules"),
-                memory=earlier.memory, created=False))
             continue
         result = _apply(memory=memory, decision=decision, by_id=by_id, observed=observed, actor=actor,
                         embedder=embedder, now=now, audit_reason=audit_reason, event=event,
@@ -378,8 +432,38 @@ def memory_reconcile_many(
         for pk in replaces:  # an earlier statement of the batch that this one updates
             if result.created and _supersede(old_id=pk, new=result.memory, actor=actor, decision=decision, now=now):
                 result.superseded.append(pk)
-        results.append(result)
-    return results
+        results[index] = result
+    for index, (memory, _decision, _by_id, _observed, repeat_of, _replaces) in enumerate(planned):
+        if repeat_of is None:
+            continue
+        other = next(r for r in results if r is not None
+                     and (r.memory is repeat_of or r.memory.content == repeat_of.content))
+        reason = folded.get(index, "repeats an earlier statement of the same batch")
+        results[index] = ReconcileResult(decision=Decision(SAME, [other.memory.pk], reason, "rules"),
+                                         memory=other.memory, created=False)
+    return results  # type: ignore[return-value]
+
+
+def _fold_ended_values(planned: list) -> dict[int, str]:
+    """A statement that ends a value ("I quit Java", 我从腾讯离职了) followed in the same batch by one that
+    replaces the same stored item ("I am a Rust developer now", 现在在阿里巴巴上班) is one change told in two
+    clauses: it is not kept as a current fact of its own (it would answer "what is their job?" with the
+    value that ended); the later statement supersedes what it ends. Changes ``planned`` in place; returns
+    the reasons of the folded entries by index."""
+    folded = {}
+    for index, (memory, decision, by_id, _observed, repeat_of, _replaces) in enumerate(planned):
+        if repeat_of is not None or decision is None or decision.verdict != UPDATE or not ends_value(memory.content):
+            continue
+        for later in planned[index + 1:]:
+            _memory, later_decision, later_by_id, _o, later_repeat, _r = later
+            if later_repeat is None and later_decision is not None and later_decision.verdict == UPDATE \
+                    and set(later_decision.targets) & set(decision.targets):
+                later_decision.targets = list(dict.fromkeys(later_decision.targets + decision.targets))
+                later_by_id.update({pk: m for pk, m in by_id.items() if pk in decision.targets})
+                planned[index] = (memory, None, {}, _observed, later[0], [])
+                folded[index] = "ends the value that a later statement of the same batch replaces"
+                break
+    return folded
 
 
 @contextmanager
@@ -445,7 +529,7 @@ def memory_reconcile_edit(*, memory: LongTermMemory, namespace: Namespace, actor
     embedder = shared_embedder(embedder)
     candidates = reconcile_candidates(namespace=namespace, content=memory.content, embedder=embedder, now=now,
                                       exclude_ids=(memory.pk,))
-    decision = reconcile_decide(content=memory.content, candidates=candidates, now=now)
+    decision = reconcile_decide(content=memory.content, candidates=candidates, now=now, embedder=embedder)
     by_id = {m.pk: m for m, _cosine in candidates}
     if decision.verdict == SAME:
         target = by_id.get(decision.targets[0])
@@ -456,15 +540,27 @@ def memory_reconcile_edit(*, memory: LongTermMemory, namespace: Namespace, actor
         else:
             decision.verdict = UPDATE
             decision.reason += " (an edit repeating an older item supersedes it)"
+    flagged = decision.targets if decision.verdict == CONFLICT else decision.conflicts
     for target in decision.targets:
+        if target in by_id and decision.verdict == UPDATE:
+            _supersede(old_id=target, new=memory, actor=actor, decision=decision, now=now)
+    for target in flagged:
         if target not in by_id:
             continue
-        if decision.verdict == UPDATE:
-            _supersede(old_id=target, new=memory, actor=actor, decision=decision, now=now)
-        elif decision.verdict == CONFLICT and _flag_conflict(other_id=target, new=memory, actor=actor,
-                                                              decision=decision):
+        if _flag_conflict(other_id=target, new=memory, actor=actor, decision=decision):
             value = dict(memory.value_json or {})
             value["conflictWith"] = list(dict.fromkeys([*(value.get("conflictWith") or []), target]))
             memory.value_json = value
             LongTermMemory.objects.filter(pk=memory.pk).update(value_json=value)
+    return decision
+
+
+def reconcile_approved(*, memory: LongTermMemory, namespace: Namespace, actor=None, **_signal) -> Decision:
+    """An item just approved in review (``review.memory_approved``, in the approval's lock and transaction),
+    reconciled like an edited text (:func:`memory_reconcile_edit`): what it replaces is superseded, an
+    identical item is replaced by it, a conflict is flagged; its own audit entry records the decision."""
+    decision = memory_reconcile_edit(memory=memory, namespace=namespace, actor=actor)
+    if decision.verdict != NEW:
+        audit_record(actor=actor, action=AuditLog.Action.UPDATE, object_type="memory", object_id=memory.pk,
+                     after={**memory_snapshot(memory), "reconcile": decision.as_dict()}, reason=_reason(decision))
     return decision

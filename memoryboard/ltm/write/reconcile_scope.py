@@ -138,10 +138,12 @@ def nearest_current(
     *, namespace: Namespace, vector: np.ndarray | Callable[[], np.ndarray], slot_keys: Iterable[str], embedder,
     count: int,
     exclude_ids: Iterable[str] = (),
+    vectors_out: dict[str, np.ndarray] | None = None,
 ) -> list[tuple[str, float]]:
     """``(id, cosine)`` of the namespace's current items (paused ones included; expired ones too: the
     caller loads the items and checks), nearest first: the ``count`` nearest to ``vector`` and, of the
-    items holding one of ``slot_keys``, the ``count`` nearest; never ``exclude_ids``."""
+    items holding one of ``slot_keys``, the ``count`` nearest; never ``exclude_ids``. ``vectors_out``
+    receives the returned items' vectors (no model call: the decision compares them too)."""
     spellings = tuple(namespace_spellings(namespace))
 
     def scope():
@@ -208,4 +210,12 @@ def nearest_current(
         holders += [len(data.ids) + i for i, pk in enumerate(written_ids)
                     if index.slots.get(pk, ("", frozenset()))[1] & wanted]
         chosen.update(nearest_first({i for i in holders if np.isfinite(cosines[i])})[:count])
-    return [(ids[i], float(cosines[i])) for i in nearest_first(chosen)]
+    found = nearest_first(chosen)
+    if vectors_out is not None:
+        for i in found:
+            if i < len(data.ids):
+                row = data.matrix[i].astype(np.float32)
+                vectors_out[ids[i]] = row * data.scales[i] if data.scales is not None else row
+            else:
+                vectors_out[ids[i]] = index.written[ids[i]][1]
+    return [(ids[i], float(cosines[i])) for i in found]

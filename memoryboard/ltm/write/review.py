@@ -18,21 +18,25 @@ both (the marks are cleared). Every decision is audited with its state change, i
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Literal
 
 from django.db import transaction
 from django.db.models import QuerySet
+from django.dispatch import Signal
 from django.utils import timezone
 
 from memoryboard.agents_config import get_agents_config
 from memoryboard.audit import audit_record
 from memoryboard.ltm.store.expiry import expiry_text
 from memoryboard.ltm.store.items import MemoryError, memory_snapshot, record_state_change
+from memoryboard.ltm.store.locks import namespace_lock
 from memoryboard.ltm.store.signals import announce_states_changed
 from memoryboard.ltm.store.states import memory_state
 from memoryboard.models import ArchivedReason, AuditLog, AskFirst, LongTermMemory, Source
 from memoryboard.models.labels import ASK_FIRST, REPLACED_BY_UNDO, REPLACEMENT_UNDONE
+from memoryboard.models.namespaces import parse_namespace
 
 # The writers that are the agent (not a person): their items follow the agent's ``memory-review``.
 AGENT_SOURCES = frozenset({Source.AUTO_EXTRACT, Source.AGENT_TOOL, Source.MCP})
@@ -42,6 +46,10 @@ REASON_REJECTED = "rejected in review"
 REASON_KEEP_NEW = "conflict: kept the newer"
 REASON_KEEP_OLD = "conflict: kept the older"
 REASON_KEEP_BOTH = "conflict: kept both"
+# An item approved, in the approval's lock and transaction (``memory``, ``namespace``, ``actor``): the reconcile
+# step compares it with the owner's current items (``ltm.write.reconcile.reconcile_approved``, connected in
+# ``memoryboard.signals``).
+memory_approved = Signal()
 
 
 def ask_first(*, user_id: str, agent_id: str) -> bool:
@@ -108,18 +116,29 @@ def _set_archived(memory: LongTermMemory, *, archived: bool, reason: str | None,
 
 
 def memory_review_approve(*, memories: Iterable[LongTermMemory], actor) -> list[str]:
-    """Approve waiting items: they become active (used from now on). Others are left alone.
+    """Approve waiting items: they become active (used from now on) and are reconciled, one after the other,
+    with the owner's current items (:data:`memory_approved`): an approved repeat or contradiction leaves one
+    current item. Others are left alone. Under the namespaces' locks, in one transaction.
 
     Returns:
         The ids approved.
     """
     done = []
-    with transaction.atomic():
-        for memory in _locked(memories):
-            if memory.archived and memory.archived_reason == ArchivedReason.PENDING_REVIEW:
-                _set_archived(memory, archived=False, reason=None, actor=actor, why=REASON_APPROVED,
-                              action=AuditLog.Action.RESTORE)
-                done.append(memory.pk)
+    memories = list(memories)
+    namespaces = {m.namespace: parse_namespace(m.namespace) for m in memories}
+    namespaces = {text: namespace for text, namespace in namespaces.items() if namespace is not None}
+    with ExitStack() as locks:
+        for text in sorted(namespaces):
+            locks.enter_context(namespace_lock(namespaces[text]))
+        with transaction.atomic():
+            for memory in sorted(_locked(memories), key=lambda m: (m.created_at, m.pk)):
+                if memory.archived and memory.archived_reason == ArchivedReason.PENDING_REVIEW:
+                    _set_archived(memory, archived=False, reason=None, actor=actor, why=REASON_APPROVED,
+                                  action=AuditLog.Action.RESTORE)
+                    if memory.namespace in namespaces:
+                        memory_approved.send(sender=LongTermMemory, memory=memory,
+                                             namespace=namespaces[memory.namespace], actor=actor)
+                    done.append(memory.pk)
     return done
 
 

@@ -151,7 +151,8 @@ _EN_RULES: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
     )
 )
 # likes / prefers / no longer / switched to: handled in :func:`_english_preferences`.
-_EN_FAVOURITE = re.compile(r"\bmy (?:favou?rite|preferred) (?P<c>[a-z ]+?) (?:is|are|has become|became) " + _V)
+_EN_FAVOURITE = re.compile(r"\bmy (?:favou?rite|preferred) (?P<c>[a-z ]+?)(?: right(?: now)?| now| at the moment| these days)? "
+                           r"(?:is|are|has become|became) " + _V)
 _EN_PREFER = re.compile(r"\bi (?:now |much |really )?prefer (?:to (?:drink|use|eat|code in|write|play) )?"
                         r"(?P<v>[^,.;!?()]+?)(?=\s+(?:over|to|rather than|instead of|for|when|because|these days|"
                         r"now)\b|\s*[,.;!?()]|\s*$)")

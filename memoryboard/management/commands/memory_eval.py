@@ -47,6 +47,8 @@ NAMED = {"bilingual": DATA / "bilingual_eval.json", "team": DATA / "conversation
 # Conversation sets reported side by side (first: the one tuned on), with the gap between them.
 COMPARED = ("dev", "blind")
 UPDATES_FILE = Path(__file__).resolve().parents[3] / "tests" / "data" / "updates_eval.json"
+UPDATES_FILES = [DATA / part / "updates.json" for part in COMPARED]
+UPDATES_FIGURES = ("current_first", "stale_as_current", "collateral_supersede", "duplicates")
 EXTRACTION_FILES = [Path(__file__).resolve().parents[3] / "tests" / "data" / part / "extraction.json"
                     for part in ("dev", "blind")]
 EXTRACTION_FIGURES = ("recall", "precision", "item_precision", "coverage", "items_per_fact", "secrets_leaked")
@@ -85,13 +87,16 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="Do not show the progress bar.")
         parser.add_argument("--suite", choices=["retrieval", "updates", "extraction"], default="retrieval",
                             help="retrieval (default): recall of the search; updates: memories over time "
-                                 "(default set tests/data/updates_eval.json); extraction: messages kept or "
+                                 "(default tests/data/dev and tests/data/blind side by side; with --split, the "
+                                 "team's tests/data/updates_eval.json); extraction: messages kept or "
                                  "skipped by the extractor (default tests/data/dev and tests/data/blind).")
         parser.add_argument("--split", choices=["dev", "test", "all"], default="all",
-                            help="updates suite: the scenarios of one split (default both).")
+                            help="updates suite: the scenarios of one split of the team's set (default: the dev "
+                                 "and blind sets side by side).")
         parser.add_argument("--endpoint", default="", metavar="URL",
                             help="extraction suite: the online LLM extractor at this OpenAI-compatible endpoint "
-                                 "(e.g. http://127.0.0.1:8001/v1) instead of the offline one.")
+                                 "(e.g. http://127.0.0.1:8001/v1) instead of the offline one; updates suite: "
+                                 "the online reconcile judge there instead of the offline rules.")
         parser.add_argument("--model", default="", help="with --endpoint: the chat model (default OPENAI_CHAT_MODEL).")
         parser.add_argument("--api-key", default="",
                             help="with --endpoint: the API key (default the OPENAI_API_KEY environment variable).")
@@ -99,14 +104,18 @@ class Command(BaseCommand):
     def handle(self, *args, files: list[str], format: str = "table", embedder: str | None = None,
                 no_progress: bool = False, suite: str = "retrieval", split: str = "all", sets: str = "",
                 endpoint: str = "", model: str = "", api_key: str = "", **options):
-        if endpoint and suite != "extraction":
-            raise CommandError("--endpoint: only the extraction suite runs against an endpoint")
+        if endpoint and suite == "retrieval":
+            raise CommandError("--endpoint: only the extraction and updates suites run against an endpoint")
         if suite == "extraction":
             return self._extraction(files or [str(path) for path in EXTRACTION_FILES], format=format,
                                     endpoint=endpoint, model=model, api_key=api_key, no_progress=no_progress)
         if suite == "updates":
-            return self._updates(files[0] if files else str(UPDATES_FILE), format=format, embedder=embedder,
-                                 split=None if split == "all" else split)
+            if endpoint:
+                # The online judge at that endpoint decides (llm.factory builds it from these settings).
+                with override_settings(OPENAI_BASE_URL=endpoint, OPENAI_CHAT_MODEL=model or settings.OPENAI_CHAT_MODEL,
+                                       OPENAI_API_KEY=api_key or os.environ.get("OPENAI_API_KEY", "") or "none"):
+                    return self._updates_files(files, format=format, embedder=embedder, split=split)
+            return self._updates_files(files, format=format, embedder=embedder, split=split)
         names = [name.strip() for name in (sets or ",".join(NAMED)).split(",") if name.strip()]
         unknown = [name for name in names if name not in NAMED]
         if unknown:
@@ -155,6 +164,51 @@ class Command(BaseCommand):
         self._table("overall", {"all": report["overall"]})
         for group in ("by_split", "by_language", "by_kind", "by_type"):
             self._table(group.replace("by_", "by "), report[group])
+
+    def _updates_files(self, files: list[str], *, format: str, embedder: str | None, split: str) -> None:
+        """``--split dev|test`` or one file: the split table of that set (default the team's set);
+        else the development and blind sets (or the files given) side by side with the gap."""
+        if split != "all" or len(files) == 1:
+            return self._updates(files[0] if files else str(UPDATES_FILE), format=format, embedder=embedder,
+                                 split=None if split == "all" else split)
+        chosen = files or [str(path) for path in UPDATES_FILES]
+        sets = []
+        for file in chosen:
+            data = _read_json(file)
+            try:
+                validate_updates_set(data)
+            except UpdatesEvalError as exc:
+                raise CommandError(f"{file}: {exc}") from exc
+            sets.append((Path(file).parent.name, data))
+        require_migrated()
+        model = None
+        if embedder is not None:
+            with override_settings(MEMORYBOARD_EMBEDDER=embedder):
+                model = get_embedder()
+        reports = {name: updates_evaluate(data=data, embedder=model, name=name) for name, data in sets}
+        if format == "json":
+            self.stdout.write(json.dumps(reports, ensure_ascii=False, indent=2))
+            return
+        first = next(iter(reports.values()))
+        names = list(reports)
+        self.stdout.write(f"updates suite, model {first['model']}, judge {first['judge']}: "
+                          + ", ".join(f"{name} {report['scenarios']} scenarios" for name, report in reports.items()))
+        gap = len(names) == 2
+        self.stdout.write(f"{'':<24}" + "".join(f"{name:>12}" for name in names) + (f"{'gap':>12}" if gap else ""))
+        for figure in UPDATES_FIGURES:
+            values = [report["splits"][name][figure] for name, report in reports.items()]
+            cells = "".join(f"{'-' if v is None else v:>12}" for v in values)
+            if gap and None not in values:
+                cells += f"{values[0] - values[1]:>+12.4f}"
+            self.stdout.write(f"  {figure:<22}{cells}")
+        for name, report in reports.items():
+            self.stdout.write(f"{name} decisions: " + ", ".join(
+                f"{verdict} {count}" for verdict, count in sorted(report["splits"][name]["decisions"].items())))
+        for name, report in reports.items():
+            if name == "blind":  # run to report, never read: which scenarios failed is not shown
+                continue
+            for metric, ids in report["failures"].items():
+                self.stdout.write(f"{name} failed {metric} ({len(ids)}): {', '.join(ids)}")
 
     def _updates(self, file: str, *, format: str, embedder: str | None, split: str | None) -> None:
         data = _read_json(file)

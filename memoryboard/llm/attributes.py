@@ -1,0 +1,179 @@
+"""What a statement about a person is about (its attribute) and how it relates in time to an earlier one:
+the offline reconcile step's signals (``ltm.write.reconcile_offline``).
+
+- The attribute: the encoder's cosine to a handful of prototype sentences per attribute (where one lives,
+  one's job, employer, name, partner, pets, diet, health, phone or car, languages, sport, school, income,
+  plans, …), each written in English and Chinese; the encoder puts other words and the other language
+  near them. Nothing is matched by words.
+- The grammatical cues of change ("now", "no longer", "switched", 现在, 不再, 改, 换), of addition ("also",
+  "too", "another", 也, 还) and of continuation ("still", "as I said", 还是, 一直): closed classes of
+  function words and aspect markers, the same for every attribute.
+
+numpy only; nothing here imports Django.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+# Prototype sentences per attribute: a few phrasings, English and Chinese, first and third person. The
+# example values are in braces: the other words are the attribute's (:func:`attribute_words`).
+PROTOTYPES: dict[str, tuple[str, ...]] = {
+    "residence": ("I live in this city.", "I moved to a new city.", "The user lives in a town.", "我住在这个城市。",
+                  "我搬家到了另一个城市。"),
+    "job": ("I work as a {teacher}.", "My job is {software engineer}.", "The user works as a {nurse}.", "我的职业是{医生}。",
+            "我是一名{工程师}。"),
+    "employer": ("I work at a company.", "I joined a new company.", "The user is employed by a {bank}.",
+                 "我在一家公司上班。", "我跳槽到了另一家公司。"),
+    "name": ("My name is {Alex}.", "Call me {Sam}.", "The user's name is {Li}.", "我叫{小王}。", "叫我{小李}。"),
+    "partner": ("I am married to my wife.", "I have a girlfriend.", "The user is single.", "我有男朋友了。",
+                "我结婚了。"),
+    "pet": ("I have a dog called {Max}.", "My cat is named {Luna}.", "The user has a pet {rabbit}.", "我养了一只猫。",
+            "我的狗叫{旺财}。"),
+    "children": ("I have a son and a daughter.", "The user has {two kids}.", "我有一个女儿。"),
+    "diet": ("I am {vegetarian}.", "I don't eat meat.", "The user is {vegan}.", "我吃素。", "我不吃肉。"),
+    "allergy": ("I am allergic to {peanuts}.", "The user has a food allergy.", "我对{花生}过敏。"),
+    "health": ("I wear {glasses}.", "I have {diabetes}.", "The user has a bad back.", "我有{高血压}。", "我戴眼镜。"),
+    "phone": ("I use an {iPhone}.", "My phone is a {Samsung}.", "The user has an {Android} phone.", "我用的是{华为}手机。"),
+    "car": ("I drive a {Toyota}.", "My car is a {Tesla}.", "The user drives a car.", "我开的是一辆{大众}。"),
+    "computer": ("I use a {MacBook} laptop.", "My computer runs {Windows}.", "我用的是{联想}笔记本电脑。"),
+    "language": ("I am learning {Spanish}.", "I speak {French}.", "The user studies {Japanese}.", "我在学{日语}。",
+                 "我会说{英语}。"),
+    "sport": ("I play {tennis} every week.", "I go {running}.", "The user does {yoga}.", "我每周打{羽毛球}。", "我喜欢{跑步}。"),
+    "hobby": ("I play the {guitar}.", "My hobby is {painting}.", "The user collects {stamps}.", "我的爱好是{画画}。"),
+    "study": ("I study {computer science} at university.", "I am a student at school.", "The user is in college.",
+              "我在读大学。", "我的专业是{计算机}。"),
+    "income": ("My salary is {50k} a year.", "I earn {5000} a month.", "The user's income is high.", "我月薪{一万}。"),
+    "food": ("My favourite food is {pizza}.", "I love {sushi}.", "The user likes {spicy food}.", "我最喜欢吃{火锅}。"),
+    "drink": ("I drink {coffee} every morning.", "My favourite drink is {tea}.", "我每天喝{咖啡}。"),
+    "routine": ("I get up at {6} every day.", "I go to bed late.", "The user works night shifts.", "我每天早上{六点}起床。"),
+    "work_mode": ("I work from home.", "I work remotely.", "The user commutes to the office.", "我在家办公。"),
+    "plan": ("I am planning a trip next month.", "I plan to go abroad.", "The user will travel to {Japan}.",
+             "我打算下个月去旅行。"),
+    "origin": ("I was born in this country.", "My hometown is a small village.", "The user is from {Canada}.",
+               "我老家是{东北}的。"),
+    "preference": ("I prefer {short answers}.", "I like {detailed explanations}.", "我喜欢简短的回答。"),
+    "tool": ("I use {Vim} as my editor.", "I program in {Python}.", "The user codes in {Java}.", "我用{Python}写代码。"),
+}
+
+# --- the cues -----------------------------------------------------------------------------------------
+
+# An end or a switch of a value.
+ENDS = re.compile(
+    r"\b(?:no longer|not anymore|any ?more|no more|stopped|quit|left|switched|changed|moved|relocated|instead|"
+    r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )used to|gave up|traded|sold|cancelled|canceled|retired|"
+    r"replaced|correction|upgraded|swapped|got rid of|ended|broke up|split up|graduated|not\b.{1,30}\bbut|"
+    r"from\b.{1,40}\bto)\b"
+    r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|毕业|分手|结束|从.{1,15}(?:到|成)",
+    re.IGNORECASE,
+)
+# What holds now ("now", "went vegan", 现在, a final 了): a change only of an attribute already shared.
+NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|became|become|went|turned)\b"
+                  r"|现在|如今|目前|已经|新|成了|变成|了[，。！!~\s]|了$", re.IGNORECASE)
+# Adds to what is known: also, too, another, 也, 还 (not 还是 / 还在: those continue).
+_ADDITION = re.compile(
+    r"\b(?:also|too|as well|another|second|both|in addition|plus|besides|on top of)\b|也|(?<!还)还(?![是在有记])|另外|又|再",
+    re.IGNORECASE,
+)
+# Continues what was said: still, again, as I said, as usual; 还是, 依然, 一直.
+_CONTINUATION = re.compile(
+    r"\b(?:still|again|as i said|as i mentioned|like i said|as usual|as always|remember|already told|"
+    r"as before)\b|还是|依然|仍然|仍旧|一直|照样|照旧|照例|还在|说过|还记得|老样子",
+    re.IGNORECASE,
+)
+
+
+def ends_value(text: str) -> bool:
+    """The statement ends or switches a value ("no longer", "quit", "switched", 不再, 改, 换, 从…到)."""
+    return bool(ENDS.search(text or ""))
+
+
+def says_now(text: str) -> bool:
+    """The statement says what holds now ("now", "went vegan", 现在, a final 了)."""
+    return bool(NOW.search(text or ""))
+
+
+def has_addition_cue(text: str) -> bool:
+    """The statement adds to what is known ("also", "too", "another", 也, 还)."""
+    return bool(_ADDITION.search(text or ""))
+
+
+def has_continuation_cue(text: str) -> bool:
+    """The statement says the same still holds ("still", "as I said", 还是, 一直)."""
+    return bool(_CONTINUATION.search(text or ""))
+
+
+def prototype_text(sentence: str) -> str:
+    """A prototype sentence as encoded (without the braces around its example value)."""
+    return sentence.replace("{", "").replace("}", "")
+
+
+def attribute_words(sentence: str) -> str:
+    """A prototype sentence without its example value: the words that say which attribute it is."""
+    return re.sub(r"\{[^}]*\}", " ", sentence)
+
+
+# --- the attribute ------------------------------------------------------------------------------------
+
+
+class AttributeSpace:
+    """The prototypes' vectors in one encoder's space, made once (one encoder call) and shared.
+
+    Args:
+        encode: the encoder (texts → unit vectors, one row per text); the vectors given to
+            :meth:`scores` come from it too.
+    """
+
+    def __init__(self, encode: Callable[[Sequence[str]], np.ndarray]) -> None:
+        names, texts = [], []
+        for name, sentences in PROTOTYPES.items():
+            for sentence in sentences:
+                names.append(name)
+                texts.append(prototype_text(sentence))
+        self.names = tuple(PROTOTYPES)
+        vectors = np.asarray(encode(texts), dtype=np.float32)
+        index = np.array([self.names.index(n) for n in names])
+        # One row per attribute: its prototypes' mean direction, of unit length.
+        means = np.vstack([vectors[index == i].mean(axis=0) for i in range(len(self.names))])
+        self.matrix = means / np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-9)
+
+    def scores(self, vectors: np.ndarray) -> np.ndarray:
+        """``(n, attributes)``: each vector's cosine to each attribute's prototype direction."""
+        return np.asarray(vectors, dtype=np.float32) @ self.matrix.T
+
+    def profiles(self, vectors: np.ndarray) -> np.ndarray:
+        """Each vector's scores over the attributes, centred and of unit length: two statements about the
+        same attribute have close profiles even when neither is near one prototype."""
+        scores = self.scores(vectors)
+        scores = scores - scores.mean(axis=1, keepdims=True)
+        return scores / np.maximum(np.linalg.norm(scores, axis=1, keepdims=True), 1e-9)
+
+    def attribute(self, vectors: np.ndarray) -> list[tuple[str, float, float]]:
+        """Per vector: its nearest attribute, that cosine, and its margin over the second nearest."""
+        scores = self.scores(vectors)
+        if not len(scores):
+            return []
+        order = np.argsort(-scores, axis=1)
+        out = []
+        for row, ranks in zip(scores, order):
+            out.append((self.names[ranks[0]], float(row[ranks[0]]), float(row[ranks[0]] - row[ranks[1]])))
+        return out
+
+
+_spaces: dict[str, AttributeSpace] = {}
+_spaces_lock = threading.Lock()
+
+
+def attribute_space(name: str, encode: Callable[[Sequence[str]], np.ndarray]) -> AttributeSpace:
+    """The process's :class:`AttributeSpace` of the encoder named ``name`` (built on first use)."""
+    space = _spaces.get(name)
+    if space is None:
+        with _spaces_lock:
+            space = _spaces.get(name)
+            if space is None:
+                space = _spaces[name] = AttributeSpace(encode)
+    return space

@@ -1,0 +1,327 @@
+"""The offline reconcile decision: the shipped multilingual encoder and grammatical cues, no lists of topics.
+
+For a new statement and each candidate (an owner's current item near it, ``ltm.write.reconcile_scope``):
+
+1. **Who**: the statement and the item are about the same person (``llm.cues.statement_subject``): the user
+   (or the user's pet), or the same other person ("my sister"); else unrelated.
+2. **Which attribute**: the same one when both are nearest to the same attribute prototype
+   (``llm.attributes``), or their own cosine is high; the slot rules (``ltm.write.statements``) still tell
+   two recognised slots apart (where one lives vs where one works).
+3. **Which value**: the same value when they share a value word (a word neither a function word nor a word
+   of the prototypes: "Python", "成都", "42k"), or say the same thing (a cosine near a repeat's), or a
+   continuation cue ("still", "as I said", 还是); across languages the encoder carries it.
+4. **The decision**: an addition cue ("also", 也, 还) → new; the same value without a cue of an end or a
+   switch → same (reinforce); the same attribute with a change cue or another value → update; unsure
+   (close in meaning and said as a change, but no attribute in common) → conflict, never a silent supersede.
+
+Constants are chosen on the development set (tests/data/dev/updates.json), never on the blind one.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from memoryboard.llm.attributes import (
+    ENDS,
+    NOW,
+    PROTOTYPES,
+    attribute_space,
+    attribute_words,
+    ends_value,
+    has_addition_cue,
+    has_continuation_cue,
+    says_now,
+)
+from memoryboard.llm.cues import OTHER, names_a_moment, statement_subject
+from memoryboard.ltm.write.statements import (
+    LIKES,
+    RuleDecision,
+    compare_slots,
+    normalize_statement,
+    statement_slots,
+)
+
+# Chosen on the development set.
+SAME_COSINE = 0.80  # two statements this close say the same thing (unless one ends or switches it)
+ATTRIBUTE_COSINE = 0.62  # two statements this close are about the same attribute, whatever their prototypes
+PROFILE_COSINE = 0.60  # attribute profiles this close: the same attribute
+ATTRIBUTE_MIN = 0.22  # a statement this near its nearest prototype has that attribute
+SHARED_COSINE = 0.40  # sharing a value word, this close, neither an end nor an addition: a repeat
+UNCLEAR_MARGIN = 0.02  # a statement near no prototype: within this of its nearest, the stored one's attribute
+ATTRIBUTE_MARGIN = 0.05  # nearest attributes clear by this much over their second: two attributes apart
+CUE_COSINE = 0.45  # said as a change or as what holds now, this close: the same attribute
+ENDS_COSINE = 0.30  # said as a change, of another nearest attribute: at least this close
+CONFLICT_COSINE = 0.80  # said as a change, this close, no attribute in common: unsure
+DIFFERENT_VALUE_COSINE = 0.50  # the same attribute, other value words, this close: another value
+CROSS_SAME_COSINE = 0.60  # in the other language (no words to compare), this close: the same
+UNSURE_COSINE = 0.55  # the same attribute, nothing else to go by, this close: a conflict for review
+
+_LATIN = re.compile(r"[a-z0-9][a-z0-9+#.-]*[a-z0-9+#]|[a-z0-9]")
+_POSSESSIVE = re.compile(r"['’](?:s|re|m|ve|ll|d)\b")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+# Function words (a closed class): never a value.
+_EN_FUNCTION = frozenset(
+    "a an the i i'm im i've ive i'd i'll me my mine myself we our us you your he she it its they them their this "
+    "that these those is am are was were be been being do does did have has had having will would can could "
+    "should shall may might must not no yes and or but so if then than as at by for from in into of on onto to "
+    "with without about over under up down out off again still also too very really just now new now "
+    "user user's users customer customer's client member who what when where which why how all any some "
+    "there here one two lol haha btw ok okay oh well like got get gets getting go going went back more most "
+    "much many every each day days week weeks month months year years today yesterday last next since ago "
+    "always never usually pretty bit lot thing things stuff guess think know said say tell told".split())
+_ZH_FUNCTION = frozenset("的了是在我你他她它们也还很就和有这那个吗呢吧啊呀嘛哈么着过")
+
+
+@lru_cache(maxsize=8192)  # a user's items are compared again at each save
+def _value_words(text: str) -> frozenset[str]:
+    text = _POSSESSIVE.sub("", unicodedata.normalize("NFKC", text or "").casefold())
+    text = _NOT_VALUES.sub(" ", text)  # the cues and the user's names are never a value
+    words = {w for w in _LATIN.findall(text) if w not in _EN_FUNCTION and w not in _PROTOTYPE_WORDS}
+    for run in _CJK_RUN.findall(text):
+        for i in range(len(run) - 1):
+            pair = run[i : i + 2]
+            if not (set(pair) & _ZH_FUNCTION) and pair not in _PROTOTYPE_WORDS:
+                words.add(pair)
+    return frozenset(words)
+
+
+def _prototype_words() -> frozenset[str]:
+    words: set[str] = set()
+    for sentences in PROTOTYPES.values():
+        for sentence in sentences:
+            text = attribute_words(sentence).casefold()
+            words.update(_LATIN.findall(text))
+            for run in _CJK_RUN.findall(text):
+                words.update(run[i : i + 2] for i in range(len(run) - 1))
+    return frozenset(words)
+
+
+_PROTOTYPE_WORDS = _prototype_words()
+
+
+_NOT_VALUES = re.compile(ENDS.pattern + "|" + NOW.pattern + r"|用户|客户|\buser\b|\bcustomer\b", re.IGNORECASE)
+
+
+_THIRD_PERSON = re.compile(r"^\W*(?:the |this |our )?(?:user|customer|client|member)(?P<own>['’]s)?\s+(?P<verb>[a-z]+)?",
+                           re.IGNORECASE)
+_ZH_THIRD_PERSON = re.compile(r"^\W*(?:该|此|这位)?(?:用户|客户|顾客|会员)")
+_IRREGULAR = {"is": "am", "has": "have", "does": "do", "was": "was"}
+
+
+def _verb_for_i(verb: str) -> str:
+    lower = verb.lower()
+    if lower in _IRREGULAR:
+        return _IRREGULAR[lower]
+    if lower.endswith("ies") and len(lower) > 4:
+        return lower[:-3] + "y"
+    if re.search(r"(?:ch|sh|ss|x|o)es$", lower):
+        return lower[:-2]
+    if lower.endswith("s") and not lower.endswith("ss"):
+        return lower[:-1]
+    return lower
+
+
+def first_person(text: str) -> str:
+    """A third-person statement about the user in the first person ("The user lives in Graz" → "I live in
+    Graz", 用户住在… → 我住在…), so that the slot rules read API writes as they read chat."""
+    match = _THIRD_PERSON.match(text or "")
+    if match:
+        if match.group("own"):
+            return "my " + text[match.end("own"):].lstrip()
+        verb = match.group("verb") or ""
+        return "I " + _verb_for_i(verb) + text[match.end():]
+    return _ZH_THIRD_PERSON.sub("我", text or "", count=1)
+
+
+@lru_cache(maxsize=8192)
+def _whose(text: str) -> tuple[str, bool]:
+    """Who a statement is about: ``user`` (a pet of theirs too: its name is their attribute) or the other
+    person named ("sister", "妈"); and whether the statement says so (a sentence without a subject, "Jamie's
+    at St Anne's now", may be about anyone)."""
+    subject = statement_subject(text)
+    if subject.kind == OTHER and _is_person(subject.holder) and not _WITH_ME.search(text or ""):
+        return subject.holder, True
+    return "user", subject.kind == OTHER or bool(_FIRST_PERSON.search(text or ""))
+
+
+_WITH_ME = re.compile(r"\band (?:i|me)\b|\b(?:i|me) and\b|和我|跟我|我和|我跟", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|my|me|we|our|us)\b|我|咱|用户|\buser\b|\bcustomer\b|\bclient\b",
+                           re.IGNORECASE)
+_ANIMALS = re.compile(r"dog|puppy|cat|kitten|pet|horse|rabbit|bunny|hamster|parrot|bird|fish|tortoise|turtle|狗|猫|宠物|兔|仓鼠|鹦鹉|鱼")
+
+
+def _is_person(holder: str) -> bool:
+    return not _ANIMALS.search(holder or "")
+
+
+@dataclass(frozen=True)
+class Relation:
+    """How a new statement relates to one stored one: ``same``, ``update``, ``new`` (compatible or unrelated)
+    or ``conflict``, and why."""
+
+    kind: str
+    why: str
+    strong: bool = False  # an update on a recognised slot or of a value the stored item names
+
+
+# The prototype attribute of each single-valued slot of the rules.
+_SLOT_ATTRIBUTES = {"residence": "residence", "workplace": "employer", "job": "job", "name": "name"}
+
+
+def _script_words(words: set[str]) -> tuple[set[str], set[str]]:
+    return {w for w in words if not _CJK_RUN.match(w)}, {w for w in words if _CJK_RUN.match(w)}
+
+
+def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, float],
+           old_attr: tuple[str, float, float], profile: float = 0.0, new_on_old: float = -1.0) -> Relation:
+    """The relation of the statement ``new`` to the stored ``old`` given their cosine and nearest attributes
+    (``llm.attributes.AttributeSpace.attribute``), the cosine of their attribute profiles (``profile``) and the
+    new statement's cosine to the stored one's attribute (``new_on_old``)."""
+    new_norm, old_norm = normalize_statement(new), normalize_statement(old)
+    if new_norm and old_norm and (new_norm == old_norm or new_norm in old_norm or old_norm in new_norm):
+        return Relation("same", "the same statement" if new_norm == old_norm else "contained in the other")
+    new_words, old_words = _value_words(new), _value_words(old)
+    shared = new_words & old_words
+    (new_whose, new_said), (old_whose, old_said) = _whose(new), _whose(old)
+    if new_whose != old_whose and (new_said and old_said or not shared):
+        return Relation("new", f"about someone else ({new_whose} / {old_whose})")
+    if new_whose != "user" and old_whose != "user":  # someone else's: never replaced on a guess
+        if cosine >= SAME_COSINE and not ends_value(new):
+            return Relation("same", f"about the user's {new_whose}: says the same ({cosine:.2f})")
+        return Relation("new", f"about the user's {new_whose}")
+    new_slots, old_slots = statement_slots(first_person(new)), statement_slots(first_person(old))
+    slots = compare_slots(new_slots, old_slots)
+    # Single-valued slots (where one lives, one's job, …): a like of one thing is not an attribute of its own.
+    new_keys = {s.key for s in new_slots if not s.key.startswith(LIKES)}
+    old_keys = {s.key for s in old_slots if not s.key.startswith(LIKES)}
+    ends = ends_value(new)
+    if slots[0] == "same":
+        return Relation("same", "same slot: " + ", ".join(slots[1]))
+    # A slot's value in the other language ("shanghai" / "上海") is left to the encoder.
+    cross_script = any(bool(_CJK_RUN.search(n.value)) != bool(_CJK_RUN.search(o.value))
+                       for n in new_slots for o in old_slots if n.key == o.key and n.value and o.value)
+    if slots[0] == "changed" and not cross_script:
+        return Relation("update", "; ".join(slots[1]), strong=True)
+    if slots[0] == "partial" and not cross_script:
+        return Relation("conflict", "; ".join(slots[1]))
+    if new_keys and old_keys and not new_keys & old_keys and not (shared and ends):
+        return Relation("new", "another slot")
+    new_latin, new_cjk = _script_words(new_words)
+    old_latin, old_cjk = _script_words(old_words)
+    other_language = bool(new_latin and not new_cjk and old_cjk and not old_latin
+                          or new_cjk and not new_latin and old_latin and not old_cjk)
+    if shared and not ends and not has_addition_cue(new) and cosine >= SHARED_COSINE:
+        return Relation("same", f"says {', '.join(sorted(shared)[:3])} again ({cosine:.2f})")
+    new_likes = {s.key for s in new_slots if s.key.startswith(LIKES) and s.positive}
+    old_likes = {s.key for s in old_slots if s.key.startswith(LIKES) and s.positive}
+    if new_likes and old_likes and not new_likes & old_likes and not ends:
+        return Relation("new", "likes another thing (likes are many)")
+    both_clear = min(new_attr[1], old_attr[1]) >= ATTRIBUTE_MIN
+    # Said as a change and this close: the same attribute, whatever the prototypes say ("I'm in Lisbon now").
+    cue_near = (ends or says_now(new)) and cosine >= CUE_COSINE
+    if both_clear and new_attr[0] != old_attr[0] and min(new_attr[2], old_attr[2]) >= ATTRIBUTE_MARGIN \
+            and cosine < SAME_COSINE and not (shared and ends) and not cue_near:
+        return Relation("new", f"another attribute ({new_attr[0]} / {old_attr[0]})")
+    # A statement near no prototype ("现在开的是理想 L7 了") takes the stored one's attribute when that is
+    # as near to it as its own nearest.
+    unclear = new_attr[1] < ATTRIBUTE_MIN <= old_attr[1] and new_on_old >= new_attr[1] - UNCLEAR_MARGIN
+    same_attr = (new_attr[0] == old_attr[0] and both_clear) or unclear or cue_near \
+        or cosine >= ATTRIBUTE_COSINE or profile >= PROFILE_COSINE or cross_script
+    if not same_attr and shared and ends:  # the value it ends is the stored one's
+        return Relation("update", f"ends {', '.join(sorted(shared)[:3])}", strong=True)
+    slot_attributes = {_SLOT_ATTRIBUTES[key] for key in new_keys if key in _SLOT_ATTRIBUTES}
+    if new_keys and not old_keys and not shared and cosine < ATTRIBUTE_COSINE \
+            and (old_attr[0] not in slot_attributes if slot_attributes else new_attr[0] != old_attr[0]):
+        return Relation("new", f"the statement's slot ({', '.join(sorted(new_keys))}) is not the stored one's")
+    if not same_attr:
+        if cosine >= CONFLICT_COSINE and ends:
+            return Relation("conflict", f"said as a change, near in meaning ({cosine:.2f}), no attribute in common")
+        return Relation("new", f"another attribute ({new_attr[0]} / {old_attr[0]}, {cosine:.2f})")
+    attribute = new_attr[0] if new_attr[0] == old_attr[0] else f"{cosine:.2f}"
+    if has_addition_cue(new) and not ends:
+        return Relation("new", f"adds to {attribute}")
+    if ends and (cosine >= ENDS_COSINE or new_attr[0] == old_attr[0]):
+        return Relation("update", f"{attribute}: said as a change" + (f" of {', '.join(sorted(shared)[:3])}"
+                                                                       if shared else ""), strong=bool(shared))
+    if shared:
+        return Relation("same", f"{attribute}: shares {', '.join(sorted(shared)[:3])}")
+    if has_continuation_cue(new):
+        return Relation("same", f"{attribute}: said as still true")
+    if names_a_moment(new) and not ends:
+        return Relation("new", f"{attribute}: an event")
+    if says_now(new):
+        return Relation("update", f"{attribute}: another value now")
+    if (new_latin and old_latin or new_cjk and old_cjk) and cosine >= DIFFERENT_VALUE_COSINE:
+        return Relation("update", f"{attribute}: another value")
+    if cosine >= SAME_COSINE or (cross_script or other_language or not (new_words and old_words)) \
+            and cosine >= CROSS_SAME_COSINE:
+        return Relation("same", f"{attribute}: says the same ({cosine:.2f})")
+    if cosine >= UNSURE_COSINE:
+        return Relation("conflict", f"{attribute}: unsure ({cosine:.2f})")
+    return Relation("new", f"{attribute}: compatible ({cosine:.2f})")
+
+
+def relations(statement: str, candidates: Sequence[tuple[str, str, float]], *,
+              encode: Callable[[Sequence[str]], np.ndarray], encoder_name: str) -> list[tuple[str, float, Relation]]:
+    """``(id, cosine, relation)`` of ``statement`` to each candidate (``(id, content, cosine)``), the cosine
+    in ``encode``'s space (the shipped encoder's)."""
+    if not candidates:
+        return []
+    space = attribute_space(encoder_name, encode)
+    vectors = np.asarray(encode([statement, *[content for _pk, content, _c in candidates]]), dtype=np.float32)
+    attributes = space.attribute(vectors)
+    profiles = space.profiles(vectors)
+    scores = space.scores(vectors[:1])[0]
+    cosines = vectors[1:] @ vectors[0]
+    profile_cosines = profiles[1:] @ profiles[0]
+    return [(pk, float(cosine), relate(statement, content, cosine=float(cosine), new_attr=attributes[0],
+                                       old_attr=attr, profile=float(profile),
+                                       new_on_old=float(scores[space.names.index(attr[0])])))
+            for (pk, content, _c), cosine, attr, profile in zip(candidates, cosines, attributes[1:], profile_cosines)]
+
+
+def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]], *,
+                   encode: Callable[[Sequence[str]], np.ndarray], encoder_name: str) -> RuleDecision:
+    """The offline decision for ``statement`` against ``candidates`` (``(id, content, cosine)``, nearest
+    first; the cosine is recomputed in ``encode``'s space, the shipped encoder's).
+
+    - some candidate repeated (and none updated) → ``same`` of the nearest of them;
+    - updated candidates → ``update`` of them (all about one attribute); one repeated and another updated,
+      or a candidate in conflict → ``conflict``;
+    - otherwise ``new``.
+    """
+    if not candidates:
+        return RuleDecision("new", [], "offline: nothing to compare with")
+    same, updates, conflicts, reasons = [], [], [], []
+    nearest = ""
+    found = relations(statement, candidates, encode=encode, encoder_name=encoder_name)
+    strong = any(relation.kind == "update" and relation.strong for _pk, _c, relation in found)
+    for pk, cosine, relation in found:
+        nearest = nearest or relation.why
+        if relation.kind == "same":
+            same.append((cosine, pk, relation.why))
+        elif relation.kind == "update" and strong and not relation.strong:
+            continue  # beside an update on a recognised slot or a named value, a guess replaces nothing
+        elif relation.kind == "update":
+            updates.append(pk)
+            reasons.append(f"{pk}: {relation.why}")
+        elif relation.kind == "conflict":
+            conflicts.append(pk)
+            reasons.append(f"{pk}: {relation.why}")
+    if same and not updates and not conflicts:
+        _c, pk, why = max(same)
+        return RuleDecision("same", [pk], f"offline: repeats {pk} ({why})")
+    if updates and not same and not conflicts:
+        return RuleDecision("update", updates, "offline: " + " | ".join(reasons))
+    if same or updates or conflicts:
+        targets = list(dict.fromkeys(conflicts + updates + [pk for _c, pk, _w in same]))
+        return RuleDecision("conflict", targets, "offline: unsure: " + " | ".join(
+            reasons + [f"{pk}: {why}" for _c, pk, why in same]))
+    return RuleDecision("new", [], "offline: no current item about the same attribute" + (
+        f" (nearest: {nearest})" if nearest else ""))
