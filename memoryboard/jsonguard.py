@@ -111,31 +111,42 @@ def _parse_fast(text_or_bytes: str | bytes | bytearray, field_prefix: str) -> An
             raw = text_or_bytes.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate in the text itself
             return _CONSTANT
-    if _LONG_NUMBER in raw.translate(_DIGITS_AS_ZEROS):
+    large = len(raw) >= _SCAN_FROM_BYTES
+    text = np.frombuffer(raw, dtype=np.uint8) if large else None
+    long_integer = _has_long_integer(text) if large else _LONG_NUMBER in raw.translate(_DIGITS_AS_ZEROS)
+    if long_integer:
         return _CONSTANT
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return _CONSTANT
     # Only the depth is left (orjson allows 1024 levels): counted on the text when it is large.
-    if len(raw) < _SCAN_FROM_BYTES:
+    if not large:
         _walk(value, field=field_prefix, strings=False)
-    elif _nesting_depth(raw) > MAX_DEPTH:
+    elif _nesting_depth(text) > MAX_DEPTH:
         return _CONSTANT  # the slow way names the field
     return value
+
+
+def _has_long_integer(text: np.ndarray) -> bool:
+    """Whether the text holds 19 ASCII digits in a row, from the positions of its digits (sorted: 19 in a
+    row end 18 places after they start): 1.9 ms on a 3.7 MB agent trace where ``bytes.translate`` and a
+    substring search took 3.7 ms (load 5, same run)."""
+    digits = np.flatnonzero((text - 0x30) < 10)  # uint8: anything below "0" wraps above 9
+    span = len(_LONG_NUMBER) - 1
+    return len(digits) > span and bool(np.any(digits[span:] - digits[:-span] == span))
 
 
 _SCAN_FROM_BYTES = 16_384  # below, walking the value is cheaper than scanning the text
 
 
-def _nesting_depth(raw: bytes | bytearray) -> int:
+def _nesting_depth(text: np.ndarray) -> int:
     """The deepest nesting of ``[``/``{`` outside strings in valid JSON text, with numpy over the positions
     of quotes and brackets (walking the parsed value cost 5× the parse on a 4 MB body). A quote preceded
     by an odd run of backslashes is inside a string; the runs are measured for all such quotes at once
     (one step per backslash of the longest run): 0.3-0.5 ms on a 0.4 MB agent trace (escaped quotes in every
     tool call's arguments) and 4-7 ms on 3.7 MB, where a Python loop over those quotes made it 0.7-1.0 ms
-    and 7-13 ms (load 5, same run)."""
-    text = np.frombuffer(raw, dtype=np.uint8)
+    and 7-13 ms (load 5, same run). ``text``: the bytes as ``uint8``."""
     quotes = np.flatnonzero(text == 0x22)
     after_backslash = np.flatnonzero(text[quotes - 1] == 0x5C) if len(quotes) else quotes
     if len(after_backslash):  # (a quote at offset 0 looks at the last byte: never a backslash in JSON)

@@ -83,6 +83,16 @@ def test_large_bodies_keep_what_json_reads():
     assert value == json.loads(raw)
 
 
+@pytest.mark.parametrize("number", ["18446744073709551616", "-9223372036854775809", "1234567890123456789",
+                                    "123456789012345678", "-12345678901234567890123"])
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_large_bodies_keep_every_integer_exact(number, where):
+    raw = ('{"n": %s, "pad": "%s"}' if where == "first" else '{"pad": "%s", "n": %s}') % (
+        (number, _PAD) if where == "first" else (_PAD, number))
+    value = parse_json(raw.encode())
+    assert value["n"] == int(number) and type(value["n"]) is int
+
+
 @pytest.mark.parametrize("backslashes", [1, 2, 3, 4, 5])
 def test_large_bodies_count_depth_outside_strings_whatever_the_backslashes(backslashes):
     # A string holding brackets and ending in a run of backslashes: an even run ends the string at the
