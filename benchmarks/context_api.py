@@ -19,7 +19,8 @@ Run: ``.venv/bin/python benchmarks/context_api.py`` (``--runs 5``, ``--sizes 100
    ``benchmarks/agent_traffic.py``, with ``params.max_tokens`` 4,000 or half of the input) to the three in
    turn, one request at a time, a new connection each, for ``--seconds`` per case, in ``--runs`` runs;
    each run's median per server, then the median [min-max] across runs, with the wall time of each
-   request seen by the client and the CPU time of the server's processes (master and workers) per request.
+   request seen by the client and the CPU time of the server's processes (master and workers) per request
+   (the API's includes its background threads: the index follower and the expiry sweep).
 
 Targets: API ≥ 2× LangChain at 1,000 messages, ≥ 3× at 10,000 and 100,000 (at 4,000 tokens and at half);
 within 2× of the floor at 10,000 and more.
@@ -182,30 +183,38 @@ def table(runs: list[list[dict]]) -> str:
     return "\n".join(lines)
 
 
-def section(runs: list[list[dict]], loads: list[tuple[float, float]], overrides: dict[str, str], command: str) -> str:
-    import platform
+def verdicts(runs: list[list[dict]]) -> str:
+    """Each row against its targets, on the medians across runs."""
+    misses = []
+    for index, r in enumerate(runs[0]):
+        across = [run[index] for run in runs]
+        speedup = statistics.median(a["langchain"][0] / a["api"][0] for a in across)
+        floor = statistics.median(a["api"][0] / a["floor"][0] for a in across)
+        want = 2.0 if r["n"] < 10_000 else 3.0
+        if speedup < want:
+            misses.append(f"{r['n']:,} / {r['budget']}: {speedup:.2f}× LangChain (target {want:g}×)")
+        if r["n"] >= 10_000 and floor > 2.0:
+            misses.append(f"{r['n']:,} / {r['budget']}: {floor:.2f}× the floor (target ≤ 2)")
+    return "Every target met at the median." if not misses else "Missed: " + "; ".join(misses) + "."
 
+
+def section(runs: list[list[dict]], loads: list[tuple[float, float]], overrides: dict[str, str], command: str) -> str:
     env = ", ".join(f"`{k}={v}`" for k, v in overrides.items()) or "none (the product's defaults)"
     return f"""{HEADING}
 
-`{command}` — `POST {PATH}` through gunicorn with `gunicorn.conf.py` against
-LangChain's `trim_messages` at its best and a bare-WSGI floor, each in its own gunicorn with the same file,
-the same request bytes, one request at a time, a new connection each, servers taken in turn; {len(runs)}
-run(s), each cell the median [min-max] of the runs' medians, wall ms per request as the client sees it,
-server CPU the mean of the server's processes (Python {platform.python_version()}, {os.cpu_count()} CPUs).
-Environment overrides: {env}. Load average at the start / end of each run:
-{", ".join(f"{a:.1f} / {b:.1f}" for a, b in loads)}.
-
-- Input: a ReAct trace (`agent_traffic.make_trace`), a third tool calls and their results.
-- API: token authentication, the user's strategy slot, the body limit, the JSON guard, SLIDING_WINDOW,
-  the answer (kept messages as they came, indexes, tokens).
-- LangChain (`benchmarks/peers_wsgi.py`): `json.loads`, `convert_to_messages`, `trim_messages(strategy=
-  "last", start_on="human", include_system=True)` with the same estimate as a cached token counter,
-  `convert_to_openai_messages`, `json.dumps`; the garbage collector paused for the request.
-- Floor: `orjson.loads` and `orjson.dumps` of the body in a bare WSGI app.
-- Targets: API ≥ 2× LangChain at 1,000 messages, ≥ 3× at 10,000 and 100,000; API / floor ≤ 2 at 10,000+.
+`{command}`: `POST {PATH}` (a token) through gunicorn with
+`gunicorn.conf.py`, against LangChain at its best (`benchmarks/peers_wsgi.py`: `json`, `convert_to_messages`,
+`trim_messages(strategy="last", start_on="human", include_system=True)` with the same estimate as a cached token
+counter, the collector paused) and a bare-WSGI floor (`orjson` parse and write), each in its own gunicorn with
+the same file; the same bytes (a ReAct trace, a third tool calls and results), one request at a time, servers in
+turn. Environment overrides: {env}. {len(runs)} run(s), median [min-max] of the runs' medians, wall ms per
+request; server CPU = mean ms per request of the server's processes ({os.cpu_count()} CPUs). Load at the start /
+end of each run: {", ".join(f"{a:.1f} / {b:.1f}" for a, b in loads)}. Targets: ≥ 2× LangChain at 1,000
+messages, ≥ 3× at 10,000+; ≤ 2× the floor at 10,000+.
 
 {table(runs)}
+
+{verdicts(runs)}
 """
 
 
