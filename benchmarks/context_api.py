@@ -105,6 +105,18 @@ def start(app: str, env: dict[str, str], timeout: float = 180.0) -> tuple[subpro
     raise RuntimeError(f"gunicorn serving {app} did not start")
 
 
+def settle(pids: list[int], timeout: float = 30.0) -> None:
+    """Wait until the servers are idle (their start-up work, e.g. the first expiry sweep, done)."""
+    deadline = time.monotonic() + timeout
+    before = _cpu_of(pids)
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = _cpu_of(pids)
+        if now - before < 0.02:
+            return
+        before = now
+
+
 def post(port: int, body: bytes, headers: dict[str, str]) -> tuple[float, bytes]:
     """Seconds from connecting to the last byte of the answer, and the answer."""
     began = time.perf_counter()
@@ -241,6 +253,7 @@ def main() -> None:
             time.sleep(1)  # every worker forked
             for server in servers.values():
                 server["pids"] = _process_tree(server["proc"].pid)
+            settle([pid for server in servers.values() for pid in server["pids"]])
             all_cases = cases(sizes)
             runs, loads = [], []
             for number in range(args.runs):
