@@ -212,17 +212,22 @@ def verdicts(runs: list[list[dict]]) -> str:
 
 def section(runs: list[list[dict]], loads: list[tuple[float, float]], overrides: dict[str, str], command: str) -> str:
     env = ", ".join(f"`{k}={v}`" for k, v in overrides.items()) or "none (the product's defaults)"
+    busy = max(max(pair) for pair in loads) > 1.5
+    label = (f"**Smoke, under load** ({min(min(p) for p in loads):.1f}–{max(max(p) for p in loads):.1f} on "
+             f"{os.cpu_count()} CPUs: other work ran; only the same-run ratios count), {time.strftime('%Y-%m-%d')}. "
+             if busy else f"Quiet, {time.strftime('%Y-%m-%d')}. ")
     return f"""{HEADING}
 
-`{command}`: `POST {PATH}` (a token) through gunicorn with
-`gunicorn.conf.py`, against LangChain at its best (`benchmarks/peers_wsgi.py`: `json`, `convert_to_messages`,
-`trim_messages(strategy="last", start_on="human", include_system=True)` with the same estimate as a cached token
-counter, the collector paused) and a bare-WSGI floor (`orjson` parse and write), each in its own gunicorn with
-the same file; the same bytes (a ReAct trace, a third tool calls and results), one request at a time, servers in
-turn. Environment overrides: {env}. {len(runs)} run(s), median [min-max] of the runs' medians, wall ms per
-request; server CPU = mean ms per request of the server's processes ({os.cpu_count()} CPUs). Load at the start /
-end of each run: {", ".join(f"{a:.1f} / {b:.1f}" for a, b in loads)}. Targets: ≥ 2× LangChain at 1,000
-messages, ≥ 3× at 10,000+; ≤ 2× the floor at 10,000+.
+{label}`{command}`:
+`POST {PATH}` (a token) through gunicorn with `gunicorn.conf.py`,
+against LangChain at its best (`benchmarks/peers_wsgi.py`: `json`, `convert_to_messages`, `trim_messages(
+strategy="last", start_on="human", include_system=True)` with the same estimate as a cached token counter, the
+collector paused) and a bare-WSGI floor (`orjson` parse and write), each in its own gunicorn with the same file;
+the same bytes (a ReAct trace, a third tool calls and results), one request at a time, servers in turn.
+Environment overrides: {env}. {len(runs)} run(s), median [min-max] of the runs' medians, wall ms
+per request; server CPU = mean ms per request of the server's processes. Load at the start / end of each run:
+{", ".join(f"{a:.1f} / {b:.1f}" for a, b in loads)}. Targets: ≥ 2× LangChain at 1,000 messages, ≥ 3× at
+10,000+; ≤ 2× the floor at 10,000+.
 
 {table(runs)}
 
