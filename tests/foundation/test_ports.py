@@ -73,3 +73,14 @@ def test_without_a_range_the_system_picks(monkeypatch):
     monkeypatch.delenv(ports.PORTS_VARIABLE, raising=False)
     assert ports.port_range() is None
     assert ports.free_port() > 0
+
+
+def test_the_live_server_is_given_a_port_of_the_range():
+    """tests/conftest.py hands pytest-django's live server (DJANGO_LIVE_TEST_SERVER_ADDRESS) a port of the range."""
+    low, high = _a_free_range(8)
+    env = {"MEMORYBOARD_TEST_PORTS": f"{low}-{high}", "PATH": "", "DJANGO_SETTINGS_MODULE": "memoryboard.settings"}
+    code = "import os, sys; sys.path.insert(0, '.'); import tests.conftest; print(os.environ['DJANGO_LIVE_TEST_SERVER_ADDRESS'])"
+    address = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True,
+                             capture_output=True, text=True).stdout.strip()
+    host, port = address.rsplit(":", 1)
+    assert host == "localhost" and low <= int(port) <= high
