@@ -239,7 +239,7 @@ says so):
   2.6 µs a message.
 - The cycle collector ran through the parsed body again and again while it grew (45% of the CPU of a
   100,000-message request): it is paused while the endpoint parses and runs the strategy
-  (`api.views.collector_paused`, docs/decisions.md). 100,000 messages, CPU: 908 → 510 ms at 4,000 tokens
+  (`api.strategy_requests.collector_paused`, docs/decisions.md). 100,000 messages, CPU: 908 → 510 ms at 4,000 tokens
   (LangChain / API 3.7× → 6.5×), 1,137 → 764 ms at half (5.3× → 7.6×); no change beyond the noise at
   1,000 and 10,000.
 - Before / after, this script with one run each, alternated (`main` then this code, twice; load 4.9-6.0):

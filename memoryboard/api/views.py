@@ -369,16 +369,14 @@ NAME_PARAMETER = OpenApiParameter(
 
 
 class ContextApplyView(APIView):
-    """Run a context strategy on the given messages. Touches no stored data: any signed-in user.
-
-    Its URL serves the common request (a token, a JSON body) by the direct path of
-    ``api.strategy_requests``, with the same authentication, limits, throttle and errors; this view answers
-    every other request."""
+    """Run a context strategy on the given messages. Touches no stored data: any signed-in user."""
 
     renderer_classes = FAST_JSON_RENDERERS
 
     @classmethod
     def as_view(cls, **initkwargs):
+        # The URL serves a token-signed JSON body by the direct path (api.strategy_requests: the same
+        # authentication, limits, throttle and errors); this view answers every other request.
         return context_apply_view(super().as_view(**initkwargs))
 
     @extend_schema(
