@@ -37,6 +37,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.load import prepare_database, run_requests, start_server, summarize  # noqa: E402
 from benchmarks.sections import write_readme_section  # noqa: E402
+from tests.ports import free_port  # noqa: E402
 
 README = ROOT / "benchmarks" / "README.md"
 HEADING = "## Proxy"
