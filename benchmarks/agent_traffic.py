@@ -1,7 +1,9 @@
 """Benchmark of the context strategy API on agent traffic: OpenAI messages with tool calls, JSON in, JSON out.
 
-Run: ``.venv/bin/python benchmarks/agent_traffic.py`` (``--quick``, ``--no-write``). Writes its table into
-``benchmarks/README.md`` under ``## Strategies on agent traffic``.
+Run: ``.venv/bin/python benchmarks/agent_traffic.py`` (``--quick``, ``--readme`` to write its table into
+``benchmarks/README.md`` under ``## Strategies on agent traffic``). In process: Django's test client, no server
+and no socket, so its "end to end" column is not a figure against LangChain; that one comes from
+``benchmarks/context_api.py`` (both through gunicorn with ``gunicorn.conf.py``).
 
 Compared in the same run, on the same JSON body (10k and 100k OpenAI Chat Completions messages, a third of
 them assistant messages with one or two parallel tool calls and their ``tool`` results):
@@ -237,7 +239,7 @@ says so):
   2.6 µs a message.
 - The cycle collector ran through the parsed body again and again while it grew (45% of the CPU of a
   100,000-message request): it is paused while the endpoint parses and runs the strategy
-  (`api.views.collector_paused`, docs/decisions.md). 100,000 messages, CPU: 908 → 510 ms at 4,000 tokens
+  (`api.strategy_requests.collector_paused`, docs/decisions.md). 100,000 messages, CPU: 908 → 510 ms at 4,000 tokens
   (LangChain / API 3.7× → 6.5×), 1,137 → 764 ms at half (5.3× → 7.6×); no change beyond the noise at
   1,000 and 10,000.
 - Before / after, this script with one run each, alternated (`main` then this code, twice; load 4.9-6.0):
@@ -257,7 +259,7 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--readme", action="store_true", help="write the table into benchmarks/README.md")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--sizes", default=",".join(str(n) for n in SIZES))
     args = parser.parse_args()
@@ -272,7 +274,7 @@ def main() -> None:
                 f"{r['n']:,}/{r['budget']}: {r['lc'][0] / r['ours'][0]:.2f}×" for r in runs[-1]), flush=True)
     text = section(runs, loads)
     print(text)
-    if not args.no_write:
+    if args.readme:
         write_readme_section(README, HEADING, text.rstrip("\n") + "\n\n")
 
 

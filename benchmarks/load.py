@@ -5,7 +5,8 @@ print). It
 
 1. creates its own MariaDB database (``--database-url``, default ``mysql://root@127.0.0.1:3306/mb_api_load``),
    migrates it and seeds ``--users`` end users with ``--memories`` items each (once; reused afterwards);
-2. starts gunicorn on 127.0.0.1 (``--workers`` sync workers, DEBUG off, offline models);
+2. starts gunicorn on 127.0.0.1 with the repository's ``gunicorn.conf.py`` at the product's defaults (DEBUG off,
+   offline models; ``--workers`` overrides ``MEMORYBOARD_WEB_WORKERS``);
 3. for each concurrency in ``--concurrency`` runs each endpoint for ``--seconds``: a bounded load generator
    of N threads, each with its own HTTP connection, each request signed with a random user's token:
 
@@ -38,6 +39,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tests.ports import free_port  # noqa: E402
+
 README = ROOT / "benchmarks" / "README.md"
 HEADING = "## Load"
 QUERIES = ["Java backend developer", "prefers code examples", "喜欢喝茶", "lives in Berlin", "uses PostgreSQL",
@@ -57,8 +60,6 @@ def _env(database_url: str) -> dict[str, str]:
         MEMORYBOARD_DEBUG="0",
         MEMORYBOARD_SECRET_KEY="load-benchmark-only-" + "0123456789abcdef" * 3,
         MEMORYBOARD_ALLOWED_HOSTS="127.0.0.1,localhost",
-        MEMORYBOARD_LOG_LEVEL="ERROR",
-        MEMORYBOARD_CONN_MAX_AGE="600",
         OPENAI_BASE_URL="",
     )
     return env
@@ -121,13 +122,16 @@ def seed(users: int, memories: int) -> list[str]:
     return tokens
 
 
-def start_server(database_url: str, port: int, workers: int, *, env: dict[str, str] | None = None,
+def start_server(database_url: str, port: int, workers: int | None = None, *, env: dict[str, str] | None = None,
                  timeout: float = 30.0) -> subprocess.Popen:
-    """gunicorn on 127.0.0.1:``port`` with the benchmark's environment (plus ``env``), once it answers
-    (within ``timeout`` seconds: each worker loads the offline embedder, slow on a busy machine)."""
-    cmd = [str(pathlib.Path(sys.executable).with_name("gunicorn")), "memoryboard.wsgi", "-b", f"127.0.0.1:{port}",
-           "-w", str(workers), "--log-level", "warning", "--timeout", "60"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env={**_env(database_url), **(env or {})})
+    """gunicorn with the repository's ``gunicorn.conf.py`` on 127.0.0.1:``port`` (``workers``: its
+    ``MEMORYBOARD_WEB_WORKERS``, else the file's default) with the benchmark's environment (plus ``env``),
+    once it answers (within ``timeout`` seconds: the master loads the offline embedder)."""
+    cmd = [str(pathlib.Path(sys.executable).with_name("gunicorn")), "-c", str(ROOT / "gunicorn.conf.py")]
+    server_env = {**_env(database_url), **(env or {}), "MEMORYBOARD_BIND": f"127.0.0.1:{port}"}
+    if workers:
+        server_env["MEMORYBOARD_WEB_WORKERS"] = str(workers)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=server_env)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -251,8 +255,9 @@ def main() -> int:
     parser.add_argument("--database-url", default="mysql://root@127.0.0.1:3306/mb_api_load")
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--memories", type=int, default=200, help="items per user")
-    parser.add_argument("--workers", type=int, default=(os.cpu_count() or 1) * 2 + 1, help="gunicorn sync workers")
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--workers", type=int, default=None,
+                        help="gunicorn workers (MEMORYBOARD_WEB_WORKERS; default: gunicorn.conf.py's)")
+    parser.add_argument("--port", type=int, default=None, help="default: a free port (tests.ports)")
     parser.add_argument("--warmup", type=float, default=5.0,
                         help="seconds per endpoint before measuring, so every worker has met every user")
     parser.add_argument("--rounds", type=int, default=6,
@@ -262,6 +267,7 @@ def main() -> int:
     levels = [int(x) for x in args.concurrency.split(",") if x.strip()]
 
     tokens = prepare_database(args.database_url, args.users, args.memories)
+    args.port = args.port or free_port()
     server = start_server(args.database_url, args.port, args.workers)
     results: list[tuple[int, str, dict]] = []
     try:
@@ -287,7 +293,7 @@ def main() -> int:
                for c, name, r in results if name == "search" and r["rps"] < 0.5 * floors[c]]
     load = os.getloadavg()[0]
     section = f"""
-`.venv/bin/python benchmarks/load.py` — the REST API under gunicorn ({args.workers} sync workers, DEBUG off,
+`.venv/bin/python benchmarks/load.py` — the REST API under gunicorn (gunicorn.conf.py, workers {args.workers or 'default'}, DEBUG off,
 offline embedder) on 127.0.0.1 with MariaDB, seeded with {args.users} end users × {args.memories} items
 ({args.users * args.memories:,} rows in `ah_long_term_memory`, their vectors in `memoryboard_embedding`).
 A Python load generator (threads, one `http.client` connection each, reopened after every response since

@@ -6,7 +6,7 @@ print). It
 1. prepares its MariaDB database (``--database-url``, default ``mb_proxy``), seeded as ``benchmarks/load.py``
    does (``--users`` end users with ``--memories`` items each; once, reused afterwards), and starts the fake
    OpenAI server (``tests/fakes/openai_server.py``) in its own process as the upstream;
-2. starts gunicorn (``--workers`` sync workers, DEBUG off) with ``OPENAI_BASE_URL`` pointing at the fake
+2. starts gunicorn with the repository's ``gunicorn.conf.py`` at the product's defaults (DEBUG off) with ``OPENAI_BASE_URL`` pointing at the fake
    (chat through it; the offline embedder, as in the load benchmark);
 3. for 1 and 8 concurrent clients (``--concurrency``) runs, interleaved in ``--rounds`` slices:
 
@@ -37,6 +37,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.load import prepare_database, run_requests, start_server, summarize  # noqa: E402
 from benchmarks.sections import write_readme_section  # noqa: E402
+from tests.ports import free_port  # noqa: E402
 
 README = ROOT / "benchmarks" / "README.md"
 HEADING = "## Proxy"
@@ -46,9 +47,22 @@ QUESTIONS = ["What is a good way to learn Rust?", "Explain database indexes brie
 FAKE_SERVER = """
 import sys, time
 sys.path.insert(0, {root!r})
+from memoryboard.llm.extraction import EXTRACTION_PROMPT
 from tests.fakes import openai_server
 # Headers and body are two writes: without TCP_NODELAY each call waits for a 40 ms delayed ACK.
 openai_server._Handler.disable_nagle_algorithm = True
+chat_reply = openai_server.default_reply
+
+
+def reply(messages):
+    # An extraction request gets what a model answers to these questions (nothing about the user: an
+    # empty JSON array), not a chat answer the extractor would refuse as malformed.
+    if messages and messages[0].get("content") == EXTRACTION_PROMPT:
+        return "[]"
+    return chat_reply(messages)
+
+
+openai_server.default_reply = reply
 server = openai_server.FakeOpenAI().start()
 print(server.port, flush=True)
 while True:
@@ -189,8 +203,9 @@ def main() -> int:
     parser.add_argument("--database-url", default="mysql://root@127.0.0.1:3306/mb_proxy")
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--memories", type=int, default=200)
-    parser.add_argument("--workers", type=int, default=(os.cpu_count() or 1) * 2 + 1)
-    parser.add_argument("--port", type=int, default=8766)
+    parser.add_argument("--workers", type=int, default=None,
+                        help="gunicorn workers (MEMORYBOARD_WEB_WORKERS; default: gunicorn.conf.py's)")
+    parser.add_argument("--port", type=int, default=None, help="default: a free port (tests.ports)")
     parser.add_argument("--warmup", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--no-write", action="store_true")
@@ -202,11 +217,7 @@ def main() -> int:
     env = {"OPENAI_BASE_URL": f"http://127.0.0.1:{upstream_port}/v1", "OPENAI_API_KEY": "k",
            "OPENAI_EMBEDDING_MODEL": "", "OPENAI_MAX_RETRIES": "0"}
     try:
-        import socket
-
-        with socket.socket() as probe:  # a server left on the port would answer in place of this one
-            if probe.connect_ex(("127.0.0.1", args.port)) == 0:
-                raise RuntimeError(f"port {args.port} is in use")
+        args.port = args.port or free_port()
         server = start_server(args.database_url, args.port, args.workers, env=env, timeout=180)
     except BaseException:
         upstream.terminate()
@@ -273,8 +284,8 @@ def main() -> int:
     database = args.database_url.rsplit("/", 1)[-1]
     section = f"""{HEADING}
 
-`.venv/bin/python benchmarks/proxy.py` — `POST /v1/chat/completions` (issue 14) under gunicorn ({args.workers}
-sync workers, DEBUG off) with MariaDB ({args.users} users × {args.memories} items, seeded as the load benchmark does, in its own
+`.venv/bin/python benchmarks/proxy.py` — `POST /v1/chat/completions` (issue 14) under gunicorn (gunicorn.conf.py,
+workers {args.workers or 'default'}, DEBUG off) with MariaDB ({args.users} users × {args.memories} items, seeded as the load benchmark does, in its own
 database `{database}`), its upstream the fake OpenAI server (`tests/fakes/openai_server.py`, its own process, answering at
 once, with TCP_NODELAY), the offline embedder. {args.seconds:g} s per endpoint and client count, in {args.rounds} interleaved
 slices; load generator, gunicorn, the fake and MariaDB share the machine's {os.cpu_count()} CPUs with other

@@ -5,7 +5,9 @@ Run: ``.venv/bin/python benchmarks/proxy_profile.py --database-url mysql://root@
 (``benchmarks/proxy.py``: users with seeded items) and fake upstream; requests go through Django's WSGI
 handler in this process (no HTTP server), so ``time.process_time`` per request is the web process's CPU
 (plus the in-process database client), what a gunicorn worker spends. The floor (``GET /api/v1/ping/``) is
-measured in the same run.
+measured in the same run. The settings are the product's defaults (``benchmarks.load._env``: no log level or
+connection age of its own), the upstream the fake of ``benchmarks/proxy.py`` (extraction answered with valid
+JSON); for the same request through gunicorn with ``gunicorn.conf.py``, run ``benchmarks/proxy.py``.
 """
 
 from __future__ import annotations

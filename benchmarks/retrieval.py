@@ -235,7 +235,8 @@ def bench_chat(sizes, rounds: int, database_url: str, db_path: pathlib.Path) -> 
     which follows the write by itself."""
     import httpx
 
-    from benchmarks.slow_turns import free_port, start_web
+    from benchmarks.slow_turns import start_web
+    from tests.ports import free_port
 
     users = _chat_users(sizes)
     _seed(sizes, {size: user_id for size, (user_id, _token) in users.items()})

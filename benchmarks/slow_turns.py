@@ -25,7 +25,6 @@ import json
 import os
 import pathlib
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,8 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from tests.ports import free_port  # noqa: E402
 
 FAKE_SERVER = """
 import sys, time
@@ -73,12 +74,6 @@ for i in range({users}):
                 "token": Token.objects.create(user=user).key, "memory_id": memory.pk}})
 print(json.dumps(out))
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def server_env(database_path: pathlib.Path, fake_port: int, extra: dict[str, str] | None = None) -> dict[str, str]:

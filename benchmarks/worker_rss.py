@@ -23,7 +23,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.slow_turns import free_port  # noqa: E402
+from tests.ports import free_port  # noqa: E402
 
 SEED = """
 import django

@@ -111,49 +111,74 @@ def _parse_fast(text_or_bytes: str | bytes | bytearray, field_prefix: str) -> An
             raw = text_or_bytes.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate in the text itself
             return _CONSTANT
-    if _LONG_NUMBER in raw.translate(_DIGITS_AS_ZEROS):
+    large = len(raw) >= _SCAN_FROM_BYTES
+    text = np.frombuffer(raw, dtype=np.uint8) if large else None
+    long_integer = _has_long_integer(text) if large else _LONG_NUMBER in raw.translate(_DIGITS_AS_ZEROS)
+    if long_integer:
         return _CONSTANT
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return _CONSTANT
     # Only the depth is left (orjson allows 1024 levels): counted on the text when it is large.
-    if len(raw) < _SCAN_FROM_BYTES:
+    if not large:
         _walk(value, field=field_prefix, strings=False)
-    elif _nesting_depth(raw) > MAX_DEPTH:
+    elif _nesting_depth(text) > MAX_DEPTH:
         return _CONSTANT  # the slow way names the field
     return value
 
 
+def _has_long_integer(text: np.ndarray) -> bool:
+    """Whether the text holds 19 ASCII digits in a row, from the positions of its digits (sorted: 19 in a
+    row end 18 places after they start), block by block (:data:`_BLOCK`, overlapping by 18 bytes): 0.9 ms
+    on a 3.7 MB agent trace and 11 ms on 37 MB, where ``bytes.translate`` and a substring search took 3.7
+    and ~40 ms (load 5)."""
+    span = len(_LONG_NUMBER) - 1
+    for start in range(0, len(text), _BLOCK):
+        digits = np.flatnonzero((text[start:start + _BLOCK + span] - 0x30) < 10)  # uint8: below "0" wraps
+        if len(digits) > span and np.any(digits[span:] - digits[:-span] == span):
+            return True
+    return False
+
+
 _SCAN_FROM_BYTES = 16_384  # below, walking the value is cheaper than scanning the text
+# The scans go block by block: their temporary arrays stay small (in cache, no fresh pages from the system):
+# a 37 MB body's depth in 46 ms instead of 102 ms in one piece, 3.7 MB in 4.4 instead of 5.2 (load 5).
+_BLOCK = 1 << 18
 
 
-def _nesting_depth(raw: bytes | bytearray) -> int:
-    """The deepest nesting of ``[``/``{`` outside strings in valid JSON text, with numpy over the positions
-    of quotes and brackets (walking the parsed value cost 5× the parse on a 4 MB body). A quote preceded
-    by an odd run of backslashes is inside a string; the runs are measured for all such quotes at once
-    (one step per backslash of the longest run): 0.3-0.5 ms on a 0.4 MB agent trace (escaped quotes in every
-    tool call's arguments) and 4-7 ms on 3.7 MB, where a Python loop over those quotes made it 0.7-1.0 ms
-    and 7-13 ms (load 5, same run)."""
-    text = np.frombuffer(raw, dtype=np.uint8)
-    quotes = np.flatnonzero(text == 0x22)
-    after_backslash = np.flatnonzero(text[quotes - 1] == 0x5C) if len(quotes) else quotes
-    if len(after_backslash):  # (a quote at offset 0 looks at the last byte: never a backslash in JSON)
-        odd = np.ones(len(after_backslash), dtype=bool)
-        before = quotes[after_backslash] - 2
-        more = (before >= 0) & (text[np.maximum(before, 0)] == 0x5C)
-        while more.any():
-            odd ^= more
-            before -= 1
-            more &= (before >= 0) & (text[np.maximum(before, 0)] == 0x5C)
-        quotes = np.delete(quotes, after_backslash[odd])
-    folded = text | 0x20  # "[" 0x5B and "{" 0x7B fold to 0x7B, "]" 0x5D and "}" 0x7D to 0x7D
-    brackets = np.flatnonzero((folded == 0x7B) | (folded == 0x7D))
-    outside = brackets[np.searchsorted(quotes, brackets) % 2 == 0]
-    if not len(outside):
-        return 0
-    steps = np.where(folded[outside] == 0x7B, 1, -1).astype(np.int32)
-    return int(np.cumsum(steps).max(initial=0))
+def _nesting_depth(text: np.ndarray) -> int:
+    """The deepest nesting of ``[``/``{`` outside strings in valid JSON text (``uint8``), with numpy over the
+    positions of quotes and brackets, block by block, the depth and whether a string is open carried from
+    one block to the next. A quote preceded by an odd run of backslashes is inside a string; the runs are
+    measured for all such quotes of a block at once (one step per backslash of the longest run, looking
+    back across blocks). Walking the parsed value instead cost 5x the parse on a 4 MB body."""
+    depth = deepest = 0
+    open_string = 0  # 1 while a string that began in an earlier block is open
+    for start in range(0, len(text), _BLOCK):
+        block = text[start:start + _BLOCK]
+        quotes = np.flatnonzero(block == 0x22)
+        if len(quotes):
+            at = quotes + start  # (a quote at offset 0 looks at the last byte: never a backslash in JSON)
+            after_backslash = np.flatnonzero(text[at - 1] == 0x5C)
+            if len(after_backslash):
+                odd = np.ones(len(after_backslash), dtype=bool)
+                before = at[after_backslash] - 2
+                more = (before >= 0) & (text[np.maximum(before, 0)] == 0x5C)
+                while more.any():
+                    odd ^= more
+                    before -= 1
+                    more &= (before >= 0) & (text[np.maximum(before, 0)] == 0x5C)
+                quotes = np.delete(quotes, after_backslash[odd])
+        folded = block | 0x20  # "[" 0x5B and "{" 0x7B fold to 0x7B, "]" 0x5D and "}" 0x7D to 0x7D
+        brackets = np.flatnonzero((folded == 0x7B) | (folded == 0x7D))
+        outside = brackets[(np.searchsorted(quotes, brackets) + open_string) % 2 == 0]
+        if len(outside):
+            levels = np.cumsum(np.where(folded[outside] == 0x7B, 1, -1).astype(np.int32)) + depth
+            deepest = max(deepest, int(levels.max()))
+            depth = int(levels[-1])
+        open_string = (open_string + len(quotes)) % 2
+    return deepest
 
 
 def check_json_value(value: Any, *, field: str) -> None:

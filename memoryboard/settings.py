@@ -136,7 +136,9 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
          # writer) fails at once with "database is locked" in WAL mode; IMMEDIATE waits for the lock.
          "transaction_mode": "IMMEDIATE"}
     )
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # Connections kept for MEMORYBOARD_CONN_MAX_AGE, as on MariaDB: closing the last connection to a WAL
+    # file checkpoints it and removes the -wal file (fsyncs), 10 ms of every API request on this machine,
+    # and the next commit creates it again (docs/decisions.md).
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -7,6 +7,7 @@ import os
 import pytest
 
 from tests.fakes.fixtures import *  # noqa: F401,F403  (fake_openai, openai_server, openai_settings)
+from tests.ports import PORTS_VARIABLE, free_port
 
 # Tests run with DEBUG off: the key that memoryboard.E010 asks for, for manage.py and gunicorn processes
 # the tests start (they inherit the environment), and for this process (below).
@@ -145,3 +146,9 @@ def bob_named(bob):
     bob.first_name, bob.last_name, bob.email = "Bob", "Builder", "bob@example.com"
     bob.save()
     return bob
+
+
+# The live server (pytest-django's ``live_server``) on a port of MEMORYBOARD_TEST_PORTS when it is set
+# (tests.ports); pytest-django reads this variable when the fixture starts.
+if os.environ.get(PORTS_VARIABLE) and not os.environ.get("DJANGO_LIVE_TEST_SERVER_ADDRESS"):
+    os.environ["DJANGO_LIVE_TEST_SERVER_ADDRESS"] = f"localhost:{free_port('localhost')}"

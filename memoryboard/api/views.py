@@ -6,16 +6,12 @@ every message view from ``message_queryset_for(request.user)`` (see ``get_querys
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
-
 from django.conf import settings
 from django.contrib.auth import authenticate
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.http import Http404
 from django.utils import timezone
-from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -40,7 +36,8 @@ from memoryboard.api.filters import CheapLimitOffsetPagination, MemoryFilterBack
 from memoryboard.api.middleware import read_body_within
 from memoryboard.api.permissions import CanApplyMemoryStrategy, CanPlanMemoryStrategy, MemoryAccess, import_target_user
 from memoryboard.api.renderers import FAST_JSON_RENDERERS
-from memoryboard.api.throttling import SharedScopedRateThrottle, StrategyBusy, login_is_throttled, strategy_request_slot
+from memoryboard.api.strategy_requests import collector_paused, context_apply_view, strategy_slot
+from memoryboard.api.throttling import SharedScopedRateThrottle, login_is_throttled
 from memoryboard.ltm.search.retrieval import memory_search
 from memoryboard.ltm.store.expiry import memory_set_expiry
 from memoryboard.ltm.store.items import memory_archive, memory_delete_for_user, memory_restore, memory_restore_for_user
@@ -371,52 +368,16 @@ NAME_PARAMETER = OpenApiParameter(
 )
 
 
-@contextmanager
-def strategy_slot(request):
-    """One of the caller's strategy slots for this request (before its body is read), else a 429."""
-    try:
-        length = max(0, int(request.META.get("CONTENT_LENGTH") or 0))
-    except ValueError:
-        length = 0
-    try:
-        with strategy_request_slot(user_key=str(request.user.pk), body_bytes=length):
-            yield
-    except StrategyBusy as exc:
-        if exc.reason == "bytes":
-            message = _("Your strategy requests running now already carry %(limit)d bytes; wait for them to finish.") % {
-                "limit": settings.MEMORYBOARD_STRATEGY_BYTES_PER_USER}
-        else:
-            message = _("You already run %(n)d strategy requests at once; wait for one to finish.") % {
-                "n": settings.MEMORYBOARD_STRATEGY_CONCURRENCY_PER_USER}
-        raise Throttled(wait=1, detail=message) from exc
-
-
-@contextmanager
-def collector_paused():
-    """Python's cycle collector paused while the block runs (then back as it was).
-
-    For the strategy bodies: parsing a trace and reading its messages makes one object per JSON value and
-    no cycle, yet every 700 new objects trigger a collection, and the older generations are walked again
-    and again as the parsed body grows. Measured (CPU time, load 6-8, alternated): on 100,000 messages a
-    request took 510 ms instead of 908 ms at 4,000 tokens (LangChain / API 3.7× → 6.5×) and 764 ms
-    instead of 1,137 ms at half of the input (5.3× → 7.6×); on 1,000 and 10,000 messages no difference
-    beyond the noise (the collection after the block gives back what the pause saved). Process-wide:
-    another thread's collections wait for the end of the block too (the objects stay counted, the next
-    collection finds any cycle).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 class ContextApplyView(APIView):
     """Run a context strategy on the given messages. Touches no stored data: any signed-in user."""
 
     renderer_classes = FAST_JSON_RENDERERS
+
+    @classmethod
+    def as_view(cls, **initkwargs):
+        # The URL serves a token-signed JSON body by the direct path (api.strategy_requests: the same
+        # authentication, limits, throttle and errors); this view answers every other request.
+        return context_apply_view(super().as_view(**initkwargs))
 
     @extend_schema(
         summary="Apply a context strategy to messages",

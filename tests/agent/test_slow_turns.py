@@ -12,7 +12,6 @@ import pathlib
 import pytest
 
 from benchmarks.slow_turns import (
-    free_port,
     percentile,
     prepare,
     run_contention,
@@ -21,6 +20,7 @@ from benchmarks.slow_turns import (
     start_web,
     summarize,
 )
+from tests.ports import free_port
 
 TURNS = 8
 MODEL_SECONDS = 2.0

@@ -33,12 +33,14 @@ from typing import Any
 
 import numpy as np
 
+from tests.ports import bind_in_range
+
 FAULTS = ("timeout", "malformed", "empty_choices", "bad_tool_args")
 _HTTP_FAULT = re.compile(r"^http(\d{3})$")
 
 
 class FakeOpenAI:
-    """OpenAI-compatible server on 127.0.0.1 (ephemeral port), served from a daemon thread.
+    """OpenAI-compatible server on 127.0.0.1 (a free port: ``tests.ports``), served from a daemon thread.
 
     Args:
         embedding_dim: dimension of the vectors of ``/v1/embeddings`` unless the request asks for
@@ -68,7 +70,7 @@ class FakeOpenAI:
         if self._httpd is not None:
             return self
         handler = type("Handler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = bind_in_range(lambda port: ThreadingHTTPServer(("127.0.0.1", port), handler))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True)
         self._thread.start()

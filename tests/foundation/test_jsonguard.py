@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from memoryboard import jsonguard as guard
 from memoryboard.jsonguard import MAX_DEPTH, JSONGuardError, check_json_value, parse_json
 
 
@@ -83,6 +84,16 @@ def test_large_bodies_keep_what_json_reads():
     assert value == json.loads(raw)
 
 
+@pytest.mark.parametrize("number", ["18446744073709551616", "-9223372036854775809", "1234567890123456789",
+                                    "123456789012345678", "-12345678901234567890123"])
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_large_bodies_keep_every_integer_exact(number, where):
+    raw = ('{"n": %s, "pad": "%s"}' if where == "first" else '{"pad": "%s", "n": %s}') % (
+        (number, _PAD) if where == "first" else (_PAD, number))
+    value = parse_json(raw.encode())
+    assert value["n"] == int(number) and type(value["n"]) is int
+
+
 @pytest.mark.parametrize("backslashes", [1, 2, 3, 4, 5])
 def test_large_bodies_count_depth_outside_strings_whatever_the_backslashes(backslashes):
     # A string holding brackets and ending in a run of backslashes: an even run ends the string at the
@@ -91,6 +102,22 @@ def test_large_bodies_count_depth_outside_strings_whatever_the_backslashes(backs
     inside = json.dumps({"pad": _PAD, "s": text, "deep": json.loads("[" * 62 + "]" * 62)})
     assert parse_json(inside.encode()) == json.loads(inside)
     too_deep = json.dumps({"pad": _PAD, "s": text, "deep": json.loads("[" * 64 + "]" * 64)})
+    with pytest.raises(JSONGuardError) as caught:
+        parse_json(too_deep.encode())
+    assert caught.value.field == "deep" + "[0]" * (MAX_DEPTH - 1)
+
+
+@pytest.mark.parametrize("block", [5, 7, 64])
+@pytest.mark.parametrize("backslashes", [0, 1, 2, 3])
+def test_large_bodies_are_scanned_in_blocks_with_the_same_answers(monkeypatch, block, backslashes):
+    """The depth and long-number scans go block by block: a string, an escape, a bracket run or a number cut
+    by a block's edge reads as in one piece."""
+    text = "[[{{x" + "\\" * backslashes + ("\\\"" if backslashes % 2 else "") + "]]}}"
+    fine = json.dumps({"pad": _PAD, "s": text, "n": 123456789012345678901, "deep": json.loads("[" * 62 + "]" * 62)})
+    too_deep = json.dumps({"pad": _PAD, "s": text, "deep": json.loads("[" * 64 + "]" * 64)})
+    monkeypatch.setattr(guard, "_BLOCK", block)
+    value = parse_json(fine.encode())
+    assert value == json.loads(fine) and type(value["n"]) is int
     with pytest.raises(JSONGuardError) as caught:
         parse_json(too_deep.encode())
     assert caught.value.field == "deep" + "[0]" * (MAX_DEPTH - 1)

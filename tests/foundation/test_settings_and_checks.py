@@ -1,5 +1,10 @@
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
@@ -51,3 +56,17 @@ def test_database_url_selects_the_backend(monkeypatch):
 
     parsed = dj_database_url.parse("mysql://root@127.0.0.1:3306/test")
     assert parsed["ENGINE"] == "django.db.backends.mysql"
+
+
+@pytest.mark.parametrize(("age", "expected"), [(None, 60), ("0", 0), ("300", 300)])
+def test_sqlite_keeps_its_connections_like_mariadb(tmp_path, age, expected):
+    """Closing the last connection to a WAL file checkpoints it (fsyncs): SQLite keeps its connections for
+    MEMORYBOARD_CONN_MAX_AGE (default 60 s) as MariaDB does, instead of one per request."""
+    env = {key: value for key, value in os.environ.items() if key != "MEMORYBOARD_CONN_MAX_AGE"}
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    if age is not None:
+        env["MEMORYBOARD_CONN_MAX_AGE"] = age
+    code = "from memoryboard import settings; print(settings.DATABASES['default']['CONN_MAX_AGE'])"
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], env=env,
+                         check=True, capture_output=True, text=True).stdout
+    assert int(out.strip()) == expected

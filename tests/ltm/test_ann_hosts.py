@@ -22,6 +22,7 @@ from memoryboard.ltm.search import ann, retrieval
 from memoryboard.ltm.search.retrieval import memory_rank
 from memoryboard.ltm.store.selectors import memory_queryset_for
 from memoryboard.models import MemoryEmbedding
+from tests.ports import free_port
 
 MODEL = "hashing-ngram-384"
 
@@ -399,14 +400,6 @@ def test_over_the_api_a_broken_file_neither_fails_staff_searches_nor_a_users_era
         assert response.status_code == 200 and not LongTermMemory.objects.filter(pk=secret.pk).exists()
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _get(port: int, path: str, token: str | None = None) -> tuple[int, bytes]:
     import http.client
 
@@ -433,7 +426,7 @@ def _gunicorn_host(directory: Path, follow_seconds: float, log: Path):
                MEMORYBOARD_EMBEDDER="hashing", MEMORYBOARD_WEB_WORKERS="1", MEMORYBOARD_WEB_THREADS="2",
                MEMORYBOARD_ALLOWED_HOSTS="127.0.0.1", MEMORYBOARD_DEBUG="0", OPENAI_BASE_URL="")
     env.pop("MEMORYBOARD_SHARED_CACHE_URL", None)
-    port = _free_port()
+    port = free_port()
     root = Path(__file__).resolve().parents[2]
     with open(log, "wb") as out:
         process = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "memoryboard.wsgi",

@@ -7,7 +7,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -15,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKERS = 3
@@ -26,12 +27,6 @@ from rest_framework.authtoken.models import Token
 alice = get_user_model().objects.create_user("alice", password="pw-alice")
 print(json.dumps({"token": Token.objects.create(user=alice).key}))
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +63,7 @@ def gunicorn(tmp_path_factory, live_database_url):
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     data = json.loads(subprocess.run([sys.executable, "manage.py", "shell", "-c", SETUP], cwd=ROOT, env=env,
                                      check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
-    port = _free_port()
+    port = free_port()
     log = open(directory / "gunicorn.log", "wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "memoryboard.wsgi", "--workers", str(WORKERS), "--bind", f"127.0.0.1:{port}",

@@ -154,7 +154,7 @@ class AccessLogWriter:
                 logger.exception("writing %d access record(s) failed", len(records))
                 connections.close_all()
             else:
-                close_old_connections()  # as after a request: kept for CONN_MAX_AGE (SQLite: closed)
+                close_old_connections()  # as after a request: kept for CONN_MAX_AGE
             for item in batch:
                 if isinstance(item, threading.Event):
                     item.set()
