@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from memoryboard.ltm.search import keywords, ranking, retrieval
 from memoryboard.ltm.search.retrieval import memory_rank
-from memoryboard.ltm.search.vector_cache import ScopeCache
+from memoryboard.ltm.search.vector_cache import ScopeCache, keys_changed, version_keys
 from memoryboard.ltm.store.items import memory_archive, memory_delete_for_user, memory_restore, memory_set_paused
 from memoryboard.ltm.store.selectors import memory_queryset_for
 from memoryboard.ltm.write.edits import memory_update
@@ -132,3 +132,20 @@ def test_the_keyword_index_changed_in_place_scores_as_one_built_cold():
         for query in ("java tea", "北京的咖啡", "volunteer garden", "nothing here"):
             assert index.raw_scores(query).tolist() == cold.raw_scores(query).tolist()
             assert index.scores(query).tolist() == cold.scores(query).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=st.dictionaries(st.sampled_from(["a1", "b2", "c3", "d4", "é5", "北6", "f7"]), st.sampled_from(["v1", "v2"])),
+       after=st.dictionaries(st.sampled_from(["a1", "b2", "c3", "d4", "é5", "北6", "f7"]), st.sampled_from(["v1", "v2"])))
+def test_the_rows_that_changed_are_found_whatever_the_ids(before, after):
+    """What a search re-reads after a change: every row gone or of another version, every row new or of
+    another version, and nothing else (ids outside ASCII included, beside ASCII ones)."""
+    def keys(rows):
+        ids = sorted(rows)
+        return ids, version_keys(ids, [rows[pk] for pk in ids])
+
+    old_ids, old = keys(before)
+    new_ids, new = keys(after)
+    gone, added = keys_changed(old, new)
+    assert [old_ids[i] for i in gone] == [pk for pk in old_ids if after.get(pk) != before[pk]]
+    assert [new_ids[i] for i in added] == [pk for pk in new_ids if before.get(pk) != after[pk]]

@@ -24,6 +24,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from itertools import compress
 from datetime import datetime
 from operator import itemgetter
 
@@ -48,7 +49,9 @@ from memoryboard.ltm.search.vector_cache import (
     Rows,
     ScopeData,
     compact_vectors,
+    keys_changed,
     scope_cache,
+    version_keys,
 )
 from memoryboard.ltm.store import expiry
 from memoryboard.ltm.store.selectors import namespace_q, user_namespaces_q
@@ -275,21 +278,19 @@ def _changed_scope(data: ScopeData, base: QuerySet[LongTermMemory], ids: list[st
                    embedder) -> tuple[ScopeData, bool] | None:
     """``data`` changed into the scope of the candidates ``ids`` and ``versions`` by the rows that differ
     (read by id), and whether it may be kept; None when too much changed (a full build is cheaper)."""
-    now = dict(zip(ids, versions))
-    gone = [i for i, (pk, version) in enumerate(zip(data.ids, data.versions)) if now.get(pk) != version]
-    added_count = len(ids) - (len(data.ids) - len(gone))
-    if len(gone) + added_count > max(16, CHANGED_MAX_SHARE * len(ids)):
+    keys = version_keys(ids, versions)
+    gone, added = keys_changed(data.keys, keys)
+    if len(gone) + len(added) > max(16, CHANGED_MAX_SHARE * len(ids)):
         return None
-    before = dict(zip(data.ids, data.versions))
-    added = [i for i, (pk, version) in enumerate(zip(ids, versions)) if before.get(pk) != version]
-    rows, complete = _read_items(base, [ids[i] for i in added], embedder)
+    rows, complete = _read_items(base, [ids[i] for i in added.tolist()], embedder)
     if len(rows.ids) < len(added):  # items without a vector (beyond the embedding budget) or gone: left out
-        absent = {ids[i] for i in added} - set(rows.ids)
-        keep = [i for i, pk in enumerate(ids) if pk not in absent]
-        ids, versions = [ids[i] for i in keep], [versions[i] for i in keep]
-        added = [i for i, (pk, version) in enumerate(zip(ids, versions)) if before.get(pk) != version]
-    changed = data.changed(ids=ids, versions=versions, gone=np.asarray(gone, np.int64),
-                           added=np.asarray(added, np.int64), rows=rows)
+        present = set(rows.ids)
+        keep = np.ones(len(ids), dtype=bool)
+        keep[[i for i in added.tolist() if ids[i] not in present]] = False
+        ids, versions = list(compress(ids, keep)), list(compress(versions, keep))
+        keys = (keys[0][keep], keys[1][keep])
+        gone, added = keys_changed(data.keys, keys)
+    changed = data.changed(ids=ids, versions=versions, gone=gone, added=added, rows=rows, keys=keys)
     return changed, complete
 
 

@@ -106,6 +106,38 @@ def spliced(old: np.ndarray, gone: np.ndarray, added: np.ndarray, new: np.ndarra
     return out
 
 
+def version_keys(ids: list[str], versions: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The ids and versions (sorted by id) as numpy strings: what :func:`keys_changed` compares. Two
+    arrays made in C instead of two dicts and two passes in Python: 31 ms instead of 75 ms at 100,000
+    rows on this machine under load (the difference a search after a write pays). Bytes when every id is
+    ASCII (a quarter of the memory of ``str``), else ``str``."""
+    return _strings(ids), _strings(versions)
+
+
+def _strings(values: list[str]) -> np.ndarray:
+    try:
+        return np.asarray(values, dtype=bytes)
+    except UnicodeEncodeError:  # an id written by the agent platform outside ASCII
+        return np.asarray(values, dtype=str)
+
+
+def keys_changed(old: tuple[np.ndarray, np.ndarray],
+                 new: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(positions of ``old`` whose id is gone or whose version changed, positions of ``new`` that are not
+    in ``old`` as they are): both sorted, each ``version_keys`` of ids sorted and unique."""
+    if any(a.dtype.kind != b.dtype.kind for a, b in zip(old, new)):  # bytes beside str: both as str
+        old, new = tuple(a.astype(str) for a in old), tuple(b.astype(str) for b in new)
+    old_ids, old_versions = old
+    new_ids, new_versions = new
+    if not len(new_ids):
+        return np.arange(len(old_ids)), np.zeros(0, np.int64)
+    at = np.minimum(np.searchsorted(new_ids, old_ids), len(new_ids) - 1)
+    kept = (new_ids[at] == old_ids) & (new_versions[at] == old_versions)
+    matched = np.zeros(len(new_ids), dtype=bool)
+    matched[at[kept]] = True
+    return np.flatnonzero(~kept), np.flatnonzero(~matched)
+
+
 @dataclass(frozen=True)
 class Rows:
     """Items read for a scope (or a change of one), in order: ids, vectors (compact), texts, types, days."""
@@ -142,10 +174,16 @@ class ScopeData:
                    total=fixed_sum(rows.ints, rows.scales))
         return data._with_centrality()
 
+    @cached_property
+    def keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """``version_keys`` of this scope (made when a change is first compared with it)."""
+        return version_keys(self.ids, self.versions or [])
+
     def changed(self, *, ids: list[str], versions: list[str], gone: np.ndarray, added: np.ndarray,
-                rows: Rows) -> ScopeData:
+                rows: Rows, keys: tuple[np.ndarray, np.ndarray] | None = None) -> ScopeData:
         """This scope after a change: the new ``ids`` and ``versions`` (sorted by id); its rows at ``gone``
-        (sorted positions) removed and ``rows`` added at ``added`` (sorted positions of the new scope)."""
+        (sorted positions) removed and ``rows`` added at ``added`` (sorted positions of the new scope);
+        ``keys``: their ``version_keys`` when the caller made them (kept for the next change)."""
         size = len(ids)
         gone, added = np.asarray(gone, np.int64), np.asarray(added, np.int64)
         old_to_new = np.full(len(self.ids), -1, np.int64)
@@ -163,7 +201,10 @@ class ScopeData:
             days=spliced(self.days, gone, added, rows.days, size),
             keywords=self.keywords.changed(old_to_new=old_to_new, size=size,
                                            added=list(zip(added.tolist(), rows.texts))))
-        return data._with_centrality()
+        data = data._with_centrality()
+        if keys is not None:
+            data.__dict__["keys"] = keys  # the cached_property, already made by the caller
+        return data
 
     def _with_centrality(self) -> ScopeData:
         count = len(self.ids)
@@ -173,6 +214,7 @@ class ScopeData:
     @property
     def nbytes(self) -> int:
         arrays = (self.matrix, self.scales, self.days, self.mean_cosines, self.type_weights, self.total)
+        arrays += self.__dict__.get("keys", ())
         extra = sum(int(part.nbytes) for part in arrays if part is not None)
         return extra + int(getattr(self.keywords, "nbytes", 0)) + ITEM_OVERHEAD * len(self.ids)
 
