@@ -50,6 +50,10 @@ class ItemView:
     def current(self) -> bool:
         return self.state in CURRENT_STATES
 
+    @property
+    def state_label(self) -> str:
+        return str(MemoryState(self.state).label)
+
 
 @dataclass
 class Outcome:
