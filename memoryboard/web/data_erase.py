@@ -10,10 +10,12 @@ from __future__ import annotations
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 
-from memoryboard.ltm.people.user_data import SUPPORT_LABELS, user_data_counts
+from memoryboard.ltm.people.previews import user_data_erase_preview
+from memoryboard.ltm.people.user_data import SUPPORT_LABELS, user_data_counts, user_data_sections
 from memoryboard.models import ChatMessage, ConversationOwner
 
 CONFIRM_FIELD = "confirm"
+LISTED_ITEMS = 200  # memories named on the page; the table's counts cover them all
 
 
 def conversation_count(*, user_id: str) -> int:
@@ -30,12 +32,17 @@ def confirmed(request) -> bool:
 
 def erase_page(request, *, user_id: str, own: bool, person=None, post_url: str, cancel_url: str,
                error: str = "", status: int = 200):
+    # The erase itself, rolled back: its counts per table and the items it removes, by their text.
+    preview = user_data_erase_preview(user_id=user_id, actor=request.user)
+    tables = {section.key: section.table for section in user_data_sections()}
     rows = [
         (key, str(SUPPORT_LABELS.get(key, label)) if not own else label,
-         conversation_count(user_id=user_id) if key == "conversations" else n)
+         conversation_count(user_id=user_id) if key == "conversations" else preview.tables.get(tables.get(key), n))
         for key, label, n in user_data_counts(user_id=user_id)
     ]
+    removed = preview.outcome.removed
     return render(request, "web/data_erase.html", {
+        "removed": removed[:LISTED_ITEMS], "more_removed": max(0, len(removed) - LISTED_ITEMS),
         "own": own, "person": person, "rows": rows, "post_url": post_url, "cancel_url": cancel_url,
         "error": error, "field": CONFIRM_FIELD,
         "anything": any(n for key, _label, n in rows if key != "audit_log"),

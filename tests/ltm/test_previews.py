@@ -139,3 +139,24 @@ def test_a_rehearsal_leaves_no_hook_task_or_search_cache_behind(alice, settings)
     memory_import(items=[{"content": "I live in Vienna"}], user_id=str(alice.pk), actor=alice, dry_run=True)
     assert len(connection.run_on_commit) == hooks_before  # the index follow and task enqueues went with it
     assert search() == found
+
+
+def test_an_erase_preview_leaves_the_hnsw_files_alone(settings, tmp_path, alice):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from memoryboard.ltm.search import ann
+
+    settings.MEMORYBOARD_ANN_DIR = str(tmp_path / "ann")
+    ann._views.clear()
+    try:
+        mine = save(alice, "User plays the violin")
+        call_command("ann_rebuild", "--no-progress", stdout=StringIO())
+        key = MemoryEmbedding.objects.get(memory_id=mine.pk)
+        logged = AnnChange.objects.count()
+        user_data_erase_preview(user_id=str(alice.pk), actor=alice)
+        ann._views.clear()
+        assert key.id in ann._snapshot(key.model_name)[0] and AnnChange.objects.count() == logged
+    finally:
+        ann._views.clear()
