@@ -65,6 +65,7 @@ class Outcome:
     - ``lost``: items in use that stop being used with nothing in their place (archived, rejected, deleted);
     - ``restored``: items not in use that come back;
     - ``removed``: items that leave the table (erase, purge), in any state;
+    - ``switched``: (before, after) pairs: items in use before and after, paused or resumed;
     - ``kept``: items in use before and after, unchanged (includes those a repeat reinforced).
     """
 
@@ -74,6 +75,7 @@ class Outcome:
     lost: list[ItemView] = field(default_factory=list)
     restored: list[ItemView] = field(default_factory=list)
     removed: list[ItemView] = field(default_factory=list)
+    switched: list[tuple[ItemView, ItemView]] = field(default_factory=list)
     kept: list[ItemView] = field(default_factory=list)
 
     def texts(self) -> dict[str, list]:
@@ -88,12 +90,14 @@ class Outcome:
             "lost": sorted(one(i) for i in self.lost),
             "restored": sorted(one(i) for i in self.restored),
             "removed": sorted(one(i) for i in self.removed),
+            "switched": sorted((one(a), one(b)) for a, b in self.switched),
             "kept": sorted(one(i) for i in self.kept),
         }
 
     @property
     def touched(self) -> bool:
-        return any((self.created, self.replaced, self.changed, self.lost, self.restored, self.removed))
+        return any((self.created, self.replaced, self.changed, self.lost, self.restored, self.removed,
+                    self.switched))
 
     def as_dict(self) -> dict[str, Any]:
         def one(item: ItemView) -> dict:
@@ -106,6 +110,7 @@ class Outcome:
             "lost": [one(i) for i in self.lost],
             "restored": [one(i) for i in self.restored],
             "removed": [one(i) for i in self.removed],
+            "switched": [{"before": one(a), "after": one(b)} for a, b in self.switched],
             "kept": [one(i) for i in self.kept],
         }
 
@@ -140,6 +145,8 @@ def outcome_between(before: dict[str, ItemView], after: dict[str, ItemView]) -> 
                 outcome.lost.append(new)
         elif not old.current and new.current:
             outcome.restored.append(new)
+        elif old.current and new.current and old.state != new.state:
+            outcome.switched.append((old, new))
         elif old.current and new.current:
             outcome.kept.append(new)
     outcome.removed = [old for pk, old in before.items() if pk not in after]
