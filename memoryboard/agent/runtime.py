@@ -302,9 +302,9 @@ def turn_think(
     )
 
 
-def turn_commit(draft: TurnDraft, *, before=None, savepoint: bool = True) -> TurnResult:
+def turn_commit(draft: TurnDraft, *, before=None, after=None, savepoint: bool = True) -> TurnResult:
     """Store a drafted turn in one short transaction: ``before()`` first (the caller's own writes of the
-    turn), the items its tools planned (re-checked for duplicates and the user's switch, under the
+    turn), ``after()`` last (reads what the turn wrote, before anyone else writes), the items its tools planned (re-checked for duplicates and the user's switch, under the
     namespace lock, taken before the transaction and held until after the commit), its retrievals' access
     log and receipts, and the assistant row; then the extraction is queued.
 
@@ -347,6 +347,8 @@ def turn_commit(draft: TurnDraft, *, before=None, savepoint: bool = True) -> Tur
                     "memories_used": [item.memory.pk for item in memories],
                 } if (tool_calls or memories or client_calls) else None,
             )
+            if after is not None:
+                after()
     # After the commit: the extraction reads the stored turn, and may call a model itself (inline tasks).
     if draft.extraction_turn is not None:
         extraction = _enqueue_extraction(agent, draft.user_id, draft.conversation_id, draft.extraction_turn,

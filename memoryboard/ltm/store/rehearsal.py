@@ -115,7 +115,8 @@ class Outcome:
         }
 
 
-def _snapshot(scope: QuerySet[LongTermMemory]) -> dict[str, ItemView]:
+def snapshot(scope: QuerySet[LongTermMemory]) -> dict[str, ItemView]:
+    """The items of ``scope`` as :func:`outcome_between` compares them (two queries)."""
     items = list(scope.order_by("created_at", "pk"))
     paused = set(MemoryFlag.objects.filter(memory_id__in=[m.pk for m in items], paused=True)
                  .values_list("memory_id", flat=True))
@@ -168,9 +169,9 @@ def rehearse(action: Callable[[], T], *, scope: Callable[[], QuerySet[LongTermMe
     token = _rehearsing.set(True)
     try:
         with transaction.atomic():
-            before = _snapshot(scope())
+            before = snapshot(scope())
             value = action()
-            raise _Rehearsed(value, outcome_between(before, _snapshot(scope())))
+            raise _Rehearsed(value, outcome_between(before, snapshot(scope())))
     except _Rehearsed as done:
         return done.value, done.outcome
     finally:
@@ -180,6 +181,6 @@ def rehearse(action: Callable[[], T], *, scope: Callable[[], QuerySet[LongTermMe
 def perform(action: Callable[[], T], *, scope: Callable[[], QuerySet[LongTermMemory]]) -> tuple[T, Outcome]:
     """Run ``action`` for good, in one transaction; return its value and what it did to ``scope()``."""
     with transaction.atomic():
-        before = _snapshot(scope())
+        before = snapshot(scope())
         value = action()
-        return value, outcome_between(before, _snapshot(scope()))
+        return value, outcome_between(before, snapshot(scope()))
