@@ -76,3 +76,24 @@ def test_a_user_settles_a_conflict_by_editing_it_into_one(session, alice, make_m
     assert LongTermMemory.objects.get(pk=old.pk).archived_reason == "superseded"
     assert s.page.locator("#memory-review-conflicts").count() == 0
     assert s.csp_violations == []
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_user_types_a_question_and_sees_the_memory_block(session, alice, bob, make_memory, language):
+    make_memory(alice, "I live in Hamburg")
+    make_memory(alice, "I prefer green tea", memory_type="PREFERENCE")
+    make_memory(bob, "bob lives in Oslo")
+    s = _session(session, alice, language)
+    s.goto("/me/memories/")
+    with s.page.expect_navigation():
+        s.page.click("#beliefs-link")
+    listed = s.page.locator("[data-agent=chat]").inner_text()
+    assert "I live in Hamburg" in listed and "I prefer green tea" in listed and "Oslo" not in s.text()
+    s.page.fill("#beliefs-q", "Where do I live?")
+    with s.page.expect_navigation():
+        s.page.click("#beliefs-show")
+    block = s.page.locator("#beliefs-block-text").inner_text()
+    assert block.startswith("<long_term_memory>") and "[FACT] I live in Hamburg" in block
+    assert s.page.locator("#beliefs-tokens").inner_text().strip().startswith("≈")
+    s.shot(f"tell_beliefs_{language}")
+    assert s.csp_violations == []
