@@ -19,6 +19,7 @@ from memoryboard.ltm.store.selectors import own_memories
 from memoryboard.ltm.write.conflicts import conflict_choices, conflict_settle, conflict_why, merged_text
 from memoryboard.models import LongTermMemory
 from memoryboard.roles import can_change_any_memory, can_read_all_memories, platform_user_id
+from memoryboard.web.my_memories.common import writes_own_memories
 
 
 def _pair(scope: QuerySet[LongTermMemory], new_id: str, old_id: str) -> tuple[LongTermMemory, LongTermMemory]:
@@ -55,6 +56,7 @@ def _page(request, *, scope, new_id: str, old_id: str, back: str, can_change: bo
 
 
 @login_required
+@writes_own_memories
 def my_conflict(request, new_id: str, old_id: str):
     return _page(request, scope=own_memories(user_id=platform_user_id(request.user)), new_id=new_id, old_id=old_id,
                  back=reverse("my-memories") + "#memory-review", can_change=True)

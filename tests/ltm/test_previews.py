@@ -160,3 +160,19 @@ def test_an_erase_preview_leaves_the_hnsw_files_alone(settings, tmp_path, alice)
         assert key.id in ann._snapshot(key.model_name)[0] and AnnChange.objects.count() == logged
     finally:
         ann._views.clear()
+
+
+def test_why_and_merge_in_chinese_name_what_the_newer_leaves_out(alice):
+    from django.utils import translation
+
+    from memoryboard.ltm.write.items import memory_build
+
+    def item(text):
+        return memory_build(namespace=ns(alice), content=text, memory_type="FACT", source="manual", agent_id="chat")
+
+    new, old = item("我住在汉堡"), item("我住在柏林，在SAP工作")
+    with translation.override("zh-hans"):
+        sentence = conflict_why(new=new, old=old).sentence
+    assert sentence.startswith("两条记忆在这一点上不一致：住在哪里：“柏林”（较早）还是“汉堡”（较新）。")
+    assert "“在SAP工作”" in sentence  # named, even where no attribute is recognised
+    assert merged_text(new=new, old=old) == "我住在汉堡，在SAP工作"

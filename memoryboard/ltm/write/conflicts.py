@@ -69,6 +69,8 @@ class ConflictWhy:
 
     disagree: list[tuple[str, str, str]] = field(default_factory=list)
     only_earlier: list[tuple[str, str]] = field(default_factory=list)
+    # Clauses of the earlier one whose attribute is not recognised and that the newer does not repeat.
+    unrecognised: list[str] = field(default_factory=list)
 
     @property
     def sentence(self) -> str:
@@ -78,15 +80,30 @@ class ConflictWhy:
             text = _("They disagree on %(parts)s.") % {"parts": parts}
         else:
             text = _("They seem to say different things about the same subject; no single attribute was recognised.")
-        if self.only_earlier:
+        parts = [f"{a}: “{v}”" for a, v in self.only_earlier] + [f"“{c}”" for c in self.unrecognised]
+        if parts:
             text += " " + _("The earlier one also says %(parts)s, which the newer does not repeat.") % {
-                "parts": "; ".join(f"{a}: “{v}”" for a, v in self.only_earlier)}
+                "parts": "; ".join(parts)}
         return text
 
 
+def _clause_slots(clause: str) -> list[Slot]:
+    # A clause after "and" or a comma lost its subject ("work at SAP", 在SAP工作): read it with one.
+    return statement_slots(clause) or statement_slots(_subject(clause) + clause)
+
+
+def _slots(text: str) -> list[Slot]:
+    """The slots of ``text`` and of each of its clauses."""
+    found = list(statement_slots(text))
+    for clause in _CLAUSES.split(text):
+        if clause and clause.strip():
+            found += [slot for slot in _clause_slots(clause.strip()) if slot not in found]
+    return found
+
+
 def conflict_why(*, new: LongTermMemory, old: LongTermMemory) -> ConflictWhy:
-    """Why ``new`` and ``old`` conflict, from their statements' slots."""
-    new_slots, old_slots = statement_slots(new.content), statement_slots(old.content)
+    """Why ``new`` and ``old`` conflict, from their statements' slots (and their clauses')."""
+    new_slots, old_slots = _slots(new.content), _slots(old.content)
     why = ConflictWhy()
     new_keys = {s.key for s in new_slots}
     for n in new_slots:
@@ -96,8 +113,13 @@ def conflict_why(*, new: LongTermMemory, old: LongTermMemory) -> ConflictWhy:
                 if entry not in why.disagree:
                     why.disagree.append(entry)
     for o in old_slots:
-        if o.key not in new_keys:
-            why.only_earlier.append((attribute_label(o.key), _value(o)))
+        entry = (attribute_label(o.key), _value(o))
+        if o.key not in new_keys and entry not in why.only_earlier:
+            why.only_earlier.append(entry)
+    for clause in _CLAUSES.split(old.content):
+        clause = (clause or "").strip()
+        if clause and not _clause_slots(clause) and clause.lower() not in new.content.lower():
+            why.unrecognised.append(clause)
     return why
 
 
@@ -108,13 +130,14 @@ def _subject(text: str) -> str:
 def merged_text(*, new: LongTermMemory, old: LongTermMemory) -> str:
     """One statement holding both: the newer text, then each clause of the earlier text that states an
     attribute the newer does not (or, when none is recognised, nothing of the earlier: the newer alone)."""
-    new_keys = {s.key for s in statement_slots(new.content)}
+    new_keys = {s.key for s in _slots(new.content)}
     clauses = [c for c in _CLAUSES.split(old.content) if c and c.strip()]
     extra = []
     for clause in clauses:
-        # A clause after "and" lost its subject ("work at SAP"): read it with one.
-        keys = {s.key for s in statement_slots(clause) or statement_slots(_subject(clause) + clause)}
-        if keys and not keys & new_keys:
+        keys = {s.key for s in _clause_slots(clause.strip())}
+        # A clause about nothing the newer restates: kept (one whose attribute is not recognised too, unless
+        # the newer says it word for word), so a merge drops nothing it does not name.
+        if not keys & new_keys and (keys or clause.strip().lower() not in new.content.lower()):
             extra.append(clause.strip())
     if not extra:
         return new.content
