@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 
 from memoryboard.ltm.people.previews import user_data_erase_preview
-from memoryboard.ltm.people.user_data import user_data_erase
+from memoryboard.ltm.people.user_data import user_data_counts, user_data_erase
 from memoryboard.ltm.search.retrieval import memory_search
 from memoryboard.ltm.store.rehearsal import perform, rehearse
 from memoryboard.ltm.store.selectors import own_memories
@@ -18,6 +18,7 @@ from memoryboard.ltm.write.staff import memory_archive_many, memory_merge_select
 from memoryboard.models import (
     AnnChange,
     AuditLog,
+    EraseTombstone,
     LongTermMemory,
     MemoryEmbedding,
     MemoryStateChange,
@@ -102,9 +103,11 @@ def test_erase_preview_is_the_erase(alice, bob):
     save(alice, "I live in Hamburg")
     save(alice, "I like green tea")
     save(bob, "I live in Oslo")
-    before, stored = counts(), table(alice)
+    before, stored, sections = counts(), table(alice), user_data_counts(user_id=str(alice.pk))
     preview = user_data_erase_preview(user_id=str(alice.pk), actor=alice)
     assert counts() == before and table(alice) == stored
+    assert user_data_counts(user_id=str(alice.pk)) == sections  # every table's rows, the tombstone gate too
+    assert not EraseTombstone.objects.filter(erased_at__isnull=False).exists()  # the gate stays open
     assert sorted(i.content for i in preview.outcome.removed) == ["I like green tea", "I live in Hamburg"]
     _erased, result = perform(lambda: user_data_erase(user_id=str(alice.pk), actor=alice),
                               scope=lambda: own_memories(user_id=str(alice.pk)))
