@@ -218,13 +218,15 @@ def test_context_window_viewer(session, developer, alice, make_memory):
     viewer = s.page.locator("#context-window")
     assert viewer.get_attribute("data-agent") == "chat"
     assert viewer.get_attribute("data-memories") == "1"
-    assert viewer.locator("svg.token-bar rect.part-memory").count() == 2  # before and after
+    assert viewer.locator(".window-sides svg.token-bar rect.part-memory").count() == 2  # before and after
+    # and by part after each strategy of the playground alone: Before, then one row per strategy
+    assert viewer.locator("#window-each tbody tr").count() == 1 + s.page.locator(".pg-col[data-strategy]").count()
     viewer.scroll_into_view_if_needed()
     viewer.screenshot(path=str(_artifact("playground_context_window")), caret="initial")
     s.page.select_option("#context-window select[name=agent]", "coder")
     s.page.wait_for_function("() => document.querySelector('#context-window').dataset.agent === 'coder'")
     assert s.page.locator("#context-window").get_attribute("data-budget") == "8000"
-    assert s.page.locator("#context-window line.budget-line").count() == 2
+    assert s.page.locator("#context-window .window-sides line.budget-line").count() == 2
 
 
 def _artifact(name):
