@@ -179,3 +179,19 @@ def test_why_and_merge_in_chinese_name_what_the_newer_leaves_out(alice):
     assert sentence.startswith("两条记忆在这一点上不一致：住在哪里：“柏林”（较早）还是“汉堡”（较新）。")
     assert "“在SAP工作”" in sentence  # named, even where no attribute is recognised
     assert merged_text(new=new, old=old) == "我住在汉堡，在SAP工作"
+
+
+def test_a_rejection_preview_names_the_state_change(alice, support_user, make_memory):
+    from memoryboard.ltm.write.review import memory_review_reject
+
+    waiting = make_memory(alice, "I like jazz", archived_reason="pending_review")
+
+    def reject():
+        return memory_review_reject(memories=LongTermMemory.objects.filter(pk=waiting.pk), actor=support_user)
+
+    scope = lambda: own_memories(user_id=str(alice.pk))  # noqa: E731
+    _ids, preview = rehearse(reject, scope=scope)
+    assert [(a.state, b.state) for a, b in preview.switched] == [("pending_review", "rejected")]
+    assert LongTermMemory.objects.get(pk=waiting.pk).archived_reason == "pending_review"
+    _ids, result = perform(reject, scope=scope)
+    assert result.texts() == preview.texts()

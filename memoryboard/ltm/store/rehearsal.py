@@ -65,7 +65,8 @@ class Outcome:
     - ``lost``: items in use that stop being used with nothing in their place (archived, rejected, deleted);
     - ``restored``: items not in use that come back;
     - ``removed``: items that leave the table (erase, purge), in any state;
-    - ``switched``: (before, after) pairs: items in use before and after, paused or resumed;
+    - ``switched``: (before, after) pairs: another state otherwise (paused or resumed; rejected, deleted, …
+      while out of use);
     - ``kept``: items in use before and after, unchanged (includes those a repeat reinforced).
     """
 
@@ -146,9 +147,9 @@ def outcome_between(before: dict[str, ItemView], after: dict[str, ItemView]) -> 
                 outcome.lost.append(new)
         elif not old.current and new.current:
             outcome.restored.append(new)
-        elif old.current and new.current and old.state != new.state:
+        elif old.state != new.state:  # paused or resumed; or, out of use either way, rejected, deleted, …
             outcome.switched.append((old, new))
-        elif old.current and new.current:
+        elif old.current:
             outcome.kept.append(new)
     outcome.removed = [old for pk, old in before.items() if pk not in after]
     return outcome
