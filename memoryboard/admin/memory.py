@@ -51,6 +51,7 @@ from memoryboard.ltm.write.staff import (
     MAX_BULK_ITEMS,
     BulkTooLarge,
     memory_archive_many,
+    memory_bulk_preview,
     memory_merge,
     memory_merge_selected,
     memory_pause_many,
@@ -142,6 +143,7 @@ def _labelled(memories: list[LongTermMemory]) -> list[LongTermMemory]:
 
 
 FROM_ITEM = "_from_item"
+PREVIEW_MAX_ITEMS = 1000  # a bulk action's confirmation lists what it does up to this many items
 
 
 def _bulk_action(name: str, description, title, service, done):
@@ -385,8 +387,18 @@ class LongTermMemoryAdmin(GoneObjectMixin, IdOnlyLogMixin, CappedCountAdminMixin
                 return self._back_to_item(request, queryset)
             self.message_user(request, done(len(ids)), messages.SUCCESS)
             return self._back_to_item(request, queryset)
+        # The action itself, rolled back: what each item becomes (re-embedding changes no text or state).
+        outcome, preview_error = None, ""
+        if action != "reembed_selected" and count <= PREVIEW_MAX_ITEMS:
+            try:
+                outcome = memory_bulk_preview(service=service, memories=queryset, actor=request.user,
+                                              **({"note": ""} if asks_reason else {}))
+            except (BulkTooLarge, MemoryError) as exc:
+                preview_error = getattr(exc, "message", str(exc))
         context = {
             **self.admin_site.each_context(request),
+            "outcome": outcome,
+            "preview_error": preview_error,
             "title": str(title),
             "action": action,
             "count": count,

@@ -95,6 +95,18 @@ def agent_namespace(agent: AgentConfig, user_id: str) -> Namespace:
     return build_namespace(agent_namespace=agent.long_term_memory.namespace, user_id=str(user_id))
 
 
+def retrieve_for_injection(*, agent: AgentConfig, user_id: str, query: str, conversation_id: str = "",
+                           enabled: bool | None = None):
+    """Step (1): the ranking of the user's items for ``query`` that a turn injects (the agent's
+    ``load-max-items``), without touching the access statistics (the turn logs them when it commits).
+    ``None`` when the user turned their memories off. "What the agent believes" shows the same."""
+    return memory_retrieve_ranking(
+        namespace=agent_namespace(agent, user_id), query=query, k=agent.long_term_memory.load_max_items,
+        agent_id=agent.agent_id, conversation_id=conversation_id, kind=MemoryAccess.Kind.INJECTION,
+        log_access=False, enabled=enabled,
+    )
+
+
 def build_system_prompt(agent: AgentConfig, memories: list[ScoredMemory]) -> str:
     parts = [SYSTEM_PROMPT.format(name=agent.name or agent.agent_id)]
     if agent.memory_tools and agent.long_term_memory.enabled:
@@ -229,10 +241,8 @@ def turn_think(
     if ltm.enabled and ltm.auto_load:
         kind = MemoryAccess.Kind.INJECTION
         try:
-            ranking = memory_retrieve_ranking(
-                namespace=namespace, query=user_message, k=ltm.load_max_items, agent_id=agent.agent_id,
-                conversation_id=conversation_id, kind=kind, log_access=False, enabled=using,
-            )
+            ranking = retrieve_for_injection(agent=agent, user_id=user_id, query=user_message,
+                                             conversation_id=conversation_id, enabled=using)
         except LLMError as exc:
             # Without the embedding endpoint the agent still answers, only without its memories.
             logger.warning("long-term memory retrieval failed: %s", exc.reason)
@@ -292,9 +302,9 @@ def turn_think(
     )
 
 
-def turn_commit(draft: TurnDraft, *, before=None, savepoint: bool = True) -> TurnResult:
+def turn_commit(draft: TurnDraft, *, before=None, after=None, savepoint: bool = True) -> TurnResult:
     """Store a drafted turn in one short transaction: ``before()`` first (the caller's own writes of the
-    turn), the items its tools planned (re-checked for duplicates and the user's switch, under the
+    turn), ``after()`` last (reads what the turn wrote, before anyone else writes), the items its tools planned (re-checked for duplicates and the user's switch, under the
     namespace lock, taken before the transaction and held until after the commit), its retrievals' access
     log and receipts, and the assistant row; then the extraction is queued.
 
@@ -337,6 +347,8 @@ def turn_commit(draft: TurnDraft, *, before=None, savepoint: bool = True) -> Tur
                     "memories_used": [item.memory.pk for item in memories],
                 } if (tool_calls or memories or client_calls) else None,
             )
+            if after is not None:
+                after()
     # After the commit: the extraction reads the stored turn, and may call a model itself (inline tasks).
     if draft.extraction_turn is not None:
         extraction = _enqueue_extraction(agent, draft.user_id, draft.conversation_id, draft.extraction_turn,

@@ -9,12 +9,21 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db import InterfaceError, OperationalError, transaction
 
-from memoryboard.agent.runtime import AgentLLMUnavailable, TurnResult, history_messages, turn_commit, turn_think
+from memoryboard.agent.runtime import (
+    AgentLLMUnavailable,
+    TurnResult,
+    agent_namespace,
+    history_messages,
+    turn_commit,
+    turn_think,
+)
 from memoryboard.agents_config import get_agents_config
 from memoryboard.conversations import conversation_claim
 from memoryboard.llm.factory import get_chat_model
 from memoryboard.ltm.store.erase_gate import erase_gate_pass
-from memoryboard.models import ChatMessage
+from memoryboard.ltm.store.rehearsal import Outcome, outcome_between, snapshot
+from memoryboard.ltm.store.selectors import namespace_q
+from memoryboard.models import ChatMessage, LongTermMemory
 from memoryboard.roles import may_write_memories_of, platform_user_id
 
 # Earlier messages read into a turn; the context strategy trims them further.
@@ -76,11 +85,13 @@ class AgentStoreUnavailable(RuntimeError):
         self.conversation_id = conversation_id
 
 
-def run_turn_atomic(*, conversation_id: str, savepoint: bool = True, before_commit=None, **turn) -> TurnResult:
+def run_turn_atomic(*, conversation_id: str, savepoint: bool = True, before_commit=None, after_writes=None,
+                    **turn) -> TurnResult:
     """:func:`run_turn` with the turn's writes (items saved by its tool calls, the assistant row) in one
     short transaction after the model has answered (:func:`turn_commit`); its errors name the
     conversation. ``before_commit``: the caller's own writes of the turn, run first in that transaction,
-    after the erase gate (``ltm.store.erase_gate``; the caller need not pass it again).
+    after the erase gate (``ltm.store.erase_gate``; the caller need not pass it again). ``after_writes``: run
+    last in that transaction (reads what the turn wrote).
     ``savepoint=False`` when the transaction is the outermost one anyway (no SAVEPOINT round trips).
 
     Raises:
@@ -97,7 +108,7 @@ def run_turn_atomic(*, conversation_id: str, savepoint: bool = True, before_comm
             if before_commit is not None:
                 before_commit()
 
-        return turn_commit(draft, before=before, savepoint=savepoint)
+        return turn_commit(draft, before=before, after=after_writes, savepoint=savepoint)
     except AgentLLMUnavailable as exc:
         exc.conversation_id = conversation_id
         raise
@@ -114,6 +125,9 @@ class AgentChatResult:
     extraction: str = ""
     message_id: int | None = None
     reply_message_id: int | None = None
+    # What the turn changed in the user's memory (:func:`memory_changes`); the extraction, queued after
+    # the reply, is not in it (``extraction`` says it was queued).
+    memory_changes: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -122,7 +136,24 @@ class AgentChatResult:
             "memories_used": self.memories_used,
             "tool_calls": self.tool_calls,
             "extraction": self.extraction,
+            "memory_changes": self.memory_changes,
         }
+
+
+def memory_changes(outcome: Outcome) -> list[dict[str, Any]]:
+    """A turn's changes to memory, one entry per item, for a client's "Memory updated": ``saved`` (in use),
+    ``pending`` (waits for review), ``replaced`` (no longer used; ``replaced_by`` names the item that took its
+    place), ``updated`` (reworded), ``forgotten`` (no longer used, nothing in its place) and ``restored``."""
+    def one(change: str, item, **extra) -> dict[str, Any]:
+        return {"change": change, "id": item.id, "content": item.content, "type": item.type, "state": item.state,
+                **extra}
+
+    out = [one("pending" if item.state == "pending_review" else "saved", item) for item in outcome.created]
+    out += [one("replaced", old, replaced_by=new.id) for old, new in outcome.replaced]
+    out += [one("updated", after, before=before.content) for before, after in outcome.changed]
+    out += [one("forgotten", item) for item in [*outcome.lost, *outcome.removed]]
+    out += [one("restored", item) for item in outcome.restored]
+    return out
 
 
 def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str, chat_model=None) -> AgentChatResult:
@@ -157,9 +188,23 @@ def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str
         )
     if chat_model is None:
         chat_model = get_chat_model()
+    namespace = agent_namespace(agent, user_id)
+    before: dict = {}
+
+    def scope():
+        return LongTermMemory.objects.filter(namespace_q(namespace))
+
+    changes: list[dict[str, Any]] = []
+
+    def read_before() -> None:  # in the turn's write transaction, before its writes
+        before.update(snapshot(scope()))
+
+    def read_after() -> None:  # in it too, after them: the turn's changes, no one else's
+        changes.extend(memory_changes(outcome_between(before, snapshot(scope()))))
+
     turn = run_turn_atomic(
-        agent=agent, user_id=user_id, conversation_id=conversation_id,
-        history=history_messages(history_rows), user_message=message, chat_model=chat_model,
+        agent=agent, user_id=user_id, conversation_id=conversation_id, before_commit=read_before,
+        after_writes=read_after, history=history_messages(history_rows), user_message=message, chat_model=chat_model,
     )
     return AgentChatResult(
         conversation_id=conversation_id,
@@ -169,4 +214,5 @@ def agent_chat(*, user, agent_id: str, conversation_id: str | None, message: str
         extraction=turn.extraction,
         message_id=stored.pk,
         reply_message_id=turn.reply_message_id,
+        memory_changes=changes,
     )

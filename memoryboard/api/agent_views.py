@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -46,12 +47,43 @@ class MemoryUsedSerializer(serializers.Serializer):
     score = serializers.FloatField()
 
 
+class MemoryChangeSerializer(serializers.Serializer):
+    """One item the turn changed, so a client can say "Memory updated" and link to it."""
+
+    change = serializers.ChoiceField(
+        choices=["saved", "pending", "replaced", "updated", "forgotten", "restored"],
+        help_text=("saved: stored and in use; pending: stored, waits for review before it is used; replaced: no "
+                   "longer used, `replaced_by` took its place; updated: reworded (`before` holds the old text); "
+                   "forgotten: no longer used, nothing in its place; restored: in use again."))
+    id = serializers.CharField()
+    content = serializers.CharField()
+    type = serializers.CharField()
+    state = serializers.CharField(help_text="The item's state after the turn (active, pending_review, superseded, …).")
+    url = serializers.URLField(help_text="The item in this API (`GET /api/v1/memories/{id}/`).")
+    replaced_by = serializers.CharField(required=False, help_text="For `replaced`: the item that took its place.")
+    replaced_by_url = serializers.URLField(required=False)
+    before = serializers.CharField(required=False, help_text="For `updated`: the text before the turn.")
+
+
 class AgentChatOutputSerializer(serializers.Serializer):
     conversation_id = serializers.CharField()
     reply = serializers.CharField(allow_blank=True)
     memories_used = MemoryUsedSerializer(many=True)
     tool_calls = serializers.ListField(child=serializers.DictField())
-    extraction = serializers.CharField()
+    extraction = serializers.CharField(help_text=(
+        "The extraction of new memories from this turn: `queued` (it runs after the reply; its changes are not "
+        "in `memory_changes`) or why it was skipped."))
+    memory_changes = MemoryChangeSerializer(many=True, help_text=(
+        "What this turn changed in the caller's long-term memory (its memory tool calls), item by item; "
+        "empty when nothing changed."))
+
+
+def _with_urls(request, changes: list[dict]) -> list[dict]:
+    def url(pk: str) -> str:
+        return request.build_absolute_uri(reverse("memory-detail", args=[pk]))
+
+    return [{**c, "url": url(c["id"]), **({"replaced_by_url": url(c["replaced_by"])} if c.get("replaced_by") else {})}
+            for c in changes]
 
 
 class AgentChatErrorSerializer(serializers.Serializer):
@@ -120,4 +152,6 @@ class AgentChatView(APIView):
                 },
                 status=status.HTTP_503_SERVICE_UNAVAILABLE,
             ))
-        return Response(AgentChatOutputSerializer(result.to_dict()).data)
+        body = result.to_dict()
+        body["memory_changes"] = _with_urls(request, body["memory_changes"])
+        return Response(AgentChatOutputSerializer(body).data)

@@ -31,6 +31,10 @@ ImportSummarySerializer = inline_serializer("MemoryImportSummary", {
     "imported": serializers.IntegerField(),
     "archived_skipped": serializers.IntegerField(),
     "dry_run": serializers.BooleanField(),
+    "outcome": serializers.DictField(help_text=(
+        "What the import does (a dry run: would do), computed by running it and, for a dry run, rolling it "
+        "back: created, replaced ({old, new}), changed ({before, after}), lost, restored, removed, kept; "
+        "each item {id, content, type, state}.")),
 })
 
 
@@ -58,4 +62,4 @@ class MemoryImportView(APIView):
             message = _("%(count)d invalid items; nothing was imported.") % {"count": len(summary.invalid)}
             return Response({**error_body("invalid", message, fields), **summary.to_dict()},
                             status=status.HTTP_400_BAD_REQUEST)
-        return Response(summary.to_dict())
+        return Response({**summary.to_dict(), "outcome": summary.outcome.as_dict()})

@@ -21,6 +21,7 @@ from memoryboard.ltm.store.expiry import expiring_soon
 from memoryboard.ltm.store.items import end_user_may_edit
 from memoryboard.ltm.store.selectors import own_memories
 from memoryboard.ltm.store.versions import memory_history
+from memoryboard.ltm.write.conflicts import conflict_why
 from memoryboard.ltm.write.duplicates import duplicate_suggestions
 from memoryboard.ltm.write.health import EXPIRING_SOON_DAYS, memory_health as health
 from memoryboard.ltm.write.review import conflict_pairs, pending_review
@@ -107,6 +108,11 @@ def memory_review(context, user_id=None, staff=False):
         memory.url = _item_url(memory.pk, staff)
     can_change = can_change_any_memory(request.user) if staff else True
     post_url = reverse("person-review", args=[uid]) if staff else reverse("my-memories-review")
+    # Each conflict says why (the attribute in words) and links to its page: every way to settle it,
+    # with what each keeps and loses.
+    conflicts = [{"new": p.new, "old": p.old, "why": conflict_why(new=p.new, old=p.old).sentence,
+                  "settle_url": reverse("person-conflict", args=[uid, p.new.pk, p.old.pk]) if staff
+                  else reverse("my-memories-conflict", args=[p.new.pk, p.old.pk])} for p in conflicts]
     return {
         "pending": pending, "conflicts": conflicts, "duplicates": duplicates, "expiring": expiring,
         "can_change": can_change, "post_url": post_url, "staff": staff, "csrf_token": context.get("csrf_token"),

@@ -25,7 +25,10 @@ from memoryboard.models.labels import type_label
 from memoryboard.strategies import CompositeConfig, SlidingWindowConfig, estimated_tokens, parse_params
 from memoryboard.strategies.tokens import CHARS_PER_TOKEN
 
-PARTS = ("system", "memory", "tools", "messages")
+# The parts of a request, as Letta's context viewer splits it: the system prompt, the long-term memory block in
+# it, the tool definitions, summaries (system messages after the first: a strategy's or a stored one) and
+# the conversation's messages.
+PARTS = ("system", "memory", "tools", "summary", "messages")
 
 # The memory tools (``ltm.write.tools.MEMORY_TOOLS``) as support staff read them: what each does and what each
 # parameter means, in the reader's language. The model reads the English definitions themselves.
@@ -73,6 +76,8 @@ class ContextWindow:
     notes: list[str]
     scale_budget: float = 0.0  # x position (percent) of the budget line
     receipt: Any = None  # the retrieval receipt of the preview (unsaved ``RetrievalReceipt``)
+    # (strategy, its side): the request after each strategy alone, as the runtime's interceptor applies it
+    strategies: list[tuple[str, WindowSide]] = field(default_factory=list)
 
 
 def _split_system(content: str) -> tuple[str, str]:
@@ -128,6 +133,8 @@ def _side(messages: list[dict], tools_tokens: float) -> WindowSide:
             tokens["system"] += estimated_tokens(base)
             if block:
                 tokens["memory"] += len(block) / CHARS_PER_TOKEN
+        elif message.get("role") == "system":
+            tokens["summary"] += estimated_tokens(str(message.get("content") or ""))
         else:
             tokens["messages"] += estimated_tokens(str(message.get("content") or ""))
     return WindowSide(messages=messages, tokens={k: round(v) for k, v in tokens.items()})
@@ -170,7 +177,8 @@ def _positions(after: list[dict], before: list[dict], before_positions: list) ->
     return out
 
 
-def context_window(*, agent, user_id: str, conversation_id: str, rows: list, chat_model=None) -> ContextWindow:
+def context_window(*, agent, user_id: str, conversation_id: str, rows: list, chat_model=None,
+                   strategies: list[tuple[str, dict]] | None = None) -> ContextWindow:
     """Build the next request of ``agent`` for a stored conversation, before and after the pipeline.
 
     Args:
@@ -180,6 +188,8 @@ def context_window(*, agent, user_id: str, conversation_id: str, rows: list, cha
         rows: Its stored rows, oldest first.
         chat_model: For the SummarizationHook (only called above its emergency threshold); default the
             configured model.
+        strategies: ``(name, params)`` of context strategies: the request after each one alone, applied by
+            the runtime's ``ContextEditingInterceptor``, is added (``ContextWindow.strategies``).
 
     Returns:
         Both sides of the request with their tokens by part, the tools and the budget lines.
@@ -212,12 +222,17 @@ def context_window(*, agent, user_id: str, conversation_id: str, rows: list, cha
     before, after = _side(before_messages, tools_tokens), _side(after_messages, tools_tokens)
     before.positions = [None, *positions]
     after.positions = _positions(after_messages, before_messages, before.positions)
+    each = []
+    for name, params in strategies or ():
+        alone = run_before_model_chain([ContextEditingInterceptor(name, params)], before_messages,
+                                       ChainContext(agent=agent, conversation_id=conversation_id))
+        each.append((name, _side(alone, tools_tokens)))
     budget = context_budget(agent)
-    scale = max(before.total, after.total, budget or 0) * 1.05 or 1.0
-    _bars(before, scale)
-    _bars(after, scale)
+    scale = max(before.total, after.total, budget or 0, *(side.total for _name, side in each)) * 1.05 or 1.0
+    for side in (before, after, *(side for _name, side in each)):
+        _bars(side, scale)
     return ContextWindow(
         agent_id=agent.agent_id, before=before, after=after, tools=tools, memories=memories, budget=budget,
         emergency_threshold=EMERGENCY_TOKEN_THRESHOLD, notes=context.notes,
-        scale_budget=round(budget / scale * 100, 3) if budget else 0.0, receipt=receipt,
+        scale_budget=round(budget / scale * 100, 3) if budget else 0.0, receipt=receipt, strategies=each,
     )

@@ -10,9 +10,17 @@ from __future__ import annotations
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 
-from memoryboard.ltm.people.user_data import SUPPORT_LABELS, audit_kept_counts, conversation_ids, user_data_counts
+from memoryboard.ltm.people.previews import user_data_erase_preview
+from memoryboard.ltm.people.user_data import (
+    SUPPORT_LABELS,
+    audit_kept_counts,
+    conversation_ids,
+    user_data_counts,
+    user_data_sections,
+)
 
 CONFIRM_FIELD = "confirm"
+LISTED_ITEMS = 200  # memories named on the page; the table's counts cover them all
 
 
 def conversation_count(*, user_id: str) -> int:
@@ -26,6 +34,10 @@ def confirmed(request) -> bool:
 
 def erase_page(request, *, user_id: str, own: bool, person=None, post_url: str, cancel_url: str,
                error: str = "", status: int = 200):
+    # The erase itself, rolled back: its counts per table and the items it removes, by their text.
+    preview = user_data_erase_preview(user_id=user_id, actor=request.user)
+    tables = {section.key: section.table for section in user_data_sections()}
+    removed = preview.outcome.removed
     rows = []
     for key, label, n in user_data_counts(user_id=user_id):
         label = str(SUPPORT_LABELS.get(key, label)) if not own else label
@@ -42,8 +54,9 @@ def erase_page(request, *, user_id: str, own: bool, person=None, post_url: str, 
                          _("audit log entries about their items and conversations: kept without content or "
                            "any link to them"), unlinked))
             continue
-        rows.append((key, label, n))
+        rows.append((key, label, preview.tables.get(tables.get(key), n)))
     return render(request, "web/data_erase.html", {
+        "removed": removed[:LISTED_ITEMS], "more_removed": max(0, len(removed) - LISTED_ITEMS),
         "own": own, "person": person, "rows": rows, "post_url": post_url, "cancel_url": cancel_url,
         "error": error, "field": CONFIRM_FIELD,
         "anything": any(n for key, _label, n in rows if not key.startswith("audit_log")),

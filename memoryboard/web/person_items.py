@@ -24,7 +24,7 @@ from memoryboard.ltm.store.states import state_of, state_q
 from memoryboard.ltm.store.versions import memory_history
 from memoryboard.ltm.write.edits import memory_revert, memory_update
 from memoryboard.ltm.write.review import memory_replacement_undo
-from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, MemoryStateChange, MemoryType
+from memoryboard.models import ArchivedReason, LongTermMemory, MemoryState, MemoryStateChange, MemoryType
 from memoryboard.roles import can_change_any_memory, can_read_all_memories
 from memoryboard.shared.item_words import describe, namespace_agent, state_title
 from memoryboard.web.forms import SupportArchiveForm, SupportItemEditForm

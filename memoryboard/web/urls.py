@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import memory_import, memory_review, people, person_items, views
+from . import beliefs, conflicts, memory_import, memory_review, people, person_items, views
 from .my_memories import actions, bulk, conversations, data, detail, export_page, listing, states, switches
 from .playground import columns, page, plans, replay
 
@@ -31,6 +31,9 @@ urlpatterns = [
          name="person-item-history"),
     path("support/users/<path:user_id>/items/<str:memory_id>/revert/", person_items.person_item_revert,
          name="person-item-revert"),
+    path("support/users/<path:user_id>/conflicts/<str:new_id>/<str:old_id>/", conflicts.person_conflict,
+         name="person-conflict"),
+    path("support/users/<path:user_id>/beliefs/", beliefs.person_beliefs, name="person-beliefs"),
     path("support/users/<path:user_id>/review/", memory_review.person_review, name="person-review"),
     path("support/memories/<str:memory_id>/revert/", memory_review.support_revert, name="support-memory-revert"),
     path("support/users/<path:user_id>/", people.person_detail, name="person"),
@@ -45,6 +48,8 @@ urlpatterns = [
     path("me/memories/pause-rules/", switches.memory_pause_rules, name="my-memories-pause-rules"),
     path("me/memories/add/", actions.memory_add, name="my-memories-add"),
     path("me/memories/bulk/", bulk.memory_bulk, name="my-memories-bulk"),
+    path("me/memories/conflicts/<str:new_id>/<str:old_id>/", conflicts.my_conflict, name="my-memories-conflict"),
+    path("me/memories/beliefs/", beliefs.my_beliefs, name="my-memories-beliefs"),
     path("me/memories/review/", memory_review.my_review, name="my-memories-review"),
     path("me/memories/undo/<str:batch_id>/", bulk.memory_undo_batch, name="my-memories-undo-batch"),
     # <path:>: ids stored before ids were checked (or by the platform) may hold "/"; they still open.

@@ -23,7 +23,11 @@ def test_archive_asks_for_confirmation_with_count_and_sample(login, support_user
     assert response.status_code == 200
     page = response.content.decode()
     assert "12 items" in page
-    assert page.count("fact number") == 10  # a sample of ten
+    sample = page.split('class="mb-bulk-sample"')[1].split("</table>")[0]
+    assert sample.count("fact number") == 10  # a sample of ten
+    # and, from the action run and rolled back, what each of the twelve becomes
+    outcome = page.split('class="outcome-lost"')[1].split("</ul>")[0]
+    assert outcome.count("fact number") == 12 and "Archived" in outcome
     assert "csrfmiddlewaretoken" in page and 'name="confirm" value="yes"' in page
     assert not LongTermMemory.objects.filter(archived=True).exists()
 

@@ -27,7 +27,7 @@ def test_offline_turn_saves_with_the_tool_and_persists_both_messages(api, alice)
     response = chat(api, "Please remember that I am a Rust developer")
     assert response.status_code == 200, response.content
     body = response.json()
-    assert set(body) == {"conversation_id", "reply", "memories_used", "tool_calls", "extraction"}
+    assert set(body) == {"conversation_id", "reply", "memories_used", "tool_calls", "extraction", "memory_changes"}
     assert body["tool_calls"][0]["name"] == "memory_save"
     assert body["tool_calls"][0]["result"]["saved"] is True
     # The tool saved it during the turn, so channel A has nothing new to extract.

@@ -43,8 +43,11 @@ def test_round_trip_export_delete_all_import(login, alice, make_memory):
     preview = api.post(URL, {"items": exported["memories"]}, format="json")
     assert preview.status_code == 200, preview.content
     # The deleted items are still there (recently deleted): the import brings them back, no copies.
-    assert preview.json() == {"new": 0, "duplicate": 0, "restored": 4, "invalid": [], "imported": 0,
-                              "archived_skipped": 0, "dry_run": True}
+    body = preview.json()
+    outcome = body.pop("outcome")
+    assert body == {"new": 0, "duplicate": 0, "restored": 4, "invalid": [], "imported": 0,
+                    "archived_skipped": 0, "dry_run": True}
+    assert len(outcome["restored"]) == 4 and not outcome["created"]  # what the import then does
     assert active(alice) == []  # a dry run (the default) writes nothing
 
     applied = api.post(URL, {"items": exported["memories"], "dry_run": False}, format="json")

@@ -92,7 +92,9 @@ def test_sliding_window_budget_updates_only_its_column(session, developer, alice
     assert column.locator("input[name='c-sliding_window-max_tokens']").input_value() == "120"
     assert column.locator(".msg-run.msg-dropped").count() >= 1  # dropped run collapsed with a count
     assert s.csp_violations == [], s.csp_violations  # no inline script or style anywhere
-    s.shot("playground_sliding_window_120")
+    # The screen as seen (not the full page: capturing beyond the viewport re-lays out the sideways-scrolling
+    # row while the edited field has focus, and its change could fire again after the next edit's).
+    s.page.screenshot(path=str(_artifact("playground_sliding_window_120")), caret="initial")
     # A bad value is a 400 naming the field, shown in the column.
     field = column.locator("input[name='c-sliding_window-max_tokens']")
     field.fill("0")
@@ -218,13 +220,15 @@ def test_context_window_viewer(session, developer, alice, make_memory):
     viewer = s.page.locator("#context-window")
     assert viewer.get_attribute("data-agent") == "chat"
     assert viewer.get_attribute("data-memories") == "1"
-    assert viewer.locator("svg.token-bar rect.part-memory").count() == 2  # before and after
+    assert viewer.locator(".window-sides svg.token-bar rect.part-memory").count() == 2  # before and after
+    # and by part after each strategy of the playground alone: Before, then one row per strategy
+    assert viewer.locator("#window-each tbody tr").count() == 1 + s.page.locator(".pg-col[data-strategy]").count()
     viewer.scroll_into_view_if_needed()
     viewer.screenshot(path=str(_artifact("playground_context_window")), caret="initial")
     s.page.select_option("#context-window select[name=agent]", "coder")
     s.page.wait_for_function("() => document.querySelector('#context-window').dataset.agent === 'coder'")
     assert s.page.locator("#context-window").get_attribute("data-budget") == "8000"
-    assert s.page.locator("#context-window line.budget-line").count() == 2
+    assert s.page.locator("#context-window .window-sides line.budget-line").count() == 2
 
 
 def _artifact(name):

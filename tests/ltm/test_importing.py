@@ -56,3 +56,14 @@ def test_unreadable_inputs_are_command_errors(tmp_path, alice):
     ]:
         with pytest.raises(CommandError, match=message):
             run(*args)
+
+
+def test_the_dry_run_names_what_the_import_replaces(tmp_path, alice, make_memory):
+    make_memory(alice, "I moved to Hamburg")
+    path = tmp_path / "list.json"
+    path.write_text(json.dumps([{"content": "I live in Vienna", "agent": "chat"}]), encoding="utf-8")
+    out, _err = run(str(path), "--user", "alice")
+    assert "would replace: 'I moved to Hamburg' -> 'I live in Vienna'" in out
+    assert LongTermMemory.objects.get().content == "I moved to Hamburg"
+    out, _err = run(str(path), "--user", "alice", "--apply")
+    assert "replaced: 'I moved to Hamburg' -> 'I live in Vienna'" in out

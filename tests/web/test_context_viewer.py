@@ -97,3 +97,24 @@ def test_support_reads_the_same_request_in_words_developers_as_sent(login, suppo
     dev_window = dev[dev.index('id="context-window"'):]
     assert "&quot;type&quot;: &quot;function&quot;" in dev_window and "&lt;long_term_memory&gt;" in dev_window
     assert f"<code>{memory.pk}</code>" in dev_window
+
+
+def test_the_window_by_part_before_and_after_each_strategy(login, developer, alice, make_memory, make_conversation):
+    from memoryboard.strategies import CONTEXT_STRATEGIES
+
+    make_memory(alice, "alice deploys with Kubernetes")
+    make_conversation(alice, 40, contents=["sys"] + [f"turn {i} about the Kubernetes deployment " * 6 for i in range(39)])
+    html = login(developer).get(reverse("playground"), {"conversation": "c1", "c-summarize-threshold": "10",
+                                                       "c-summarize-keep_last": "4"}).content.decode()
+    table = html.split('id="window-each"')[1].split("</table>")[0]
+    rows = {name: cells for name, cells in re.findall(
+        r'<tr data-strategy="([A-Z_]*)"[^>]*><th>[^<]*</th>((?:<td class="num">(?:<strong>)?\d+(?:</strong>)?</td>){6})',
+        table)}
+    assert set(rows) == {"", *CONTEXT_STRATEGIES}, rows.keys()
+    parts = {name: [int(n) for n in re.findall(r">(\d+)<", cells)] for name, cells in rows.items()}
+    for name, (system, tools, memory, summary, messages, total) in parts.items():
+        assert system + tools + memory + summary + messages == total, name
+        assert memory > 0 and tools > 0, name  # the same prompt and tools on every row
+    before = parts[""]
+    assert parts["SUMMARIZE"][3] > before[3] and parts["SUMMARIZE"][4] < before[4]  # a summary replaced messages
+    assert parts["TRIM"][3] == before[3] and parts["TRIM"][5] < before[5]

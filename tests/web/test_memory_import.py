@@ -94,3 +94,15 @@ def test_the_preview_speaks_chinese(login, alice, make_memory):
                        HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "处理方式" in html and "<td>新增</td>" in html and "<td>已存在：跳过</td>" in html
     assert "What happens" not in html and "already there" not in html
+
+
+def test_preview_names_the_item_the_import_replaces(login, alice, make_memory):
+    make_memory(alice, "I moved to Hamburg")
+    client = login(alice)
+    text = json.dumps([{"content": "I live in Vienna", "agent": "chat"}])
+    html = client.post(URL, {"text": text, "mode": "skip", "agent": "chat", "step": "preview"}).content.decode()
+    assert 'new, replaces <q class="replaced">I moved to Hamburg</q>' in html
+    assert "<del>I moved to Hamburg</del> → I live in Vienna" in html
+    assert LongTermMemory.objects.get().content == "I moved to Hamburg"  # the preview wrote nothing
+    client.post(URL, {"text": text, "mode": "skip", "agent": "chat", "step": "apply"})
+    assert LongTermMemory.objects.get(value_json__content="I moved to Hamburg").archived_reason == "superseded"

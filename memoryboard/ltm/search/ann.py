@@ -56,6 +56,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 from usearch.index import Index
 
+from memoryboard.ltm.store.rehearsal import is_rehearsal
 from memoryboard.models import AnnChange, LongTermMemory, MemoryEmbedding
 
 logger = logging.getLogger(__name__)
@@ -651,6 +652,8 @@ def ann_erase(*, vectors: Sequence[tuple[str, str, int]]) -> None:
     for model_name, items in sorted(by_model.items()):
         if ann_indexed(model_name):
             ann_log(model_name=model_name, changes=[("remove", memory_id, key) for memory_id, key in items])
+        if is_rehearsal():  # a preview's erase: its log rows roll back, the files stay as they are
+            continue
         try:
             _erase_here(model_name, [key for _memory_id, key in items])
         except Exception:

@@ -55,7 +55,7 @@ from memoryboard.ltm.search.vector_cache import (
 )
 from memoryboard.ltm.store import expiry
 from memoryboard.ltm.store.selectors import namespace_q, user_namespaces_q
-from memoryboard.ltm.store.states import current_q, is_past_expiry
+from memoryboard.ltm.store.states import current_q, is_past_expiry, state_q
 from memoryboard.ltm.store.tasks import archive_expired_met
 from memoryboard.models import (
     ArchivedReason,
@@ -728,6 +728,14 @@ def memory_log_access(
 def namespace_scope(namespace: Namespace) -> QuerySet[LongTermMemory]:
     """The items of one agent and user, in every spelling of their namespace (``selectors.namespace_q``)."""
     return LongTermMemory.objects.filter(namespace_q(namespace))
+
+
+def retrievable_items(namespace: Namespace) -> QuerySet[LongTermMemory]:
+    """The items a retrieval for ``namespace`` chooses from: current, not paused and not covered by the
+    user's pause rules (the user's "use my memories" switch is :func:`memory_switches`)."""
+    items = namespace_scope(namespace).filter(state_q("active"))
+    rules = _pause_rules_q(namespace.user_id)
+    return items.exclude(rules) if rules is not None else items
 
 
 def memory_retrieve_ranking(

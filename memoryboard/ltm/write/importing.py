@@ -17,7 +17,6 @@ from datetime import datetime, timezone as dt_timezone
 from typing import Any, Literal
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
@@ -27,10 +26,11 @@ from memoryboard.audit import audit_record
 from memoryboard.jsonguard import JSONGuardError, parse_json
 from memoryboard.ltm.store.items import MAX_CONTENT_CHARS, memory_restore_for_user, normalize_content
 from memoryboard.ltm.store.locks import namespace_lock
+from memoryboard.ltm.store.rehearsal import Outcome, perform, rehearse
 from memoryboard.ltm.store.selectors import namespace_q
 from memoryboard.ltm.write.edits import memory_update
 from memoryboard.ltm.write.items import memory_build
-from memoryboard.ltm.write.reconcile import iso, memory_reconcile_many, shared_embedder
+from memoryboard.ltm.write.reconcile import ReconcileResult, iso, memory_reconcile_many, shared_embedder
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryType, Source, VersionEvent
 from memoryboard.models.namespaces import Namespace, build_namespace, parse_namespace
 
@@ -61,6 +61,8 @@ class ImportSummary:
     # Each valid row and what happens to it, in file order: {"index", "type", "agent", "content",
     # "duplicate"} (the import page lists them under its preview; the API's answer keeps its counts).
     rows: list[dict[str, Any]] = field(default_factory=list)
+    # What the import does (a dry run: would do) to the items of its namespaces, item by item.
+    outcome: Outcome = field(default_factory=Outcome)
 
     def to_dict(self) -> dict[str, Any]:
         return {"new": self.new, "duplicate": self.duplicate, "restored": self.restored, "invalid": self.invalid,
@@ -194,21 +196,52 @@ def memory_import(
             rows.append(row)
     namespaces = sorted({row.namespace for row in rows}, key=lambda ns: (ns.agent, ns.user_id))
     with ExitStack() as locks:
-        if not dry_run:
-            for namespace in namespaces:
-                locks.enter_context(namespace_lock(namespace))
+        for namespace in namespaces:
+            locks.enter_context(namespace_lock(namespace))
         new_rows, overwrites, restores = _classify(rows, summary, namespaces)
         _check_limits(new_rows, summary)
-        if dry_run or summary.invalid:
+        if summary.invalid or not rows:
             return summary
-        with transaction.atomic():
-            summary.imported = _write(new_rows, overwrites, mode=mode, actor=actor, embedder=embedder)
+        decisions: list[tuple[_Row, ReconcileResult]] = []
+
+        def write() -> int:
+            imported = _write(new_rows, overwrites, mode=mode, actor=actor, embedder=embedder, decisions=decisions)
             for memory in restores:  # the user's own delete undone, as "Undo" does it
                 memory_restore_for_user(memory=memory, actor=actor)
-            summary.imported += len(restores)
+            imported += len(restores)
             audit_record(actor=actor, action=AuditLog.Action.BULK, object_type="import", object_id=str(user_id),
-                         after={**summary.to_dict(), "mode": mode}, reason="import")
+                         after={**summary.to_dict(), "imported": imported, "mode": mode}, reason="import")
+            return imported
+
+        def scope():
+            return LongTermMemory.objects.filter(functools.reduce(operator.or_, (namespace_q(ns) for ns in namespaces)))
+
+        # The preview is the import itself, rolled back: what it lists is what the import does.
+        imported, summary.outcome = (rehearse if dry_run else perform)(write, scope=scope)
+        summary.imported = 0 if dry_run else imported
+        _describe_rows(summary, decisions)
     return summary
+
+
+def _describe_rows(summary: ImportSummary, decisions: list[tuple[_Row, ReconcileResult]]) -> None:
+    """Each new row's fate as the write decided it: stored, stored replacing an item (named), a repeat of
+    an item (named), or a conflict with one (named)."""
+    texts = {}
+    outcome = summary.outcome
+    for item in [*outcome.created, *outcome.kept, *outcome.lost, *outcome.restored]:
+        texts[item.id] = item.content
+    for old, new in [*outcome.replaced, *outcome.changed]:
+        texts[old.id], texts[new.id] = old.content, new.content
+    by_index = {row.index: result for row, result in decisions}
+    for entry in summary.rows:
+        result = by_index.get(entry["index"])
+        if result is None:
+            continue
+        entry["decision"] = result.decision.verdict
+        if not result.created:
+            entry["repeats"] = texts.get(result.memory.pk, result.memory.content)
+        entry["replaces"] = [texts.get(pk, "") for pk in result.superseded]
+        entry["conflicts_with"] = [texts.get(pk, "") for pk in result.conflicts]
 
 
 def _existing_rank(memory: LongTermMemory) -> int:
@@ -274,12 +307,15 @@ def _check_limits(new_rows: list[_Row], summary: ImportSummary) -> None:
     summary.rows = [row for row in summary.rows if row["index"] not in over]
 
 
-def _write(new_rows: list[_Row], overwrites, *, mode: Mode, actor, embedder) -> int:
+def _write(new_rows: list[_Row], overwrites, *, mode: Mode, actor, embedder,
+           decisions: list[tuple[_Row, ReconcileResult]]) -> int:
     """New rows through the reconcile step, per namespace (a row repeating an item in other words
     reinforces it, an update supersedes it; a row is valid from its ``created_at`` when given)."""
     embedder = shared_embedder(embedder)
     by_namespace: dict[Namespace, list[LongTermMemory]] = {}
+    rows_of: dict[Namespace, list[_Row]] = {}
     for row in new_rows:
+        rows_of.setdefault(row.namespace, []).append(row)
         memory = memory_build(namespace=row.namespace, content=row.content, memory_type=row.memory_type,
                               source=row.source, agent_id=row.agent_id, review=False)
         if row.created_at:
@@ -291,6 +327,7 @@ def _write(new_rows: list[_Row], overwrites, *, mode: Mode, actor, embedder) -> 
         results = memory_reconcile_many(namespace=namespace, memories=memories, actor=actor, embedder=embedder,
                                         audit_reason="import", event=VersionEvent.IMPORT)
         stored += sum(1 for result in results if result.created)
+        decisions.extend(zip(rows_of[namespace], results, strict=True))
     if mode != "overwrite":
         return stored
     for row, memory in overwrites:

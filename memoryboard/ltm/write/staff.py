@@ -22,6 +22,7 @@ from memoryboard.ltm.store.items import (
     record_state_change,
 )
 from memoryboard.ltm.store.lifecycle import memory_archive_many as archive_ids
+from memoryboard.ltm.store.rehearsal import Outcome, rehearse
 from memoryboard.ltm.store.states import memory_state
 from memoryboard.ltm.store.versions import version_record_change
 from memoryboard.models import (
@@ -43,6 +44,22 @@ class BulkTooLarge(ValueError):
     def __init__(self, count: int):
         super().__init__(f"{count} items is more than {MAX_BULK_ITEMS}; narrow the filter.")
         self.count = count
+
+
+def memory_bulk_preview(*, service, memories, actor, **options) -> Outcome:
+    """What the bulk write ``service(memories=..., actor=..., **options)`` will do to the selected items,
+    by running it and rolling it back (``ltm.store.rehearsal``): the confirmation page lists it.
+
+    Raises:
+        BulkTooLarge, MemoryError: as ``service`` does.
+    """
+    ids = sorted({m.pk for m in memories})
+
+    def scope():
+        return LongTermMemory.objects.filter(pk__in=ids)
+
+    _value, outcome = rehearse(lambda: service(memories=scope(), actor=actor, **options), scope=scope)
+    return outcome
 
 
 def _locked(memories: Iterable[LongTermMemory]) -> list[LongTermMemory]:

@@ -47,5 +47,11 @@ class Command(BaseCommand):
             f"{summary.archived_skipped} archived (skipped); imported {summary.imported}"
             + ("" if apply else " (dry run: use --apply to write)")
         )
+        # What the import does (a dry run: would do) to the items already there, as it did it.
+        verb = "replaced" if apply else "would replace"
+        for old, new in summary.outcome.replaced:
+            self.stdout.write(f"{verb}: {old.content!r} -> {new.content!r}")
+        for before, after in summary.outcome.changed:
+            self.stdout.write(f"{'reworded' if apply else 'would reword'}: {before.content!r} -> {after.content!r}")
         if apply and summary.invalid:
             raise CommandError("Nothing was imported: fix the invalid items first.")

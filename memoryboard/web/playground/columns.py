@@ -40,6 +40,17 @@ from memoryboard.web.playground.source import (
 MAX_BUDGET = 10_000_000
 
 
+def column_strategies(columns: list[dict[str, Any]]) -> list[tuple[str, dict]]:
+    """``(name, params)`` of each column that ran: its own parameters, or those fitted to the budget."""
+    out = []
+    for column in columns:
+        if column.get("error") or "result" not in column:
+            continue
+        params = json.loads(column["fit_params_json"]) if column.get("fit_params_json") else column["form"].params()
+        out.append((column["name"], params))
+    return out
+
+
 def column_context(name: str, messages: Sequence[Message], form: StrategyParamsForm, *,
                    fit: BudgetFit | None = None, keep_system: bool = True,
                    cache_conversation: str | None = None, everything: bool = False) -> dict[str, Any]:

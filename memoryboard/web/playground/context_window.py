@@ -32,11 +32,13 @@ def _window_rows(side, memories: list, *, show_ids: bool) -> list[Segment]:
     return segments(rows)
 
 
-def window_context(request, conversation_id: str, messages: Sequence[Message]) -> dict[str, Any]:
+def window_context(request, conversation_id: str, messages: Sequence[Message],
+                   strategies: list[tuple[str, dict]] | None = None) -> dict[str, Any]:
     """The context window viewer of a stored conversation, for the agent in ``?agent=`` (default: its own).
 
     Developers read what the model receives (the tools' JSON, the memory block, the receipt's item ids);
-    support staff read the same request in words: the tools as a list, the memories and receipt by text."""
+    support staff read the same request in words: the tools as a list, the memories and receipt by text.
+    ``strategies``: ``(name, params)`` of the playground's columns: the request's parts after each one too."""
     first = conversations.message_queryset_for(request.user).filter(conversation_id=conversation_id).first()
     config = get_agents_config()
     agent_id = request.GET.get("agent") or first.agent_id
@@ -44,7 +46,8 @@ def window_context(request, conversation_id: str, messages: Sequence[Message]) -
     if agent is None:
         agent_id = first.agent_id
         agent = config.get(agent_id) or config.defaults
-    window = context_window(agent=agent, user_id=first.user_id, conversation_id=conversation_id, rows=messages)
+    window = context_window(agent=agent, user_id=first.user_id, conversation_id=conversation_id, rows=messages,
+                            strategies=strategies)
     show_ids = is_developer(request.user)
     receipt_rows = window.receipt.candidate_rows() if window.receipt is not None else []
     if not show_ids and receipt_rows:

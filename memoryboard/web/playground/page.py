@@ -26,7 +26,7 @@ from memoryboard import conversations, users
 from memoryboard.roles import is_developer
 from memoryboard.strategies import CONTEXT_STRATEGIES, MEMORY_STRATEGIES, total_tokens
 from memoryboard.web.forms import MessagesInputForm
-from memoryboard.web.playground.columns import budget_columns, column_context, read_budget
+from memoryboard.web.playground.columns import budget_columns, column_context, column_strategies, read_budget
 from memoryboard.web.playground.context_window import window_context
 from memoryboard.web.playground.plans import plan_context
 from memoryboard.web.playground.rows import input_rows, segments
@@ -83,7 +83,8 @@ def _page(request, *, source: Source | None, input_form: MessagesInputForm | Non
             ctx["plans"] = [plan_context(request, name, source.conversation_id, bound_form(request, "memory", name),
                                          messages=messages)
                             for name in MEMORY_STRATEGIES]
-            ctx["window"] = window_context(request, source.conversation_id, messages)
+            ctx["window"] = window_context(request, source.conversation_id, messages,
+                                           strategies=column_strategies(columns))
     return render(request, "web/playground.html", ctx, status=status)
 
 
