@@ -54,7 +54,7 @@ def erase_page(request, *, user_id: str, own: bool, person=None, post_url: str, 
                          _("audit log entries about their items and conversations: kept without content or "
                            "any link to them"), unlinked))
             continue
-        rows.append((key, label, preview.tables.get(tables.get(key), n)))
+        rows.append((key, label, n if key == "conversations" else preview.tables.get(tables.get(key), n)))
     return render(request, "web/data_erase.html", {
         "removed": removed[:LISTED_ITEMS], "more_removed": max(0, len(removed) - LISTED_ITEMS),
         "own": own, "person": person, "rows": rows, "post_url": post_url, "cancel_url": cancel_url,
