@@ -79,10 +79,11 @@ _ADDITION = re.compile(
     r"\b(?:also|too|as well|another|second|both|in addition|plus|besides|on top of)\b|也|(?<!还)还(?![是在有记])|另外|又|再",
     re.IGNORECASE,
 )
-# Continues what was said: still, again, as I said, as usual; 还是, 依然, 一直.
+# Continues what was said: still, as I said, as usual; 还是, 依然, 一直. Not "again": "single again", "eating
+# meat again" return to an earlier value.
 _CONTINUATION = re.compile(
-    r"\b(?:still|again|as i said|as i mentioned|like i said|as usual|as always|remember|already told|"
-    r"as before)\b|还是|依然|仍然|仍旧|一直|照样|照旧|照例|还在|说过|还记得|老样子",
+    r"\b(?:still|as i said|as i mentioned|like i said|as usual|as always|remember|already told|"
+    r"as before|continue|continuing|keep on)\b|继续|还是|依然|仍然|仍旧|一直|照样|照旧|照例|还在|说过|还记得|老样子",
     re.IGNORECASE,
 )
 
