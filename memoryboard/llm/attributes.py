@@ -60,6 +60,11 @@ PROTOTYPES: dict[str, tuple[str, ...]] = {
     "tool": ("I use {Vim} as my editor.", "I program in {Python}.", "The user codes in {Java}.", "我用{Python}写代码。"),
 }
 
+# Attributes a person has several values of at once (pets, languages, sports, allergies, …): another value
+# said without a cue of an end is one more, not a replacement. The others have one value at a time.
+MANY_VALUED = frozenset({"pet", "children", "allergy", "health", "language", "sport", "hobby", "food", "plan",
+                         "preference", "tool"})
+
 # --- the cues -----------------------------------------------------------------------------------------
 
 # An end or a switch of a value.

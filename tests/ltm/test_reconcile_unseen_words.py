@@ -1,5 +1,5 @@
 """The offline reconcile decision on phrasings its cue lists and the development set never spelled out: a
-return to an earlier value, a value said to continue."""
+return to an earlier value, one more value of an attribute held many times, an attribute it is unsure of."""
 
 from __future__ import annotations
 
@@ -38,3 +38,25 @@ def test_continuing_is_said_as_still_true(alice, use_embedder):
     result = save(alice, "the doctor says I should continue the pills")
     assert result.decision.verdict == "same", result.decision.reason
     assert result.memory.pk == old.pk and current(alice) == ["I have high blood pressure"]
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I speak French", "I speak German"),
+    ("I play tennis", "I play squash"),
+    ("I have a cat", "I have a rabbit"),
+])
+def test_another_value_of_an_attribute_held_many_times_is_one_more(alice, use_embedder, first, later):
+    save(alice, first)
+    result = save(alice, later)
+    assert result.decision.verdict == "new", result.decision.reason
+    assert current(alice) == sorted([first, later])
+
+
+def test_another_value_near_two_attributes_is_flagged_not_superseded(alice, use_embedder):
+    old = save(alice, "The user lives in Salford.").memory
+    result = save(alice, "The user works in Manchester.")
+    assert result.decision.verdict == "conflict", result.decision.reason
+    assert not result.superseded
+    old.refresh_from_db()
+    assert not old.archived and old.valid_to is None
+    assert current(alice) == ["The user lives in Salford.", "The user works in Manchester."]

@@ -29,6 +29,7 @@ import numpy as np
 
 from memoryboard.llm.attributes import (
     ENDS,
+    MANY_VALUED,
     NOW,
     PROTOTYPES,
     attribute_space,
@@ -257,12 +258,20 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("new", f"{attribute}: an event")
     if says_now(new):
         return Relation("update", f"{attribute}: another value now")
+    # Another value said without a cue replaces one only of an attribute held once at a time, and only when
+    # both statements are nearest to it; else it is one more value, or unsure.
+    many = new_attr[0] in MANY_VALUED or old_attr[0] in MANY_VALUED
+    one_attribute = new_attr[0] == old_attr[0] and both_clear
     if (new_latin and old_latin or new_cjk and old_cjk) and cosine >= DIFFERENT_VALUE_COSINE:
+        if many:
+            return Relation("new", f"{attribute}: another value, of an attribute held many times")
+        if not one_attribute:
+            return Relation("conflict", f"{attribute}: another value, unsure of the attribute ({cosine:.2f})")
         return Relation("update", f"{attribute}: another value")
     if cosine >= SAME_COSINE or (cross_script or other_language or not (new_words and old_words)) \
             and cosine >= CROSS_SAME_COSINE:
         return Relation("same", f"{attribute}: says the same ({cosine:.2f})")
-    if cosine >= UNSURE_COSINE:
+    if cosine >= UNSURE_COSINE and not many:
         return Relation("conflict", f"{attribute}: unsure ({cosine:.2f})")
     return Relation("new", f"{attribute}: compatible ({cosine:.2f})")
 
