@@ -60,3 +60,14 @@ def test_another_value_near_two_attributes_is_flagged_not_superseded(alice, use_
     old.refresh_from_db()
     assert not old.archived and old.valid_to is None
     assert current(alice) == ["The user lives in Salford.", "The user works in Manchester."]
+
+
+@pytest.mark.parametrize("first,again", [
+    ("The user is allergic to peanuts.", "The user has a peanut allergy."),
+    ("I have diabetes", "being diabetic I have to watch my sugar"),
+])
+def test_a_repeat_with_a_derived_word_is_the_same_fact(alice, use_embedder, first, again):
+    old = save(alice, first).memory
+    result = save(alice, again)
+    assert result.decision.verdict == "same", result.decision.reason
+    assert result.memory.pk == old.pk and current(alice) == [first]

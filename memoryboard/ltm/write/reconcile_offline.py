@@ -19,6 +19,7 @@ Constants are chosen on the development set (tests/data/dev/updates.json), never
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -62,6 +63,7 @@ CONFLICT_COSINE = 0.80  # said as a change, this close, no attribute in common: 
 DIFFERENT_VALUE_COSINE = 0.50  # the same attribute, other value words, this close: another value
 CROSS_SAME_COSINE = 0.60  # in the other language (no words to compare), this close: the same
 UNSURE_COSINE = 0.55  # the same attribute, nothing else to go by, this close: a conflict for review
+STEM, SUFFIX = 5, 3  # a word and its derived form: a common start this long, at most this many letters more
 
 _LATIN = re.compile(r"[a-z0-9][a-z0-9+#.-]*[a-z0-9+#]|[a-z0-9]")
 _POSSESSIVE = re.compile(r"['’](?:s|re|m|ve|ll|d)\b")
@@ -90,6 +92,21 @@ def _value_words(text: str) -> frozenset[str]:
             if not (set(pair) & _ZH_FUNCTION) and pair not in _PROTOTYPE_WORDS:
                 words.add(pair)
     return frozenset(words)
+
+
+def _shared_words(new_words: frozenset[str], old_words: frozenset[str]) -> set[str]:
+    """The value words both statements hold, a word and its derived form counted as one ("peanut" /
+    "peanuts", "violin" / "violinist", "diabetes" / "diabetic": a common start of ``STEM`` letters or more,
+    ending each in at most ``SUFFIX`` more)."""
+    shared = set(new_words & old_words)
+    for a in new_words - shared:
+        for b in old_words:
+            if _CJK_RUN.match(a) or _CJK_RUN.match(b):
+                continue
+            common = len(os.path.commonprefix([a, b]))
+            if common >= STEM and len(a) - common <= SUFFIX and len(b) - common <= SUFFIX:
+                shared.add(a[:common])
+    return shared
 
 
 def _prototype_words() -> frozenset[str]:
@@ -188,7 +205,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     if new_norm and old_norm and (new_norm == old_norm or new_norm in old_norm or old_norm in new_norm):
         return Relation("same", "the same statement" if new_norm == old_norm else "contained in the other")
     new_words, old_words = _value_words(new), _value_words(old)
-    shared = new_words & old_words
+    shared = _shared_words(new_words, old_words)
     (new_whose, new_said), (old_whose, old_said) = _whose(new), _whose(old)
     if new_whose != old_whose and (new_said and old_said or not shared):
         return Relation("new", f"about someone else ({new_whose} / {old_whose})")
