@@ -71,3 +71,14 @@ def test_a_repeat_with_a_derived_word_is_the_same_fact(alice, use_embedder, firs
     result = save(alice, again)
     assert result.decision.verdict == "same", result.decision.reason
     assert result.memory.pk == old.pk and current(alice) == [first]
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I work as a barista", "I'm a plumber now, started last week"),
+    ("I'm 34", "just turned 35 today!"),
+])
+def test_what_holds_now_said_with_the_day_it_began_replaces_the_stored_value(alice, use_embedder, first, later):
+    old = save(alice, first).memory
+    result = save(alice, later)
+    assert result.decision.verdict == "update", result.decision.reason
+    assert result.superseded == [old.pk] and current(alice) == [later]

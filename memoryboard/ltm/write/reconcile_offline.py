@@ -271,10 +271,10 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("same", f"{attribute}: shares {', '.join(sorted(shared)[:3])}")
     if has_continuation_cue(new):
         return Relation("same", f"{attribute}: said as still true")
-    if names_a_moment(new) and not ends:
-        return Relation("new", f"{attribute}: an event")
     if says_now(new):
         return Relation("update", f"{attribute}: another value now")
+    if names_a_moment(new) and not ends:
+        return Relation("new", f"{attribute}: an event")
     # Another value said without a cue replaces one only of an attribute held once at a time, and only when
     # both statements are nearest to it; else it is one more value, or unsure.
     many = new_attr[0] in MANY_VALUED or old_attr[0] in MANY_VALUED
