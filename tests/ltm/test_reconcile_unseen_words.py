@@ -82,3 +82,15 @@ def test_what_holds_now_said_with_the_day_it_began_replaces_the_stored_value(ali
     result = save(alice, later)
     assert result.decision.verdict == "update", result.decision.reason
     assert result.superseded == [old.pk] and current(alice) == [later]
+
+
+@pytest.mark.parametrize("first,later", [
+    ("The user is married.", "The user is divorced."),
+    ("I have a boyfriend, Mark", "Mark and I split, I'm single again"),
+    ("I have a cat called Miso", "Miso passed away last week, we adopted a dog called Pip"),
+])
+def test_an_end_naming_the_stored_value_replaces_it(alice, use_embedder, first, later):
+    old = save(alice, first).memory
+    result = save(alice, later)
+    assert result.decision.verdict == "update", result.decision.reason
+    assert result.superseded == [old.pk] and current(alice) == [later]
