@@ -94,3 +94,10 @@ def test_an_end_naming_the_stored_value_replaces_it(alice, use_embedder, first, 
     result = save(alice, later)
     assert result.decision.verdict == "update", result.decision.reason
     assert result.superseded == [old.pk] and current(alice) == [later]
+
+
+def test_a_move_said_with_still_settling_in_is_a_change_not_a_repeat(alice, use_embedder):
+    old = save(alice, "I'm based in Shanghai").memory
+    result = save(alice, "刚搬到北京，还在适应")
+    assert result.decision.verdict == "update", result.decision.reason
+    assert result.superseded == [old.pk] and current(alice) == ["刚搬到北京，还在适应"]
