@@ -73,7 +73,7 @@ ENDS = re.compile(
     r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )used to|gave up|traded|sold|cancelled|canceled|retired|"
     r"replaced|correction|upgraded|swapped|got rid of|ended|broke up|split up|split|separated|divorced|passed away|died|graduated|not\b.{1,30}\bbut|"
     r"from\b.{1,40}\bto)\b"
-    r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|毕业|分手|离婚|去世|结束|从.{1,15}(?:到|成)",
+    r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|毕业|分手|离婚|去世|结束|戒|从.{1,15}(?:到|成)",
     re.IGNORECASE,
 )
 # What holds now ("now", "went vegan", 现在, a final 了): a change only of an attribute already shared.

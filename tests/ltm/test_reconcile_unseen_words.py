@@ -101,3 +101,10 @@ def test_a_move_said_with_still_settling_in_is_a_change_not_a_repeat(alice, use_
     result = save(alice, "刚搬到北京，还在适应")
     assert result.decision.verdict == "update", result.decision.reason
     assert result.superseded == [old.pk] and current(alice) == ["刚搬到北京，还在适应"]
+
+
+def test_giving_up_a_habit_in_chinese_replaces_it(alice, use_embedder):
+    old = save(alice, "用户每天喝咖啡。").memory
+    result = save(alice, "用户戒咖啡了。")
+    assert result.decision.verdict == "update", result.decision.reason
+    assert result.superseded == [old.pk] and current(alice) == ["用户戒咖啡了。"]
