@@ -108,3 +108,10 @@ def test_giving_up_a_habit_in_chinese_replaces_it(alice, use_embedder):
     result = save(alice, "用户戒咖啡了。")
     assert result.decision.verdict == "update", result.decision.reason
     assert result.superseded == [old.pk] and current(alice) == ["用户戒咖啡了。"]
+
+
+def test_another_number_for_the_same_thing_is_another_value(alice, use_embedder):
+    old = save(alice, "my rent is 1200 a month").memory
+    result = save(alice, "landlord put the rent up to 1400 😤")
+    assert result.decision.verdict == "update", result.decision.reason
+    assert result.superseded == [old.pk]

@@ -93,6 +93,11 @@ def _value_words(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
+def _numbers(words: frozenset[str]) -> frozenset[str]:
+    """The numbers among value words, without their unit or ending ("14th" → "14")."""
+    return frozenset(re.match(r"\d+(?:[.,]\d+)?", w).group(0) for w in words if w[0].isdigit())
+
+
 def _shared_words(new_words: frozenset[str], old_words: frozenset[str]) -> set[str]:
     """The value words both statements hold, a word and its derived form counted as one ("peanut" /
     "peanuts", "violin" / "violinist", "diabetes" / "diabetic": a common start of ``STEM`` letters or more,
@@ -205,6 +210,10 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("same", "the same statement" if new_norm == old_norm else "contained in the other")
     new_words, old_words = _value_words(new), _value_words(old)
     shared = _shared_words(new_words, old_words)
+    # Other numbers for the same words ("rent is 1200" / "put the rent up to 1400"): another value, not a repeat.
+    new_numbers, old_numbers = _numbers(new_words), _numbers(old_words)
+    if new_numbers and old_numbers and not new_numbers & old_numbers:
+        shared = set()
     (new_whose, new_said), (old_whose, old_said) = _whose(new), _whose(old)
     if new_whose != old_whose and (new_said and old_said or not shared):
         return Relation("new", f"about someone else ({new_whose} / {old_whose})")
