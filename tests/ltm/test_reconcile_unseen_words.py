@@ -115,3 +115,10 @@ def test_another_number_for_the_same_thing_is_another_value(alice, use_embedder)
     result = save(alice, "landlord put the rent up to 1400 😤")
     assert result.decision.verdict == "update", result.decision.reason
     assert result.superseded == [old.pk]
+
+
+def test_an_inflected_attribute_word_is_not_a_value_both_share(alice, use_embedder):
+    old = save(alice, "The customer prefers phone calls.").memory
+    result = save(alice, "The customer now prefers email.")
+    assert result.decision.verdict == "update", result.decision.reason
+    assert result.superseded == [old.pk]

@@ -84,13 +84,23 @@ _ZH_FUNCTION = frozenset("的了是在我你他她它们也还很就和有这那
 def _value_words(text: str) -> frozenset[str]:
     text = _POSSESSIVE.sub("", unicodedata.normalize("NFKC", text or "").casefold())
     text = _NOT_VALUES.sub(" ", text)  # the cues and the user's names are never a value
-    words = {w for w in _LATIN.findall(text) if w not in _EN_FUNCTION and w not in _PROTOTYPE_WORDS}
+    words = {w for w in _LATIN.findall(text) if w not in _EN_FUNCTION and w not in _PROTOTYPE_WORDS
+             and not _inflects_a_prototype_word(w)}
     for run in _CJK_RUN.findall(text):
         for i in range(len(run) - 1):
             pair = run[i : i + 2]
             if not (set(pair) & _ZH_FUNCTION) and pair not in _PROTOTYPE_WORDS:
                 words.add(pair)
     return frozenset(words)
+
+
+def _inflects_a_prototype_word(word: str) -> bool:
+    """An inflected form of a prototype's attribute word ("prefers", "lives", "moved")."""
+    for ending in ("ing", "ed", "es", "s"):
+        stem = word[: -len(ending)]
+        if word.endswith(ending) and len(stem) >= 3 and (stem in _PROTOTYPE_WORDS or stem + "e" in _PROTOTYPE_WORDS):
+            return True
+    return False
 
 
 def _numbers(words: frozenset[str]) -> frozenset[str]:
