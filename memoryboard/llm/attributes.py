@@ -65,6 +65,19 @@ PROTOTYPES: dict[str, tuple[str, ...]] = {
 MANY_VALUED = frozenset({"pet", "children", "allergy", "health", "language", "sport", "hobby", "food", "plan",
                          "preference", "tool"})
 
+# Attributes one change moves together: a new job may be said as a new employer, a move as a new home town;
+# the end of one's studies (an end, not a "now") as the first job.
+FAMILIES = ({"job", "employer"}, {"residence", "origin"})
+ENDED_FAMILIES = ({"study", "job", "employer"},)
+
+
+def one_family(a: str, b: str, *, ended: bool = False) -> bool:
+    """``a`` and ``b`` are the same attribute or of one family (:data:`FAMILIES`; with ``ended``, said as an
+    end, :data:`ENDED_FAMILIES` too)."""
+    families = FAMILIES + ENDED_FAMILIES if ended else FAMILIES
+    return a == b or any(a in family and b in family for family in families)
+
+
 # --- the cues -----------------------------------------------------------------------------------------
 
 # An end or a switch of a value.

@@ -122,3 +122,22 @@ def test_an_inflected_attribute_word_is_not_a_value_both_share(alice, use_embedd
     result = save(alice, "The customer now prefers email.")
     assert result.decision.verdict == "update", result.decision.reason
     assert result.superseded == [old.pk]
+
+
+@pytest.mark.parametrize("first,later", [
+    ("用户是一名护士。", "用户已转行做销售。"),
+    ("用户住在北京。", "用户已搬至深圳。"),
+    ("I'm in my last year of a chemistry degree", "graduated in June, I'm a lab technician at Pfizer now"),
+])
+def test_a_change_said_of_a_neighbouring_attribute_replaces_the_stored_value(alice, use_embedder, first, later):
+    old = save(alice, first).memory
+    result = save(alice, later)
+    assert result.decision.verdict == "update", result.decision.reason
+    assert result.superseded == [old.pk] and current(alice) == [later]
+
+
+def test_working_from_home_now_does_not_replace_the_job(alice, use_embedder):
+    save(alice, "I work at Google as an engineer")
+    result = save(alice, "I work from home on Fridays now")
+    assert not result.superseded
+    assert current(alice) == ["I work at Google as an engineer", "I work from home on Fridays now"]

@@ -38,6 +38,7 @@ from memoryboard.llm.attributes import (
     ends_value,
     has_addition_cue,
     has_continuation_cue,
+    one_family,
     says_now,
 )
 from memoryboard.llm.cues import OTHER, names_a_moment, statement_subject
@@ -260,7 +261,9 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("new", "likes another thing (likes are many)")
     both_clear = min(new_attr[1], old_attr[1]) >= ATTRIBUTE_MIN
     # Said as a change and this close: the same attribute, whatever the prototypes say ("I'm in Lisbon now").
-    cue_near = (ends or says_now(new)) and cosine >= CUE_COSINE
+    # ... or of one family of attributes, both clearly ("用户已转行做销售" after "用户是一名护士").
+    cue_near = (ends or says_now(new)) and (cosine >= CUE_COSINE or both_clear
+                                                    and one_family(new_attr[0], old_attr[0], ended=ends))
     if both_clear and new_attr[0] != old_attr[0] and min(new_attr[2], old_attr[2]) >= ATTRIBUTE_MARGIN \
             and cosine < SAME_COSINE and not (shared and ends) and not cue_near:
         return Relation("new", f"another attribute ({new_attr[0]} / {old_attr[0]})")
