@@ -65,9 +65,9 @@ PROTOTYPES: dict[str, tuple[str, ...]] = {
 MANY_VALUED = frozenset({"pet", "children", "allergy", "health", "language", "sport", "hobby", "food", "plan",
                          "preference", "tool"})
 
-# Attributes one change moves together: a new job may be said as a new employer, a move as a new home town;
-# the end of one's studies (an end, not a "now") as the first job.
-FAMILIES = ({"job", "employer"}, {"residence", "origin"})
+# Attributes one change moves together: a new job may be said as a new employer; the end of one's studies
+# (an end, not a "now") as the first job. (Not where one lives and comes from: a move keeps one's home town.)
+FAMILIES = ({"job", "employer"},)
 ENDED_FAMILIES = ({"study", "job", "employer"},)
 
 
@@ -77,6 +77,9 @@ def one_family(a: str, b: str, *, ended: bool = False) -> bool:
     families = FAMILIES + ENDED_FAMILIES if ended else FAMILIES
     return a == b or any(a in family and b in family for family in families)
 
+
+# Attributes that do not change "now": where one comes from (a statement of now near it is where one lives).
+FIXED = frozenset({"origin"})
 
 # --- the cues -----------------------------------------------------------------------------------------
 
@@ -92,9 +95,11 @@ ENDS = re.compile(
 # What holds now ("now", "went vegan", 现在, a final 了): a change only of an attribute already shared.
 NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|became|become|went|turned)\b"
                   r"|现在|如今|目前|已经|新|成了|变成|了[，。！!~\s]|了$", re.IGNORECASE)
-# Adds to what is known: also, too, another, 也, 还 (not 还是 / 还在: those continue).
+# Adds to what is known: also, too, another, 也, 还 (not 还是 / 还在: those continue; not 还没 / 还挺 / 还要: "yet",
+# "quite", "still have to"; not "too" before a word: "too tired" says how much).
 _ADDITION = re.compile(
-    r"\b(?:also|too|as well|another|second|both|in addition|plus|besides|on top of)\b|也|(?<!还)还(?![是在有记])|另外|又|再",
+    r"\b(?:also|as well|another|both|in addition|plus|besides|on top of)\b|\btoo\b(?!\s+(?!lol|haha|btw|now|though|tbh)[a-z])"
+    r"|也|(?<!还)还(?![是在有记没不挺行好算要得])|另外|又|再",
     re.IGNORECASE,
 )
 # Continues what was said: still, as I said, as usual; 还是, 依然, 一直. Not "again": "single again", "eating

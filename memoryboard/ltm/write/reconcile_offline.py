@@ -30,6 +30,7 @@ import numpy as np
 
 from memoryboard.llm.attributes import (
     ENDS,
+    FIXED,
     MANY_VALUED,
     NOW,
     PROTOTYPES,
@@ -292,8 +293,12 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("same", f"{attribute}: shares {', '.join(sorted(shared)[:3])}")
     if has_continuation_cue(new):
         return Relation("same", f"{attribute}: said as still true")
-    if says_now(new):
-        return Relation("update", f"{attribute}: another value now")
+    if says_now(new) and old_attr[0] in FIXED and not ends:
+        return Relation("new", f"{attribute}: what holds now does not change where one comes from")
+    if says_now(new):  # of this attribute for sure, or unsure
+        if cue_near or unclear or new_attr[0] == old_attr[0] and both_clear:
+            return Relation("update", f"{attribute}: another value now")
+        return Relation("conflict", f"{attribute}: another value now, unsure of the attribute ({cosine:.2f})")
     if names_a_moment(new) and not ends:
         return Relation("new", f"{attribute}: an event")
     # Another value said without a cue replaces one only of an attribute held once at a time, and only when
@@ -321,16 +326,31 @@ def relations(statement: str, candidates: Sequence[tuple[str, str, float]], *,
     if not candidates:
         return []
     space = attribute_space(encoder_name, encode)
-    vectors = np.asarray(encode([statement, *[content for _pk, content, _c in candidates]]), dtype=np.float32)
-    attributes = space.attribute(vectors)
-    profiles = space.profiles(vectors)
-    scores = space.scores(vectors[:1])[0]
-    cosines = vectors[1:] @ vectors[0]
-    profile_cosines = profiles[1:] @ profiles[0]
-    return [(pk, float(cosine), relate(statement, content, cosine=float(cosine), new_attr=attributes[0],
-                                       old_attr=attr, profile=float(profile),
-                                       new_on_old=float(scores[space.names.index(attr[0])])))
-            for (pk, content, _c), cosine, attr, profile in zip(candidates, cosines, attributes[1:], profile_cosines)]
+    # The statement and each of its clauses, in one call with the candidates: a fact buried in other talk
+    # ("I'm in Madrid now, too tired to unpack lol") is compared by its own clause.
+    views = [statement, *clauses(statement)]
+    vectors = np.asarray(encode([*views, *[content for _pk, content, _c in candidates]]), dtype=np.float32)
+    mine, theirs = vectors[: len(views)], vectors[len(views):]
+    attributes, old_attributes = space.attribute(mine), space.attribute(theirs)
+    profiles, old_profiles = space.profiles(mine), space.profiles(theirs)
+    scores = space.scores(mine)
+    found = []
+    for (pk, content, _c), vector, attr, profile in zip(candidates, theirs, old_attributes, old_profiles):
+        view = int(np.argmax(mine @ vector))  # the statement's clause nearest to the stored item
+        cosine = float(mine[view] @ vector)
+        found.append((pk, cosine, relate(statement, content, cosine=cosine, new_attr=attributes[view], old_attr=attr,
+                                         profile=float(profiles[view] @ profile),
+                                         new_on_old=float(scores[view][space.names.index(attr[0])]))))
+    return found
+
+
+_CLAUSE_BREAK = re.compile(r"\s*(?:[,，。!！?？;；~～…]|\.(?:\s|$)|\s[-–—]\s)+\s*")
+
+
+def clauses(text: str) -> list[str]:
+    """The clauses of a statement of more than one (split at punctuation), each with a word or two."""
+    parts = [p for p in _CLAUSE_BREAK.split(text or "") if len(re.findall(r"\w", p)) >= 2]
+    return parts if len(parts) > 1 else []
 
 
 def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]], *,
