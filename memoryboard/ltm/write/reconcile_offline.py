@@ -60,6 +60,7 @@ SHARED_COSINE = 0.40  # sharing a value word, this close, neither an end nor an 
 UNCLEAR_MARGIN = 0.02  # a statement near no prototype: within this of its nearest, the stored one's attribute
 ATTRIBUTE_MARGIN = 0.05  # nearest attributes clear by this much over their second: two attributes apart
 CUE_COSINE = 0.45  # said as a change or as what holds now, this close: the same attribute
+ENDS_COSINE = 0.30  # said as a change, of another nearest attribute: at least this close to replace it
 CONFLICT_COSINE = 0.80  # said as a change, this close, no attribute in common: unsure
 DIFFERENT_VALUE_COSINE = 0.50  # the same attribute, other value words, this close: another value
 CROSS_SAME_COSINE = 0.60  # in the other language (no words to compare), this close: the same
@@ -286,9 +287,11 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     attribute = new_attr[0] if new_attr[0] == old_attr[0] else f"{cosine:.2f}"
     if has_addition_cue(new) and not ends:
         return Relation("new", f"adds to {attribute}")
-    if ends:  # of the same attribute, however far in meaning ("刚搬到北京，还在适应"): never a repeat
+    if ends and (cosine >= ENDS_COSINE or new_attr[0] == old_attr[0]):
         return Relation("update", f"{attribute}: said as a change" + (f" of {', '.join(sorted(shared)[:3])}"
                                                                        if shared else ""), strong=bool(shared))
+    if ends:  # said as a change, far in meaning ("刚搬到北京，还在适应"): unsure, never a repeat
+        return Relation("conflict", f"{attribute}: said as a change, far in meaning ({cosine:.2f})")
     if shared:
         return Relation("same", f"{attribute}: shares {', '.join(sorted(shared)[:3])}")
     if has_continuation_cue(new):
