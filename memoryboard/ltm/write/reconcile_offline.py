@@ -67,6 +67,7 @@ CROSS_SAME_COSINE = 0.60  # in the other language (no words to compare), this cl
 UNSURE_COSINE = 0.55  # the same attribute, nothing else to go by, this close: a conflict for review
 STEM, SUFFIX = 5, 3  # a word and its derived form: a common start this long, at most this many letters more
 
+_EXPLICIT_NOW = re.compile(r"\b(?:now|nowadays|these days|currently)\b|现在|如今|目前", re.IGNORECASE)
 _LATIN = re.compile(r"[a-z0-9][a-z0-9+#.-]*[a-z0-9+#]|[a-z0-9]")
 _POSSESSIVE = re.compile(r"['’](?:s|re|m|ve|ll|d)\b")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -296,14 +297,16 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("same", f"{attribute}: shares {', '.join(sorted(shared)[:3])}")
     if has_continuation_cue(new):
         return Relation("same", f"{attribute}: said as still true")
+    # An event ("last week", 上周) is one unless it says "now" in so many words ("a plumber now, started last
+    # week"): a final 了 or "went" tell what happened, not that it replaced anything.
+    if names_a_moment(new) and not ends and not _EXPLICIT_NOW.search(new):
+        return Relation("new", f"{attribute}: an event")
     if says_now(new) and old_attr[0] in FIXED and not ends:
         return Relation("new", f"{attribute}: what holds now does not change where one comes from")
     if says_now(new):  # of this attribute for sure, or unsure
         if cue_near or unclear or new_attr[0] == old_attr[0] and both_clear:
             return Relation("update", f"{attribute}: another value now")
         return Relation("conflict", f"{attribute}: another value now, unsure of the attribute ({cosine:.2f})")
-    if names_a_moment(new) and not ends:
-        return Relation("new", f"{attribute}: an event")
     # Another value said without a cue replaces one only of an attribute held once at a time, and only when
     # both statements are nearest to it; else it is one more value, or unsure.
     many = new_attr[0] in MANY_VALUED or old_attr[0] in MANY_VALUED
