@@ -185,3 +185,15 @@ def test_a_trip_said_with_a_final_了_is_an_event(alice, use_embedder):
     result = save(alice, "上周去了趟上海，玩得很开心了")
     assert not result.superseded, result.decision.reason
     assert current(alice) == sorted(["我住在杭州", "上周去了趟上海，玩得很开心了"])
+
+
+@pytest.mark.parametrize("items,later", [
+    (["I drive a Golf", "I ride a Vespa to work"], "I drive a Tesla now"),
+    (["I work as a nurse", "I'm a union rep at work"], "I'm a midwife now"),
+])
+def test_a_guessed_update_replaces_only_the_nearest_item(alice, use_embedder, items, later):
+    stored = [save(alice, text).memory for text in items]
+    result = save(alice, later)
+    assert result.decision.verdict == "update", result.decision.reason
+    assert result.superseded == [stored[0].pk]
+    assert current(alice) == sorted([items[1], later])

@@ -375,12 +375,15 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
     nearest = ""
     found = relations(statement, candidates, encode=encode, encoder_name=encoder_name)
     strong = any(relation.kind == "update" and relation.strong for _pk, _c, relation in found)
+    # One statement changes one value: of guessed updates, only the nearest item is replaced.
+    guessed = [(cosine, pk) for pk, cosine, relation in found if relation.kind == "update" and not relation.strong]
+    nearest_guess = max(guessed)[1] if guessed else None
     for pk, cosine, relation in found:
         nearest = nearest or relation.why
         if relation.kind == "same":
             same.append((cosine, pk, relation.why))
-        elif relation.kind == "update" and strong and not relation.strong:
-            continue  # beside an update on a recognised slot or a named value, a guess replaces nothing
+        elif relation.kind == "update" and not relation.strong and (strong or pk != nearest_guess):
+            continue  # beside an update on a recognised slot or a named value, or a nearer guess: kept
         elif relation.kind == "update":
             updates.append(pk)
             reasons.append(f"{pk}: {relation.why}")
