@@ -197,3 +197,13 @@ def test_a_guessed_update_replaces_only_the_nearest_item(alice, use_embedder, it
     assert result.decision.verdict == "update", result.decision.reason
     assert result.superseded == [stored[0].pk]
     assert current(alice) == sorted([items[1], later])
+
+
+def test_an_end_replaces_the_item_naming_most_of_the_value_ended(alice, use_embedder):
+    home = save(alice, "I live in Shoreditch").memory
+    work = save(alice, "I work at a design agency in Shoreditch").memory
+    result = save(alice, "left the Shoreditch agency, I'm in-house at Monzo now")
+    assert result.decision.verdict == "update", result.decision.reason
+    assert result.superseded == [work.pk]
+    home.refresh_from_db()
+    assert not home.archived

@@ -204,6 +204,7 @@ class Relation:
     kind: str
     why: str
     strong: bool = False  # an update on a recognised slot or of a value the stored item names
+    named: int = 0  # how many of the stored item's value words the statement ends
 
 
 # The prototype attribute of each single-valued slot of the rules.
@@ -276,7 +277,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     same_attr = (new_attr[0] == old_attr[0] and both_clear) or unclear or cue_near \
         or cosine >= ATTRIBUTE_COSINE or profile >= PROFILE_COSINE or cross_script
     if not same_attr and shared and ends:  # the value it ends is the stored one's
-        return Relation("update", f"ends {', '.join(sorted(shared)[:3])}", strong=True)
+        return Relation("update", f"ends {', '.join(sorted(shared)[:3])}", strong=True, named=len(shared))
     slot_attributes = {_SLOT_ATTRIBUTES[key] for key in new_keys if key in _SLOT_ATTRIBUTES}
     if new_keys and not old_keys and not shared and cosine < ATTRIBUTE_COSINE \
             and (old_attr[0] not in slot_attributes if slot_attributes else new_attr[0] != old_attr[0]):
@@ -290,7 +291,8 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("new", f"adds to {attribute}")
     if ends and (cosine >= ENDS_COSINE or new_attr[0] == old_attr[0]):
         return Relation("update", f"{attribute}: said as a change" + (f" of {', '.join(sorted(shared)[:3])}"
-                                                                       if shared else ""), strong=bool(shared))
+                                                                       if shared else ""), strong=bool(shared),
+                        named=len(shared))
     if ends:  # said as a change, far in meaning ("刚搬到北京，还在适应"): unsure, never a repeat
         return Relation("conflict", f"{attribute}: said as a change, far in meaning ({cosine:.2f})")
     if shared:
@@ -375,6 +377,10 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
     nearest = ""
     found = relations(statement, candidates, encode=encode, encoder_name=encoder_name)
     strong = any(relation.kind == "update" and relation.strong for _pk, _c, relation in found)
+    # Of the items whose value a statement ends, those it names most fully ("left the Shoreditch agency":
+    # the agency in Shoreditch, not the home there).
+    most = max((relation.named for _pk, _c, relation in found if relation.kind == "update" and relation.strong
+                and relation.named), default=0)
     # One statement changes one value: of guessed updates, only the nearest item is replaced.
     guessed = [(cosine, pk) for pk, cosine, relation in found if relation.kind == "update" and not relation.strong]
     nearest_guess = max(guessed)[1] if guessed else None
@@ -384,6 +390,8 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
             same.append((cosine, pk, relation.why))
         elif relation.kind == "update" and not relation.strong and (strong or pk != nearest_guess):
             continue  # beside an update on a recognised slot or a named value, or a nearer guess: kept
+        elif relation.kind == "update" and relation.named and relation.named < most:
+            continue  # another item names more of the value ended
         elif relation.kind == "update":
             updates.append(pk)
             reasons.append(f"{pk}: {relation.why}")
