@@ -207,3 +207,15 @@ def test_an_end_replaces_the_item_naming_most_of_the_value_ended(alice, use_embe
     assert result.superseded == [work.pk]
     home.refresh_from_db()
     assert not home.archived
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I live in Leeds", "left the Leeds office for good, working remotely now"),
+    ("我住在上海", "离开了上海的公司，现在自己创业"),
+])
+def test_ending_something_that_shares_a_place_name_does_not_replace_the_home(alice, use_embedder, first, later):
+    old = save(alice, first).memory
+    result = save(alice, later)
+    assert not result.superseded, result.decision.reason
+    old.refresh_from_db()
+    assert not old.archived

@@ -276,7 +276,11 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     unclear = new_attr[1] < ATTRIBUTE_MIN <= old_attr[1] and new_on_old >= new_attr[1] - UNCLEAR_MARGIN
     same_attr = (new_attr[0] == old_attr[0] and both_clear) or unclear or cue_near \
         or cosine >= ATTRIBUTE_COSINE or profile >= PROFILE_COSINE or cross_script
-    if not same_attr and shared and ends:  # the value it ends is the stored one's
+    # Two attributes clear apart: a shared word ended ("left the Leeds office" beside "I live in Leeds") is
+    # the word, not the value: unsure.
+    apart = both_clear and min(new_attr[2], old_attr[2]) >= ATTRIBUTE_MARGIN \
+        and not one_family(new_attr[0], old_attr[0], ended=True)
+    if not same_attr and shared and ends and not apart:  # the value it ends is the stored one's
         return Relation("update", f"ends {', '.join(sorted(shared)[:3])}", strong=True, named=len(shared))
     slot_attributes = {_SLOT_ATTRIBUTES[key] for key in new_keys if key in _SLOT_ATTRIBUTES}
     if new_keys and not old_keys and not shared and cosine < ATTRIBUTE_COSINE \
@@ -289,6 +293,9 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     attribute = new_attr[0] if new_attr[0] == old_attr[0] else f"{cosine:.2f}"
     if has_addition_cue(new) and not ends:
         return Relation("new", f"adds to {attribute}")
+    if ends and shared and apart:
+        return Relation("conflict", f"said as a change of {', '.join(sorted(shared)[:3])}, of another attribute "
+                                    f"({new_attr[0]} / {old_attr[0]})")
     if ends and (cosine >= ENDS_COSINE or new_attr[0] == old_attr[0]):
         return Relation("update", f"{attribute}: said as a change" + (f" of {', '.join(sorted(shared)[:3])}"
                                                                        if shared else ""), strong=bool(shared),
