@@ -60,29 +60,53 @@ PROTOTYPES: dict[str, tuple[str, ...]] = {
     "tool": ("I use {Vim} as my editor.", "I program in {Python}.", "The user codes in {Java}.", "我用{Python}写代码。"),
 }
 
+# Attributes a person has several values of at once (pets, languages, sports, allergies, …): another value
+# said without a cue of an end is one more, not a replacement. The others have one value at a time.
+MANY_VALUED = frozenset({"pet", "children", "allergy", "health", "language", "sport", "hobby", "food", "plan",
+                         "preference", "tool"})
+
+# Attributes one change moves together: a new job may be said as a new employer; the end of one's studies
+# (an end, not a "now") as the first job. (Not where one lives and comes from: a move keeps one's home town.)
+FAMILIES = ({"job", "employer"},)
+ENDED_FAMILIES = ({"study", "job", "employer"},)
+
+
+def one_family(a: str, b: str, *, ended: bool = False) -> bool:
+    """``a`` and ``b`` are the same attribute or of one family (:data:`FAMILIES`; with ``ended``, said as an
+    end, :data:`ENDED_FAMILIES` too)."""
+    families = FAMILIES + ENDED_FAMILIES if ended else FAMILIES
+    return a == b or any(a in family and b in family for family in families)
+
+
+# Attributes that do not change "now": where one comes from (a statement of now near it is where one lives).
+FIXED = frozenset({"origin"})
+
 # --- the cues -----------------------------------------------------------------------------------------
 
 # An end or a switch of a value.
 ENDS = re.compile(
     r"\b(?:no longer|not anymore|any ?more|no more|stopped|quit|left|switched|changed|moved|relocated|instead|"
     r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )used to|gave up|traded|sold|cancelled|canceled|retired|"
-    r"replaced|correction|upgraded|swapped|got rid of|ended|broke up|split up|graduated|not\b.{1,30}\bbut|"
+    r"replaced|correction|upgraded|swapped|got rid of|ended|broke up|split up|split|separated|divorced|passed away|died|graduated|not\b.{1,30}\bbut|"
     r"from\b.{1,40}\bto)\b"
-    r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|毕业|分手|结束|从.{1,15}(?:到|成)",
+    r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|毕业|分手|离婚|去世|结束|戒|从.{1,15}(?:到|成)",
     re.IGNORECASE,
 )
 # What holds now ("now", "went vegan", 现在, a final 了): a change only of an attribute already shared.
 NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|became|become|went|turned)\b"
                   r"|现在|如今|目前|已经|新|成了|变成|了[，。！!~\s]|了$", re.IGNORECASE)
-# Adds to what is known: also, too, another, 也, 还 (not 还是 / 还在: those continue).
+# Adds to what is known: also, too, another, 也, 还 (not 还是 / 还在: those continue; not 还没 / 还挺 / 还要: "yet",
+# "quite", "still have to"; not "too" before a word: "too tired" says how much).
 _ADDITION = re.compile(
-    r"\b(?:also|too|as well|another|second|both|in addition|plus|besides|on top of)\b|也|(?<!还)还(?![是在有记])|另外|又|再",
+    r"\b(?:also|as well|another|both|in addition|plus|besides|on top of)\b|\btoo\b(?!\s+(?!lol|haha|btw|now|though|tbh)[a-z])"
+    r"|也|(?<!还)还(?![是在有记没不挺行好算要得])|另外|又|再",
     re.IGNORECASE,
 )
-# Continues what was said: still, again, as I said, as usual; 还是, 依然, 一直.
+# Continues what was said: still, as I said, as usual; 还是, 依然, 一直. Not "again": "single again", "eating
+# meat again" return to an earlier value.
 _CONTINUATION = re.compile(
-    r"\b(?:still|again|as i said|as i mentioned|like i said|as usual|as always|remember|already told|"
-    r"as before)\b|还是|依然|仍然|仍旧|一直|照样|照旧|照例|还在|说过|还记得|老样子",
+    r"\b(?:still|as i said|as i mentioned|like i said|as usual|as always|remember|already told|"
+    r"as before|continue|continuing|keep on)\b|继续|还是|依然|仍然|仍旧|一直|照样|照旧|照例|还在|说过|还记得|老样子",
     re.IGNORECASE,
 )
 

@@ -19,6 +19,7 @@ Constants are chosen on the development set (tests/data/dev/updates.json), never
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -29,6 +30,8 @@ import numpy as np
 
 from memoryboard.llm.attributes import (
     ENDS,
+    FIXED,
+    MANY_VALUED,
     NOW,
     PROTOTYPES,
     attribute_space,
@@ -36,6 +39,7 @@ from memoryboard.llm.attributes import (
     ends_value,
     has_addition_cue,
     has_continuation_cue,
+    one_family,
     says_now,
 )
 from memoryboard.llm.cues import OTHER, names_a_moment, statement_subject
@@ -56,12 +60,14 @@ SHARED_COSINE = 0.40  # sharing a value word, this close, neither an end nor an 
 UNCLEAR_MARGIN = 0.02  # a statement near no prototype: within this of its nearest, the stored one's attribute
 ATTRIBUTE_MARGIN = 0.05  # nearest attributes clear by this much over their second: two attributes apart
 CUE_COSINE = 0.45  # said as a change or as what holds now, this close: the same attribute
-ENDS_COSINE = 0.30  # said as a change, of another nearest attribute: at least this close
+ENDS_COSINE = 0.30  # said as a change, of another nearest attribute: at least this close to replace it
 CONFLICT_COSINE = 0.80  # said as a change, this close, no attribute in common: unsure
 DIFFERENT_VALUE_COSINE = 0.50  # the same attribute, other value words, this close: another value
 CROSS_SAME_COSINE = 0.60  # in the other language (no words to compare), this close: the same
 UNSURE_COSINE = 0.55  # the same attribute, nothing else to go by, this close: a conflict for review
+STEM, SUFFIX = 5, 3  # a word and its derived form: a common start this long, at most this many letters more
 
+_EXPLICIT_NOW = re.compile(r"\b(?:now|nowadays|these days|currently)\b|现在|如今|目前", re.IGNORECASE)
 _LATIN = re.compile(r"[a-z0-9][a-z0-9+#.-]*[a-z0-9+#]|[a-z0-9]")
 _POSSESSIVE = re.compile(r"['’](?:s|re|m|ve|ll|d)\b")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -82,13 +88,43 @@ _ZH_FUNCTION = frozenset("的了是在我你他她它们也还很就和有这那
 def _value_words(text: str) -> frozenset[str]:
     text = _POSSESSIVE.sub("", unicodedata.normalize("NFKC", text or "").casefold())
     text = _NOT_VALUES.sub(" ", text)  # the cues and the user's names are never a value
-    words = {w for w in _LATIN.findall(text) if w not in _EN_FUNCTION and w not in _PROTOTYPE_WORDS}
+    words = {w for w in _LATIN.findall(text) if w not in _EN_FUNCTION and w not in _PROTOTYPE_WORDS
+             and not _inflects_a_prototype_word(w)}
     for run in _CJK_RUN.findall(text):
         for i in range(len(run) - 1):
             pair = run[i : i + 2]
             if not (set(pair) & _ZH_FUNCTION) and pair not in _PROTOTYPE_WORDS:
                 words.add(pair)
     return frozenset(words)
+
+
+def _inflects_a_prototype_word(word: str) -> bool:
+    """An inflected form of a prototype's attribute word ("prefers", "lives", "moved")."""
+    for ending in ("ing", "ed", "es", "s"):
+        stem = word[: -len(ending)]
+        if word.endswith(ending) and len(stem) >= 3 and (stem in _PROTOTYPE_WORDS or stem + "e" in _PROTOTYPE_WORDS):
+            return True
+    return False
+
+
+def _numbers(words: frozenset[str]) -> frozenset[str]:
+    """The numbers among value words, without their unit or ending ("14th" → "14")."""
+    return frozenset(re.match(r"\d+(?:[.,]\d+)?", w).group(0) for w in words if w[0].isdigit())
+
+
+def _shared_words(new_words: frozenset[str], old_words: frozenset[str]) -> set[str]:
+    """The value words both statements hold, a word and its derived form counted as one ("peanut" /
+    "peanuts", "violin" / "violinist", "diabetes" / "diabetic": a common start of ``STEM`` letters or more,
+    ending each in at most ``SUFFIX`` more)."""
+    shared = set(new_words & old_words)
+    for a in new_words - shared:
+        for b in old_words:
+            if _CJK_RUN.match(a) or _CJK_RUN.match(b):
+                continue
+            common = len(os.path.commonprefix([a, b]))
+            if common >= STEM and len(a) - common <= SUFFIX and len(b) - common <= SUFFIX:
+                shared.add(a[:common])
+    return shared
 
 
 def _prototype_words() -> frozenset[str]:
@@ -168,6 +204,7 @@ class Relation:
     kind: str
     why: str
     strong: bool = False  # an update on a recognised slot or of a value the stored item names
+    named: int = 0  # how many of the stored item's value words the statement ends
 
 
 # The prototype attribute of each single-valued slot of the rules.
@@ -187,7 +224,11 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     if new_norm and old_norm and (new_norm == old_norm or new_norm in old_norm or old_norm in new_norm):
         return Relation("same", "the same statement" if new_norm == old_norm else "contained in the other")
     new_words, old_words = _value_words(new), _value_words(old)
-    shared = new_words & old_words
+    shared = _shared_words(new_words, old_words)
+    # Other numbers for the same words ("rent is 1200" / "put the rent up to 1400"): another value, not a repeat.
+    new_numbers, old_numbers = _numbers(new_words), _numbers(old_words)
+    if new_numbers and old_numbers and not new_numbers & old_numbers:
+        shared = set()
     (new_whose, new_said), (old_whose, old_said) = _whose(new), _whose(old)
     if new_whose != old_whose and (new_said and old_said or not shared):
         return Relation("new", f"about someone else ({new_whose} / {old_whose})")
@@ -224,7 +265,9 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("new", "likes another thing (likes are many)")
     both_clear = min(new_attr[1], old_attr[1]) >= ATTRIBUTE_MIN
     # Said as a change and this close: the same attribute, whatever the prototypes say ("I'm in Lisbon now").
-    cue_near = (ends or says_now(new)) and cosine >= CUE_COSINE
+    # ... or of one family of attributes, both clearly ("用户已转行做销售" after "用户是一名护士").
+    cue_near = (ends or says_now(new)) and (cosine >= CUE_COSINE or both_clear
+                                                    and one_family(new_attr[0], old_attr[0], ended=ends))
     if both_clear and new_attr[0] != old_attr[0] and min(new_attr[2], old_attr[2]) >= ATTRIBUTE_MARGIN \
             and cosine < SAME_COSINE and not (shared and ends) and not cue_near:
         return Relation("new", f"another attribute ({new_attr[0]} / {old_attr[0]})")
@@ -233,8 +276,12 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     unclear = new_attr[1] < ATTRIBUTE_MIN <= old_attr[1] and new_on_old >= new_attr[1] - UNCLEAR_MARGIN
     same_attr = (new_attr[0] == old_attr[0] and both_clear) or unclear or cue_near \
         or cosine >= ATTRIBUTE_COSINE or profile >= PROFILE_COSINE or cross_script
-    if not same_attr and shared and ends:  # the value it ends is the stored one's
-        return Relation("update", f"ends {', '.join(sorted(shared)[:3])}", strong=True)
+    # Two attributes clear apart: a shared word ended ("left the Leeds office" beside "I live in Leeds") is
+    # the word, not the value: unsure.
+    apart = both_clear and min(new_attr[2], old_attr[2]) >= ATTRIBUTE_MARGIN \
+        and not one_family(new_attr[0], old_attr[0], ended=True)
+    if not same_attr and shared and ends and not apart:  # the value it ends is the stored one's
+        return Relation("update", f"ends {', '.join(sorted(shared)[:3])}", strong=True, named=len(shared))
     slot_attributes = {_SLOT_ATTRIBUTES[key] for key in new_keys if key in _SLOT_ATTRIBUTES}
     if new_keys and not old_keys and not shared and cosine < ATTRIBUTE_COSINE \
             and (old_attr[0] not in slot_attributes if slot_attributes else new_attr[0] != old_attr[0]):
@@ -246,23 +293,43 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     attribute = new_attr[0] if new_attr[0] == old_attr[0] else f"{cosine:.2f}"
     if has_addition_cue(new) and not ends:
         return Relation("new", f"adds to {attribute}")
+    if ends and shared and apart:
+        return Relation("conflict", f"said as a change of {', '.join(sorted(shared)[:3])}, of another attribute "
+                                    f"({new_attr[0]} / {old_attr[0]})")
     if ends and (cosine >= ENDS_COSINE or new_attr[0] == old_attr[0]):
         return Relation("update", f"{attribute}: said as a change" + (f" of {', '.join(sorted(shared)[:3])}"
-                                                                       if shared else ""), strong=bool(shared))
+                                                                       if shared else ""), strong=bool(shared),
+                        named=len(shared))
+    if ends:  # said as a change, far in meaning ("刚搬到北京，还在适应"): unsure, never a repeat
+        return Relation("conflict", f"{attribute}: said as a change, far in meaning ({cosine:.2f})")
     if shared:
         return Relation("same", f"{attribute}: shares {', '.join(sorted(shared)[:3])}")
     if has_continuation_cue(new):
         return Relation("same", f"{attribute}: said as still true")
-    if names_a_moment(new) and not ends:
+    # An event ("last week", 上周) is one unless it says "now" in so many words ("a plumber now, started last
+    # week"): a final 了 or "went" tell what happened, not that it replaced anything.
+    if names_a_moment(new) and not ends and not _EXPLICIT_NOW.search(new):
         return Relation("new", f"{attribute}: an event")
-    if says_now(new):
-        return Relation("update", f"{attribute}: another value now")
+    if says_now(new) and old_attr[0] in FIXED and not ends:
+        return Relation("new", f"{attribute}: what holds now does not change where one comes from")
+    if says_now(new):  # of this attribute for sure, or unsure
+        if cue_near or unclear or new_attr[0] == old_attr[0] and both_clear:
+            return Relation("update", f"{attribute}: another value now")
+        return Relation("conflict", f"{attribute}: another value now, unsure of the attribute ({cosine:.2f})")
+    # Another value said without a cue replaces one only of an attribute held once at a time, and only when
+    # both statements are nearest to it; else it is one more value, or unsure.
+    many = new_attr[0] in MANY_VALUED or old_attr[0] in MANY_VALUED
+    one_attribute = new_attr[0] == old_attr[0] and both_clear
     if (new_latin and old_latin or new_cjk and old_cjk) and cosine >= DIFFERENT_VALUE_COSINE:
+        if many:
+            return Relation("new", f"{attribute}: another value, of an attribute held many times")
+        if not one_attribute:
+            return Relation("conflict", f"{attribute}: another value, unsure of the attribute ({cosine:.2f})")
         return Relation("update", f"{attribute}: another value")
     if cosine >= SAME_COSINE or (cross_script or other_language or not (new_words and old_words)) \
             and cosine >= CROSS_SAME_COSINE:
         return Relation("same", f"{attribute}: says the same ({cosine:.2f})")
-    if cosine >= UNSURE_COSINE:
+    if cosine >= UNSURE_COSINE and not many:
         return Relation("conflict", f"{attribute}: unsure ({cosine:.2f})")
     return Relation("new", f"{attribute}: compatible ({cosine:.2f})")
 
@@ -274,16 +341,31 @@ def relations(statement: str, candidates: Sequence[tuple[str, str, float]], *,
     if not candidates:
         return []
     space = attribute_space(encoder_name, encode)
-    vectors = np.asarray(encode([statement, *[content for _pk, content, _c in candidates]]), dtype=np.float32)
-    attributes = space.attribute(vectors)
-    profiles = space.profiles(vectors)
-    scores = space.scores(vectors[:1])[0]
-    cosines = vectors[1:] @ vectors[0]
-    profile_cosines = profiles[1:] @ profiles[0]
-    return [(pk, float(cosine), relate(statement, content, cosine=float(cosine), new_attr=attributes[0],
-                                       old_attr=attr, profile=float(profile),
-                                       new_on_old=float(scores[space.names.index(attr[0])])))
-            for (pk, content, _c), cosine, attr, profile in zip(candidates, cosines, attributes[1:], profile_cosines)]
+    # The statement and each of its clauses, in one call with the candidates: a fact buried in other talk
+    # ("I'm in Madrid now, too tired to unpack lol") is compared by its own clause.
+    views = [statement, *clauses(statement)]
+    vectors = np.asarray(encode([*views, *[content for _pk, content, _c in candidates]]), dtype=np.float32)
+    mine, theirs = vectors[: len(views)], vectors[len(views):]
+    attributes, old_attributes = space.attribute(mine), space.attribute(theirs)
+    profiles, old_profiles = space.profiles(mine), space.profiles(theirs)
+    scores = space.scores(mine)
+    found = []
+    for (pk, content, _c), vector, attr, profile in zip(candidates, theirs, old_attributes, old_profiles):
+        view = int(np.argmax(mine @ vector))  # the statement's clause nearest to the stored item
+        cosine = float(mine[view] @ vector)
+        found.append((pk, cosine, relate(statement, content, cosine=cosine, new_attr=attributes[view], old_attr=attr,
+                                         profile=float(profiles[view] @ profile),
+                                         new_on_old=float(scores[view][space.names.index(attr[0])]))))
+    return found
+
+
+_CLAUSE_BREAK = re.compile(r"\s*(?:[,，。!！?？;；~～…]|\.(?:\s|$)|\s[-–—]\s)+\s*")
+
+
+def clauses(text: str) -> list[str]:
+    """The clauses of a statement of more than one (split at punctuation), each with a word or two."""
+    parts = [p for p in _CLAUSE_BREAK.split(text or "") if len(re.findall(r"\w", p)) >= 2]
+    return parts if len(parts) > 1 else []
 
 
 def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]], *,
@@ -302,12 +384,21 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
     nearest = ""
     found = relations(statement, candidates, encode=encode, encoder_name=encoder_name)
     strong = any(relation.kind == "update" and relation.strong for _pk, _c, relation in found)
+    # Of the items whose value a statement ends, those it names most fully ("left the Shoreditch agency":
+    # the agency in Shoreditch, not the home there).
+    most = max((relation.named for _pk, _c, relation in found if relation.kind == "update" and relation.strong
+                and relation.named), default=0)
+    # One statement changes one value: of guessed updates, only the nearest item is replaced.
+    guessed = [(cosine, pk) for pk, cosine, relation in found if relation.kind == "update" and not relation.strong]
+    nearest_guess = max(guessed)[1] if guessed else None
     for pk, cosine, relation in found:
         nearest = nearest or relation.why
         if relation.kind == "same":
             same.append((cosine, pk, relation.why))
-        elif relation.kind == "update" and strong and not relation.strong:
-            continue  # beside an update on a recognised slot or a named value, a guess replaces nothing
+        elif relation.kind == "update" and not relation.strong and (strong or pk != nearest_guess):
+            continue  # beside an update on a recognised slot or a named value, or a nearer guess: kept
+        elif relation.kind == "update" and relation.named and relation.named < most:
+            continue  # another item names more of the value ended
         elif relation.kind == "update":
             updates.append(pk)
             reasons.append(f"{pk}: {relation.why}")
