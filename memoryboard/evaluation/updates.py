@@ -136,14 +136,18 @@ def updates_evaluate(*, data: dict, split: str | None = None, embedder=None, nam
                                     user_id=namespace.user_id).results
                 first = found[0].memory if found else None
                 current = ids[scenario["current"]] if scenario.get("current") is not None else None
+                stale = {ids[i] for i in scenario.get("stale") or [] if i != scenario.get("current")}
+                # The new statement taken for a repeat of a stale one ("same"): its step's item is the stale
+                # item, whose old text is what a search returns; a miss, whatever ranks first.
+                absorbed = current in stale
                 if current is not None:
-                    ok = first is not None and first.pk == current
+                    ok = first is not None and first.pk == current and not absorbed
                     note(part, scenario, ok, "current_first")
                     if scenario.get("slot", True):
                         figures[part]["current_first_slot"].append(ok)
                 if scenario.get("stale"):
-                    stale = {ids[i] for i in scenario["stale"]} - {current}
-                    note(part, scenario, not any(item.memory.pk in stale for item in found), "stale_free")
+                    note(part, scenario, not absorbed and not any(item.memory.pk in stale - {current} for item in found),
+                         "stale_free")
                 if scenario.get("when"):
                     day = first.valid_from.date().isoformat() if first is not None else None
                     note(part, scenario, first is not None and first.pk == current and day == scenario["when"], "when")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memoryboard.ltm.write.reconcile import memory_save_reconciled
+from memoryboard.ltm.write.statements import repeats_statement
 from memoryboard.models import LongTermMemory
 from memoryboard.models.namespaces import build_namespace
 
@@ -219,3 +220,13 @@ def test_ending_something_that_shares_a_place_name_does_not_replace_the_home(ali
     assert not result.superseded, result.decision.reason
     old.refresh_from_db()
     assert not old.archived
+
+
+@pytest.mark.parametrize("old,new,same", [
+    ("my name is sam", "my name is samantha", False),
+    ("i live in graz", "i live in graz with my sister", True),
+    ("我住在上海", "我住在上海浦东", True),
+    ("i like tea", "i like teal", False),
+])
+def test_a_statement_repeats_another_only_by_whole_words(old, new, same):
+    assert repeats_statement(new, old) is same

@@ -80,3 +80,19 @@ def test_the_updates_suite_runs_the_judge_at_an_endpoint_and_names_its_model(tmp
                  openai_server.base_url, "--model", "judge-under-test", "--api-key", "k", stdout=out)
     assert "judge llm:judge-under-test" in out.getvalue()
     assert openai_server.chat_requests()  # the judge was asked (through the openai client)
+
+
+def test_an_update_taken_for_a_repeat_of_the_stale_fact_is_a_miss(use_embedder):
+    """A new statement decided "same" as the stale item leaves the stale text as what search returns: it
+    is counted as a miss of the current fact and as the stale fact returned, not as a success."""
+    from memoryboard.evaluation.updates import updates_evaluate
+
+    data = {"now": "2026-11-20T12:00:00Z", "scenarios": [
+        {"id": "u-1", "kind": "update", "lang": "en", "channel": "chat",
+         "steps": [{"say": "I live in Graz.", "days_ago": 100}, {"say": "I live in Graz.", "days_ago": 1}],
+         "query": "Where does the user live?", "current": 1, "stale": [0], "compatible": [],
+         "expect_current_rows": 1}]}
+    report = updates_evaluate(data=data, name="dev")
+    assert [verdict for _id, _step, verdict, _why in report["trace"]] == ["new", "same"]
+    assert report["splits"]["dev"]["current_first"] == 0.0
+    assert report["splits"]["dev"]["stale_as_current"] == 1.0

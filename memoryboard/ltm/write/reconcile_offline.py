@@ -48,6 +48,7 @@ from memoryboard.ltm.write.statements import (
     RuleDecision,
     compare_slots,
     normalize_statement,
+    repeats_statement,
     statement_slots,
 )
 
@@ -221,7 +222,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     (``llm.attributes.AttributeSpace.attribute``), the cosine of their attribute profiles (``profile``) and the
     new statement's cosine to the stored one's attribute (``new_on_old``)."""
     new_norm, old_norm = normalize_statement(new), normalize_statement(old)
-    if new_norm and old_norm and (new_norm == old_norm or new_norm in old_norm or old_norm in new_norm):
+    if repeats_statement(new_norm, old_norm):
         return Relation("same", "the same statement" if new_norm == old_norm else "contained in the other")
     new_words, old_words = _value_words(new), _value_words(old)
     shared = _shared_words(new_words, old_words)

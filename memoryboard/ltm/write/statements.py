@@ -348,6 +348,26 @@ def normalize_statement(text: str) -> str:
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", str(text or ""))).strip(_EDGE_PUNCT).casefold()
 
 
+def repeats_statement(new_norm: str, old_norm: str) -> bool:
+    """Whether one normalized statement is the other or holds it whole: by whole words where words are
+    spaced ("my name is sam" is not in "my name is samantha"), by characters in unspaced (CJK) text."""
+    if not new_norm or not old_norm:
+        return False
+    if new_norm == old_norm:
+        return True
+    short, long_ = sorted((new_norm, old_norm), key=len)
+    if short not in long_:
+        return False
+    at = long_.find(short)
+    while at >= 0:
+        before = long_[at - 1] if at else " "
+        after = long_[at + len(short)] if at + len(short) < len(long_) else " "
+        if not (before.isalnum() and short[0].isascii()) and not (after.isalnum() and short[-1].isascii()):
+            return True
+        at = long_.find(short, at + 1)
+    return False
+
+
 def _single_valued(key: str) -> bool:
     return not key.startswith(LIKES)
 
@@ -424,7 +444,7 @@ def rules_decide(statement: str, candidates: list[tuple[str, str, float]], *,
             same.append((pk, "same slot: " + ", ".join(why)))
         else:
             old_norm = normalize_statement(content)
-            if new_norm and old_norm and (new_norm in old_norm or old_norm in new_norm):
+            if repeats_statement(new_norm, old_norm):
                 same.append((pk, "the same statement" if new_norm == old_norm else "contained in the other"))
     if updates and not same:
         return RuleDecision("update", updates, "rules: " + " | ".join(reasons))
