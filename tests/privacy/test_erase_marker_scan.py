@@ -126,8 +126,10 @@ def _plant(*, alice, superuser, developer, client, fake) -> None:
     preview = client.post(reverse("my-memories-import"), {"file": upload, "mode": "skip", "agent": "chat",
                                                          "step": "preview"})
     assert preview.status_code == 200 and preview.context["summary"].invalid
+    # A statement of its own (the import's reconcile step takes "User imported a file X" for a repeat of
+    # "User imported X" above: one item, not two).
     upload = SimpleUploadedFile(f"{MARK}-export.json", json.dumps(
-        [{"content": f"User imported a file {MARK}-file"}]).encode(), content_type="application/json")
+        [{"content": f"User keeps bees on the roof {MARK}-file"}]).encode(), content_type="application/json")
     applied = client.post(reverse("my-memories-import"), {"file": upload, "mode": "skip", "agent": "chat",
                                                          "step": "apply"})
     assert applied.status_code == 302, applied.content.decode()[:500]
