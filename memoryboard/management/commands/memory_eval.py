@@ -71,6 +71,20 @@ def _read_json(file: str):
         raise CommandError(f"{file} is not JSON: {exc}") from exc
 
 
+def _read_set(file: str, validate, error: type[Exception]):
+    """A set file read and checked by ``validate``; its ``error`` as a CommandError naming the file."""
+    data = _read_json(file)
+    try:
+        validate(data)
+    except error as exc:
+        raise CommandError(f"{file}: {exc}") from exc
+    return data
+
+
+def _validate_retrieval_set(data) -> None:
+    (validate_conversation_set if is_conversation_set(data) else validate_eval_set)(data)
+
+
 class Command(BaseCommand):
     help = ("Evaluate the memory search on the shipped sets (bilingual, conversations) or on FILE.json, or with "
             "--suite updates the reconcile step on memories that change over time; writes nothing.")
@@ -123,15 +137,7 @@ class Command(BaseCommand):
         chosen = files or [str(NAMED[name]) for name in names]
         sets_read = []
         for file in chosen:
-            data = _read_json(file)
-            try:
-                if is_conversation_set(data):
-                    validate_conversation_set(data)
-                else:
-                    validate_eval_set(data)
-            except EvalSetError as exc:
-                raise CommandError(f"{file}: {exc}") from exc
-            sets_read.append((file, data))
+            sets_read.append((file, _read_set(file, _validate_retrieval_set, EvalSetError)))
         require_migrated()
         model = None
         if embedder is not None:
@@ -174,12 +180,7 @@ class Command(BaseCommand):
         chosen = files or [str(path) for path in UPDATES_FILES]
         sets = []
         for file in chosen:
-            data = _read_json(file)
-            try:
-                validate_updates_set(data)
-            except UpdatesEvalError as exc:
-                raise CommandError(f"{file}: {exc}") from exc
-            sets.append((Path(file).parent.name, data))
+            sets.append((Path(file).parent.name, _read_set(file, validate_updates_set, UpdatesEvalError)))
         require_migrated()
         model = None
         if embedder is not None:
@@ -211,11 +212,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"{name} failed {metric} ({len(ids)}): {', '.join(ids)}")
 
     def _updates(self, file: str, *, format: str, embedder: str | None, split: str | None) -> None:
-        data = _read_json(file)
-        try:
-            validate_updates_set(data)
-        except UpdatesEvalError as exc:
-            raise CommandError(f"{file}: {exc}") from exc
+        data = _read_set(file, validate_updates_set, UpdatesEvalError)
         require_migrated()
         model = None
         if embedder is not None:
@@ -240,12 +237,7 @@ class Command(BaseCommand):
                     no_progress: bool) -> None:
         sets = []
         for file in files:
-            data = _read_json(file)
-            try:
-                validate_extraction_set(data)
-            except ExtractionEvalError as exc:
-                raise CommandError(f"{file}: {exc}") from exc
-            sets.append((file, data))
+            sets.append((file, _read_set(file, validate_extraction_set, ExtractionEvalError)))
         extractor = None
         if endpoint:
             client = make_client(base_url=endpoint, api_key=api_key or os.environ.get("OPENAI_API_KEY", ""),
