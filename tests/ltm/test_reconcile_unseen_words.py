@@ -5,22 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from memoryboard.ltm.write.reconcile import memory_save_reconciled
 from memoryboard.ltm.write.statements import repeats_statement
-from memoryboard.models import LongTermMemory
-from memoryboard.models.namespaces import build_namespace
+from tests.ltm.test_reconcile_generalizes import current, save
 
 pytestmark = pytest.mark.django_db
-
-
-def save(user, content):
-    namespace = build_namespace(agent_namespace="chat", user_id=str(user.pk))
-    return memory_save_reconciled(namespace=namespace, content=content, memory_type="FACT", agent_id="chat")
-
-
-def current(user):
-    namespace = build_namespace(agent_namespace="chat", user_id=str(user.pk))
-    return sorted(m.content for m in LongTermMemory.objects.filter(namespace=namespace.as_text(), archived=False))
 
 
 @pytest.mark.parametrize("first,later", [
