@@ -89,6 +89,12 @@ class Session:
         assert "/accounts/login/" not in self.page.url, "login failed"
         return self
 
+    def use_language(self, language: str):
+        """The UI in ``language`` ("en", "zh-hans") from the next page on, as the language switcher sets it."""
+        if language != "en":
+            self.page.context.add_cookies([{"name": "django_language", "value": language, "url": self.base_url}])
+        return self
+
     def shot(self, name: str):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         # caret="hide" (the default) injects a <style> that the CSP blocks and reports as a violation.

@@ -21,8 +21,7 @@ def test_memory_off_banner_undo_and_search(session, alice, make_memory, language
     s = session()
     s.page.set_viewport_size({"width": 1366, "height": 900})
     s.login(alice)
-    if language != "en":
-        s.page.context.add_cookies([{"name": "django_language", "value": language, "url": s.base_url}])
+    s.use_language(language)
     s.goto("/me/memories/")
     banner = s.page.locator("#memory-off")
     assert banner.is_visible()

@@ -16,8 +16,7 @@ def _session(session, user, language):
     s = session()
     s.page.set_viewport_size({"width": 1366, "height": 768})
     s.login(user)
-    if language != "en":
-        s.page.context.add_cookies([{"name": "django_language", "value": language, "url": s.base_url}])
+    s.use_language(language)
     return s
 
 

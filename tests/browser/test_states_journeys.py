@@ -36,8 +36,7 @@ def _open(session, user, language):
     s = session()
     s.page.set_viewport_size({"width": 1366, "height": 900})
     s.login(user)
-    if language != "en":
-        s.page.context.add_cookies([{"name": "django_language", "value": language, "url": s.base_url}])
+    s.use_language(language)
     return s
 
 
@@ -111,9 +110,7 @@ def test_support_reverts_on_the_user_page_without_javascript(browser, live_serve
     context = browser.new_context(locale="en-US", viewport={"width": 1366, "height": 900}, java_script_enabled=False)
     try:
         s = Session(context.new_page(), live_server.url)
-        s.login(support_user)
-        if language != "en":
-            context.add_cookies([{"name": "django_language", "value": language, "url": s.base_url}])
+        s.login(support_user).use_language(language)
         s.goto(f"/support/users/{alice.pk}/")
         row = s.page.locator(f"#item-{memory.pk}")
         row.locator("details.desk-history summary").click()  # opens without JavaScript: a plain link inside
