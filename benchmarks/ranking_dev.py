@@ -205,7 +205,6 @@ def tokens(text: str, opts: dict) -> list[str]:
     if found is not None:
         return found
     import jieba
-    from memoryboard.ltm.search import ranking
 
     stops = STOPLISTS[opts.get("stop", "bm25s")]
     out: list[str] = []

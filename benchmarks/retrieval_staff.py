@@ -86,7 +86,7 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     from memoryboard.ltm.search import ranking
     from memoryboard.models.namespaces import build_namespace
-    from memoryboard.models import LongTermMemory, MemoryEmbedding, vector_checksum
+    from memoryboard.models import LongTermMemory, vector_checksum
 
     rng = np.random.default_rng(11)
     centres = rng.standard_normal((2000, DIM), dtype=np.float32)

@@ -39,7 +39,7 @@ from benchmarks.sections import write_readme_section  # noqa: E402
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, trim_messages  # noqa: E402
 
-from memoryboard.strategies import Message, Role, sliding_window, to_messages, trim  # noqa: E402
+from memoryboard.strategies import Message, sliding_window, to_messages, trim  # noqa: E402
 
 README = ROOT / "benchmarks" / "README.md"
 HEADING = "## Strategies"

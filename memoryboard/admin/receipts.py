@@ -11,7 +11,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
-from django.utils.translation import gettext, gettext_lazy as _, ngettext
+from django.utils.translation import gettext, gettext_lazy as _
 
 from memoryboard.admin.common import ReadOnlyAdminMixin, person_link, pretty_json
 from memoryboard.admin.paginator import CappedCountAdminMixin

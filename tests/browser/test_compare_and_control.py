@@ -4,7 +4,6 @@ edits a memory, deletes all and undoes it in one step. Screenshots under tests/a
 from __future__ import annotations
 
 import json
-import re
 from urllib.parse import parse_qs, urlparse
 
 import pytest

@@ -339,7 +339,7 @@ def _pages(world) -> list[tuple[str, str, str, dict | None]]:
         ("superuser", reverse("admin:app_list", args=["memoryboard"]), "get", None),
         ("superuser", admin_list, "get", None),
         ("superuser", admin_list + "?state=archived", "get", None),
-        ("superuser", admin_list + f"?user=bob", "get", None),
+        ("superuser", admin_list + "?user=bob", "get", None),
         ("superuser", admin_list + "?q=记忆", "get", None),
         ("superuser", reverse("admin:memoryboard_longtermmemory_change", args=[fact.pk]), "get", None),
         ("superuser", reverse("admin:memoryboard_longtermmemory_change", args=[items["staff"].pk]), "get", None),

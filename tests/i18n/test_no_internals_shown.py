@@ -138,7 +138,7 @@ def reasons_world(alice, support_user, make_memory):
     memory_merge_selected(memories=[make_memory(alice, "Plays chess"), make_memory(alice, "Plays chess often")],
                           actor=support_user)
     split_reason = import_module("memoryboard.migrations.0022_reason_details_ask_first").split_reason
-    code, details = split_reason(f"superseded by 8b7c0cc9e1f2a3b4: rules: 0fc54db7aa11bb22: residence")
+    code, details = split_reason("superseded by 8b7c0cc9e1f2a3b4: rules: 0fc54db7aa11bb22: residence")
     audit_record(actor=None, action=AuditLog.Action.ARCHIVE, object_type="memory", object_id=old.pk,
                  after={"value_json": old.value_json}, reason=code, details=details)
     record_state_change(old.pk, "active", "superseded", None, code, details)

@@ -6,7 +6,6 @@ but never retrieved. Every read surface uses it: the agent's injection and ``mem
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 
 import pytest

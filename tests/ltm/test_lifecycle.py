@@ -110,7 +110,7 @@ def test_commands_are_dry_runs_unless_apply(alice, make_memory, capsys):
     assert "Decayed 0 item(s)" in capsys.readouterr().out.splitlines()[-1]
 
     call_command("memory_cleanup")
-    assert f"Would archive 1 item(s)" in capsys.readouterr().out
+    assert "Would archive 1 item(s)" in capsys.readouterr().out
     item.refresh_from_db()
     assert not item.archived
     call_command("memory_cleanup", "--apply")

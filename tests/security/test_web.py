@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.conf import settings as django_settings
 from django.test import Client
 
 from memoryboard.security import security_settings

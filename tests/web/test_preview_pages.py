@@ -5,7 +5,6 @@ and loses."""
 from __future__ import annotations
 
 import pytest
-from django.contrib.admin import helpers
 from django.urls import reverse
 
 from memoryboard.models import AuditLog, LongTermMemory

@@ -27,7 +27,6 @@ from memoryboard.ltm.store.selectors import exact_text_q, own_memories
 from memoryboard.ltm.store.states import state_counts, state_of
 from memoryboard.models import (
     AskFirst,
-    ArchivedReason,
     AuditLog,
     ChatMessage,
     ConversationOwner,
