@@ -107,15 +107,29 @@ def _embedder(embedder=None):
 
 def _pause_rules_q(user_id: str | None) -> Q | None:
     """Items covered by pause rules: one user's rules (``user_id``), or every user's (``None``)."""
-    rules = PauseRule.objects.all() if user_id is None else PauseRule.objects.filter(user_id=user_id)
-    rows = rules.values_list("user_id", "agent_namespace", "memory_type")
     combined: Q | None = None
-    for rule_user, agent, memory_type in rows:
+    for rule_user, agent, memory_type in _pause_rule_rows(user_id):
         q = user_namespaces_q(rule_user, agents=[agent] if agent else None)
         if memory_type:
             q &= Q(value_json__type=memory_type.upper())
         combined = q if combined is None else combined | q
     return combined
+
+
+def _pause_rule_rows(user_id: str | None) -> list[tuple[str, str, str]]:
+    """``(user_id, agent_namespace, memory_type)`` of one user's pause rules, or of every user's.
+
+    Hand-written, as ``memory_switches``: every search reads them, and the ORM's compilation of this
+    one-table query cost several times the database's time."""
+    qn = connection.ops.quote_name
+    sql = (f"SELECT {qn('user_id')}, {qn('agent_namespace')}, {qn('memory_type')} "
+           f"FROM {qn(PauseRule._meta.db_table)}")
+    with connection.cursor() as cursor:
+        if user_id is None:
+            cursor.execute(sql)
+        else:
+            cursor.execute(f"{sql} WHERE {qn('user_id')} = %s", [str(user_id)])
+        return list(cursor.fetchall())
 
 
 # The candidates' SQL by scope (``memory_rank``'s ``scope_key``: one namespace, no pause rule): built
@@ -671,14 +685,17 @@ def memory_search(
     include_superseded: bool = False,
     as_of: datetime | None = None,
     min_relevance: float = 0.0,
+    scope_key: tuple | None = None,
 ) -> list[ScoredMemory]:
     """The results of :func:`memory_rank` for a search someone asks for (API search, "My memories",
     the admin's related items): the ``k`` best, ranked, without the agent's minimum relevance unless
     ``min_relevance`` is given (a paraphrase's evidence often scores below it: docs/retrieval.md
     § Fusion; each result's ``parts.match`` says how close it is). Access statistics are not touched:
-    only an agent's retrieval counts as a use."""
+    only an agent's retrieval counts as a use. ``scope_key``: as :func:`memory_rank`'s (e.g. from
+    ``selectors.memory_scope_for``), for a ``queryset`` that no filter narrowed."""
     return memory_rank(queryset=queryset, query=query, k=k, embedder=embedder, user_id=user_id,
-                       include_superseded=include_superseded, as_of=as_of, min_relevance=min_relevance).results
+                       include_superseded=include_superseded, as_of=as_of, min_relevance=min_relevance,
+                       scope_key=scope_key).results
 
 
 def memory_retrieval_enabled(user_id: str) -> bool:
