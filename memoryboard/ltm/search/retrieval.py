@@ -132,7 +132,8 @@ def _pause_rule_rows(user_id: str | None) -> list[tuple[str, str, str]]:
         return list(cursor.fetchall())
 
 
-# The candidates' SQL by scope (``memory_rank``'s ``scope_key``: one namespace, no pause rule): built
+# The candidates' SQL by scope (``memory_rank``'s ``scope_key``: an agent's namespace, or the API caller's
+# scope from ``selectors.memory_scope_for``; no pause rule): built
 # and compiled by the ORM each time, reading the candidates took 1.39 ms of CPU; with the SQL reused
 # 0.26 ms (benchmarks/README.md § Proxy CPU per request). Bounded: emptied when full.
 _CANDIDATE_SQL: dict[tuple, tuple[str, tuple] | None] = {}
