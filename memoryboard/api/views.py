@@ -1,6 +1,7 @@
 """REST API views: thin. Input by a serializer, work by a service or selector, output by a serializer.
 
-Scoping is not repeated here: every memory view starts from ``memory_queryset_for(request.user)`` and
+Scoping is not repeated here: every memory view starts from ``memory_queryset_for(request.user)`` (the search
+from ``memory_scope_for``: the same queryset and a name of its SQL) and
 every message view from ``message_queryset_for(request.user)`` (see ``get_queryset``).
 """
 
@@ -42,7 +43,7 @@ from memoryboard.ltm.search.retrieval import memory_search
 from memoryboard.ltm.store.expiry import memory_set_expiry
 from memoryboard.ltm.store.items import memory_archive, memory_delete_for_user, memory_restore, memory_restore_for_user
 from memoryboard.ltm.store.locks import NamespaceLockTimeout
-from memoryboard.ltm.store.selectors import memory_queryset_for, own_scope_for
+from memoryboard.ltm.store.selectors import memory_queryset_for, memory_scope_for, own_scope_for
 from memoryboard.ltm.store.tasks import archive_expired_among
 from memoryboard.ltm.store.versions import memory_history
 from memoryboard.ltm.write.edits import memory_revert, memory_update
@@ -282,9 +283,13 @@ class MemoryViewSet(
         include_superseded, as_of = s.search_validity_params(request.query_params)
         own = own_scope_for(request.user)
         # An end user's scope is their own items: only their pause rules apply.
-        queryset = self.filter_queryset(memory_queryset_for(request.user).order_by("-updated_at", "id"))
+        scope, scope_key = memory_scope_for(request.user)
+        scope = scope.order_by("-updated_at", "id")
+        queryset = self.filter_queryset(scope)
+        if queryset is not scope:
+            scope_key = None  # narrowed by a filter (?agent=, ?type=, …): not the SQL the key names
         items = memory_search(queryset=queryset, query=query, k=k, user_id=own,
-                              include_superseded=include_superseded, as_of=as_of)
+                              include_superseded=include_superseded, as_of=as_of, scope_key=scope_key)
         tz = timezone.get_current_timezone()
         results = []
         for item in items:

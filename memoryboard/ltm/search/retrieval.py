@@ -107,10 +107,8 @@ def _embedder(embedder=None):
 
 def _pause_rules_q(user_id: str | None) -> Q | None:
     """Items covered by pause rules: one user's rules (``user_id``), or every user's (``None``)."""
-    rules = PauseRule.objects.all() if user_id is None else PauseRule.objects.filter(user_id=user_id)
-    rows = rules.values_list("user_id", "agent_namespace", "memory_type")
     combined: Q | None = None
-    for rule_user, agent, memory_type in rows:
+    for rule_user, agent, memory_type in _pause_rule_rows(user_id):
         q = user_namespaces_q(rule_user, agents=[agent] if agent else None)
         if memory_type:
             q &= Q(value_json__type=memory_type.upper())
@@ -118,17 +116,34 @@ def _pause_rules_q(user_id: str | None) -> Q | None:
     return combined
 
 
-# The candidates' SQL by scope (``memory_rank``'s ``scope_key``: one namespace, no pause rule): built
+def _pause_rule_rows(user_id: str | None) -> list[tuple[str, str, str]]:
+    """``(user_id, agent_namespace, memory_type)`` of one user's pause rules, or of every user's.
+
+    Hand-written, as ``memory_switches``: every search reads them, and the ORM's compilation of this
+    one-table query cost several times the database's time."""
+    qn = connection.ops.quote_name
+    sql = (f"SELECT {qn('user_id')}, {qn('agent_namespace')}, {qn('memory_type')} "
+           f"FROM {qn(PauseRule._meta.db_table)}")
+    with connection.cursor() as cursor:
+        if user_id is None:
+            cursor.execute(sql)
+        else:
+            cursor.execute(f"{sql} WHERE {qn('user_id')} = %s", [str(user_id)])
+        return list(cursor.fetchall())
+
+
+# The candidates' SQL by scope (``memory_rank``'s ``scope_key``: an agent's namespace, or the API caller's
+# scope from ``selectors.memory_scope_for``; no pause rule): built
 # and compiled by the ORM each time, reading the candidates took 1.39 ms of CPU; with the SQL reused
 # 0.26 ms (benchmarks/README.md § Proxy CPU per request). Bounded: emptied when full.
 _CANDIDATE_SQL: dict[tuple, tuple[str, tuple] | None] = {}
 _CANDIDATE_SQL_MAX = 4096
 
 
-def _read_rows(qs: QuerySet | Callable[[], QuerySet], sql_key: tuple | None) -> list[tuple]:
-    """The rows of ``qs`` as the database returns them, its SQL compiled once per ``sql_key`` (a hashable
-    name of that SQL: same key, same SQL), read without the ORM's per-value converters (a third of the
-    time at 5,000 rows). ``qs`` may be a function returning the queryset, called only to compile it."""
+def _compiled(qs: QuerySet | Callable[[], QuerySet], sql_key: tuple | None) -> tuple[str, tuple] | None:
+    """``(sql, params)`` of ``qs`` (None: it selects nothing), compiled once per ``sql_key`` (a hashable
+    name of that SQL: same key, same SQL). ``qs`` may be a function returning the queryset, called only
+    to compile it."""
     compiled = _CANDIDATE_SQL.get(sql_key, False) if sql_key is not None else False
     if compiled is False:
         qs = qs() if callable(qs) else qs
@@ -141,6 +156,13 @@ def _read_rows(qs: QuerySet | Callable[[], QuerySet], sql_key: tuple | None) -> 
             if len(_CANDIDATE_SQL) >= _CANDIDATE_SQL_MAX:
                 _CANDIDATE_SQL.clear()
             _CANDIDATE_SQL[sql_key] = compiled
+    return compiled
+
+
+def _read_rows(qs: QuerySet | Callable[[], QuerySet], sql_key: tuple | None) -> list[tuple]:
+    """The rows of ``qs`` as the database returns them, its SQL compiled once per ``sql_key``
+    (:func:`_compiled`), read without the ORM's per-value converters (a third of the time at 5,000 rows)."""
+    compiled = _compiled(qs, sql_key)
     if compiled is None:
         return []
     sql, params = compiled
@@ -202,13 +224,11 @@ def _index_candidate_rows(base: QuerySet[LongTermMemory], keys: list[int],
     return rows, found
 
 
-def _scope_name(base: QuerySet[LongTermMemory], model_name: str) -> tuple | None:
-    """What names a scope in the cache: the model and the SQL selecting its candidates (None: no SQL)."""
-    try:
-        sql, params = base.order_by().values_list("pk").query.sql_with_params()
-    except EmptyResultSet:
-        return None
-    return (model_name, connection.alias, sql, tuple(params))
+def _scope_name(base: QuerySet[LongTermMemory], model_name: str, sql_key: tuple | None = None) -> tuple | None:
+    """What names a scope in the cache: the model and the SQL selecting its candidates (None: no SQL),
+    that SQL compiled once per ``sql_key`` (:func:`_compiled`)."""
+    compiled = _compiled(lambda: base.order_by().values_list("pk"), None if sql_key is None else (*sql_key, "name"))
+    return None if compiled is None else (model_name, connection.alias, *compiled)
 
 
 def _read_items(base: QuerySet[LongTermMemory], ids: list[str], embedder,
@@ -296,7 +316,7 @@ def _changed_scope(data: ScopeData, base: QuerySet[LongTermMemory], ids: list[st
 
 def scope_data(
     base: QuerySet[LongTermMemory], ids: list[str], versions: list[str], embedder, *, cacheable: bool,
-    found: dict[str, tuple] | None = None,
+    found: dict[str, tuple] | None = None, sql_key: tuple | None = None,
 ) -> ScopeData:
     """The vectors, types, keyword index, days and centralities (``vector_cache.ScopeData``) of the
     candidates ``ids`` (sorted) of versions ``versions``: the scope kept by this process if it has the
@@ -304,9 +324,10 @@ def scope_data(
     read the rows already: ``{id: (value, vector)}``, never kept); vectors missing are embedded.
 
     Kept only when every candidate has its vector: an item changes ``updated_at`` when its content
-    (and so its vector) changes, so the ids and versions name the vectors too.
+    (and so its vector) changes, so the ids and versions name the vectors too. ``sql_key``: a hashable
+    name of the SQL of ``base`` (``memory_rank``'s), to compile it once.
     """
-    name = _scope_name(base, embedder.name) if cacheable and found is None else None
+    name = _scope_name(base, embedder.name, sql_key) if cacheable and found is None else None
     data = scope_cache.get(name) if name is not None else None
     if data is not None:
         if data.ids == ids and data.versions == versions:
@@ -481,7 +502,7 @@ def memory_rank(
     rows.sort(key=itemgetter(0))  # ids are unique: 10 ms less than comparing tuples at 100,000 rows (SQLite)
     # One column at a time: ``zip(*rows)`` took 57 ms of CPU for 100,000 rows, this 5 ms.
     ids, versions, relevances = (list(map(itemgetter(column), rows)) for column in range(3))
-    data = scope_data(base, ids, versions, embedder, cacheable=result.index == "exact", found=found)
+    data = scope_data(base, ids, versions, embedder, cacheable=result.index == "exact", found=found, sql_key=sql_key)
     present = data.ids
     if len(present) < len(ids):  # some candidates have no vector: align the columns with ``present``
         result._unscored = [pk for pk in ids if pk not in data.position]
@@ -671,14 +692,17 @@ def memory_search(
     include_superseded: bool = False,
     as_of: datetime | None = None,
     min_relevance: float = 0.0,
+    scope_key: tuple | None = None,
 ) -> list[ScoredMemory]:
     """The results of :func:`memory_rank` for a search someone asks for (API search, "My memories",
     the admin's related items): the ``k`` best, ranked, without the agent's minimum relevance unless
     ``min_relevance`` is given (a paraphrase's evidence often scores below it: docs/retrieval.md
     § Fusion; each result's ``parts.match`` says how close it is). Access statistics are not touched:
-    only an agent's retrieval counts as a use."""
+    only an agent's retrieval counts as a use. ``scope_key``: as :func:`memory_rank`'s (e.g. from
+    ``selectors.memory_scope_for``), for a ``queryset`` that no filter narrowed."""
     return memory_rank(queryset=queryset, query=query, k=k, embedder=embedder, user_id=user_id,
-                       include_superseded=include_superseded, as_of=as_of, min_relevance=min_relevance).results
+                       include_superseded=include_superseded, as_of=as_of, min_relevance=min_relevance,
+                       scope_key=scope_key).results
 
 
 def memory_retrieval_enabled(user_id: str) -> bool:

@@ -159,11 +159,22 @@ def user_term_q(term: str, *, agents: list[str] | None = None) -> Q:
 
 def memory_queryset_for(user) -> QuerySet[LongTermMemory]:
     """Every item the caller may read: all for support and developers, their own for end users."""
+    return memory_scope_for(user)[0]
+
+
+def memory_scope_for(user) -> tuple[QuerySet[LongTermMemory], tuple]:
+    """:func:`memory_queryset_for` and a hashable name of its SQL: equal names, equal SQL (a search
+    compiles the candidates' SQL once per name, ``ltm.search.retrieval.memory_rank``'s ``scope_key``).
+
+    An end user's name lists the namespace texts their items may have (every known agent's, which
+    grows when an item is written under a new agent): a new text is a new name, never a stale SQL.
+    """
     if not getattr(user, "is_authenticated", False):
-        return LongTermMemory.objects.none()
+        return LongTermMemory.objects.none(), ("no-item",)
     if can_read_all_memories(user):
-        return LongTermMemory.objects.all()
-    return own_memories(user_id=platform_user_id(user))
+        return LongTermMemory.objects.all(), ("every-item",)
+    texts = user_namespaces(str(platform_user_id(user)))
+    return LongTermMemory.objects.filter(namespace_texts_q(texts)), ("namespace-texts", *texts)
 
 
 def own_scope_for(user) -> str | None:
