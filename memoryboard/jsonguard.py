@@ -152,14 +152,26 @@ def _nesting_depth(text: np.ndarray) -> int:
     positions of quotes and brackets, block by block, the depth and whether a string is open carried from
     one block to the next. A quote preceded by an odd run of backslashes is inside a string; the runs are
     measured for all such quotes of a block at once (one step per backslash of the longest run, looking
-    back across blocks). Walking the parsed value instead cost 5x the parse on a 4 MB body."""
+    back across blocks). Walking the parsed value instead cost 5x the parse on a 4 MB body.
+
+    Quotes and brackets are found in one pass over the block (one ``flatnonzero``), and a bracket is outside
+    every string when the quotes before it (the block's, plus one if a string is open) are even: 0.44 ms on
+    a 0.37 MB agent trace where finding quotes and brackets apart and placing each bracket among the quotes
+    (``searchsorted``) took 0.52 ms, 4.5 ms instead of 5.3 on 3.7 MB (CPU time, load 4).
+    """
     depth = deepest = 0
     open_string = 0  # 1 while a string that began in an earlier block is open
     for start in range(0, len(text), _BLOCK):
         block = text[start:start + _BLOCK]
-        quotes = np.flatnonzero(block == 0x22)
+        folded = block | 0x20  # "[" 0x5B and "{" 0x7B fold to 0x7B, "]" 0x5D and "}" 0x7D to 0x7D; '"' stays 0x22
+        marks = np.flatnonzero((block == 0x22) | (folded == 0x7B) | (folded == 0x7D))
+        if not len(marks):
+            continue
+        kinds = folded[marks]
+        quote = kinds == 0x22
+        quotes = np.flatnonzero(quote)
         if len(quotes):
-            at = quotes + start  # (a quote at offset 0 looks at the last byte: never a backslash in JSON)
+            at = marks[quotes] + start  # (a quote at offset 0 looks at the last byte: never a backslash in JSON)
             after_backslash = np.flatnonzero(text[at - 1] == 0x5C)
             if len(after_backslash):
                 odd = np.ones(len(after_backslash), dtype=bool)
@@ -169,15 +181,16 @@ def _nesting_depth(text: np.ndarray) -> int:
                     odd ^= more
                     before -= 1
                     more &= (before >= 0) & (text[np.maximum(before, 0)] == 0x5C)
-                quotes = np.delete(quotes, after_backslash[odd])
-        folded = block | 0x20  # "[" 0x5B and "{" 0x7B fold to 0x7B, "]" 0x5D and "}" 0x7D to 0x7D
-        brackets = np.flatnonzero((folded == 0x7B) | (folded == 0x7D))
-        outside = brackets[(np.searchsorted(quotes, brackets) + open_string) % 2 == 0]
-        if len(outside):
-            levels = np.cumsum(np.where(folded[outside] == 0x7B, 1, -1).astype(np.int32)) + depth
+                escaped = quotes[after_backslash[odd]]
+                quote[escaped] = False
+                kinds[escaped] = 0  # neither a quote nor a bracket
+        seen = np.cumsum(quote, dtype=np.int32)  # the string-ending quotes up to each mark (a bracket is none)
+        brackets = kinds[(kinds > 0x22) & (((seen + open_string) & 1) == 0)]
+        if len(brackets):
+            levels = np.cumsum(np.where(brackets == 0x7B, 1, -1).astype(np.int32)) + depth
             deepest = max(deepest, int(levels.max()))
             depth = int(levels[-1])
-        open_string = (open_string + len(quotes)) % 2
+        open_string = (open_string + int(seen[-1])) & 1
     return deepest
 
 

@@ -73,6 +73,21 @@ def test_a_token_and_a_json_body_take_the_direct_path_with_the_drf_views_answer(
     assert direct.json()["messages"][-2]["x-extra"] == {"kept": [1, 2]}  # as it came
 
 
+@pytest.mark.parametrize("max_tokens", [1, 30, 10_000])
+def test_the_direct_paths_answer_is_the_drf_views_bytes(alice, without_drf, max_tokens):
+    """Rendered while the cycle collector is paused (and the result freed before it resumes): the same bytes
+    as DRF's view renders, whatever the window keeps (nothing, a few messages, all of them)."""
+    body = {"messages": TRACE * 40, "params": {"max_tokens": max_tokens}}
+    drf = _through_drf(alice, body)
+    assert drf.status_code == 200, drf.content
+    without_drf()
+    direct = _post(_token_client(alice), body)
+    assert direct.status_code == 200
+    assert direct.content == drf.content
+    kept = len(direct.json()["messages"])
+    assert kept == 0 if max_tokens == 1 else kept == 200 if max_tokens == 10_000 else 0 < kept < 200
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

@@ -108,3 +108,31 @@ def test_an_anthropic_tool_role_is_refused_even_with_string_content():
     with pytest.raises(StrategyInputError) as caught:
         apply_context("sliding_window", trace, {"max_tokens": 5})
     assert caught.value.field == "messages[1].role"
+
+
+def test_every_measured_shape_is_built_as_the_reader_builds_it():
+    """The window's messages that were measured without being built (plain turns, tool results, assistant
+    tool calls of any call type, arguments or input, content null, empty or absent) come back as the reader
+    makes them, each the very object sent."""
+    trace = [
+        {"role": "developer", "content": "rules"},
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{\"x\": 1}"}},
+            {"id": "b", "function": {"name": "g", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "one"},
+        {"role": "tool", "tool_call_id": "b", "content": "two"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c", "type": "custom", "custom": {"name": "h", "input": "raw text"}}]},
+        {"role": "tool", "tool_call_id": "c", "content": "three"},
+        {"role": "assistant", "tool_calls": [{"id": "d", "function": {"name": "k", "arguments": "[]"}}],
+         "name": "bot"},
+        {"role": "tool", "tool_call_id": "d", "content": "four"},
+        {"role": "Assistant", "content": "done"},
+    ]
+    measured = MeasuredConversation(trace)
+    assert measured.read(0) == read_conversation(trace).messages
+    assert [m.raw for m in measured.read(0)] == trace and all(m.raw is t for m, t in zip(measured.read(0), trace))
+    anthropic = [{"role": "user", "content": "hi", "cache": 1}, {"role": "assistant", "content": "hello"}]
+    assert MeasuredConversation(anthropic, format="anthropic").read(0) == read_conversation(
+        anthropic, format="anthropic").messages
