@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+import zlib
 from contextlib import contextmanager
 from io import StringIO
 from pathlib import Path
@@ -49,8 +50,13 @@ def hosts(settings, tmp_path, monkeypatch):
 
 
 def _plant(memory) -> dict[str, bytes]:
-    """Give the item a vector nobody else has; its bytes as the index (int8) and as f16/f32 would store them."""
-    vector = np.random.default_rng(abs(hash(memory.pk)) % 2**32).standard_normal(384).astype(np.float32)
+    """Give the item a vector nobody else has; its bytes as the index (int8) and as f16/f32 would store them.
+
+    The same vector in every run (seeded by the content; ``hash()`` of the id changes with the id and with
+    each process's hash seed): a random vector reaches a cosine of 0.15 with the query "piano", a match
+    of the minimum relevance that a staff search rightly returns, about once in 600 draws."""
+    seed = zlib.crc32(memory.content.encode())
+    vector = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
     vector /= np.linalg.norm(vector)
     MemoryEmbedding.objects.filter(memory_id=memory.pk).update(vector=vector.tobytes())
     return {"f32": vector.tobytes(), "f16": vector.astype(np.float16).tobytes()}

@@ -107,6 +107,11 @@ def test_sign_in_throttling_is_shared_by_the_workers_and_ignores_x_forwarded_for
 
 
 def test_one_users_big_strategy_bodies_do_not_starve_the_health_check(gunicorn):
+    """Starved means waiting behind the big bodies: a starved health check waits about as long as a body
+    takes to be served, or longer; one that is not is answered in a small part of that time, and while the
+    bodies are served. Both are measured against the flood itself (how long its bodies take on this machine
+    now), not in seconds or checks per second: the suite runs on a loaded machine, where the one body
+    admitted may be served in under half a second (no room for five checks) or in two."""
     content = "x" * 10_000
     count = int(BIG_BODY_MB * 1_000_000 / (len(content) + 40))
     body = json.dumps({"messages": [{"role": "user", "content": content}] * count,
@@ -116,23 +121,24 @@ def test_one_users_big_strategy_bodies_do_not_starve_the_health_check(gunicorn):
     small = json.dumps({"messages": [{"role": "user", "content": "hi"}], "params": {"keep_first": 1, "keep_last": 1}})
     for _ in range(4 * WORKERS):
         assert _request(gunicorn["port"], "POST", "/api/v1/strategies/context/trim/apply", small.encode(), headers)[0] == 200
-    outcomes: list[object] = []
-    latencies: list[float] = []
+    flood: list[tuple[float, float, object]] = []  # (sent, answered, status or exception name) per big body
+    probes: list[tuple[float, float, int]] = []  # (asked, answered, status) per health check
     done = threading.Event()
 
     def send() -> None:
+        started = time.monotonic()
         try:
-            outcomes.append(_request(gunicorn["port"], "POST", "/api/v1/strategies/context/trim/apply", body, headers,
-                                     timeout=120)[0])
+            outcome = _request(gunicorn["port"], "POST", "/api/v1/strategies/context/trim/apply", body, headers,
+                               timeout=120)[0]
         except (ConnectionError, http.client.HTTPException, OSError) as exc:
-            outcomes.append(type(exc).__name__)  # the server answered 429 and closed before the body was sent
+            outcome = type(exc).__name__  # the server answered 429 and closed before the body was sent
+        flood.append((started, time.monotonic(), outcome))
 
     def probe() -> None:
         while not done.is_set():
             started = time.monotonic()
             status, _ = _request(gunicorn["port"], "GET", "/api/v1/health/", timeout=30)
-            latencies.append(time.monotonic() - started)
-            assert status == 200
+            probes.append((started, time.monotonic(), status))
             time.sleep(0.05)
 
     prober = threading.Thread(target=probe)
@@ -144,9 +150,20 @@ def test_one_users_big_strategy_bodies_do_not_starve_the_health_check(gunicorn):
         thread.join()
     done.set()
     prober.join()
-    print(f"outcomes={outcomes} health max={max(latencies):.3f}s probes={len(latencies)}", [round(x, 2) for x in latencies])
+    outcomes = [outcome for _sent, _answered, outcome in flood]
+    served = [(sent, answered) for sent, answered, outcome in flood if outcome == 200]
+    latencies = [answered - asked for asked, answered, _status in probes]
+    print(f"outcomes={outcomes} served={[round(b - a, 2) for a, b in served]} probes={len(probes)}",
+          [round(x, 2) for x in latencies])
     assert len(body) > BIG_BODY_MB * 0.9e6
-    assert 200 in outcomes, outcomes
+    assert served, outcomes
     assert all(outcome in (200, 429) or isinstance(outcome, str) for outcome in outcomes), outcomes
-    assert outcomes.count(200) <= 6, outcomes  # the byte budget (64 MB) admits one 60 MB body at a time
-    assert len(latencies) >= 5 and max(latencies) < 1.0, (max(latencies), len(latencies))
+    assert len(served) <= 6, outcomes  # the byte budget (64 MB) admits one 60 MB body at a time
+    assert [status for _asked, _answered, status in probes] == [200] * len(probes), probes
+    # While the first body admitted was being served, a health check was asked and answered.
+    first_sent, first_answered = min(served, key=lambda window: window[1])
+    assert any(first_sent <= asked and answered <= first_answered for asked, answered, _status in probes), (
+        probes, served)
+    # None waited for a body: the slowest took less than half the time the quickest body took to be served.
+    quickest = min(answered - sent for sent, answered in served)
+    assert max(latencies) < quickest / 2, (max(latencies), quickest)
