@@ -1,6 +1,5 @@
 -- The two tables memoryboard shares with the agent platform (MySQL / MariaDB DDL).
--- The migrations produce exactly this shape (0001_shared_tables.py; 0023 adds idx_ltm_scope_candidates, the
--- index a search reads its candidates from: on a platform database, `migrate` adds it to the existing table);
+-- The migration memoryboard/migrations/0001_shared_tables.py produces exactly this shape;
 -- tests/foundation/test_schema.py checks it against MariaDB. Pointing the dashboard at an
 -- existing platform database: `manage.py migrate --fake-initial` skips creating these two.
 -- (MariaDB stores JSON as LONGTEXT with a json_valid() check; MySQL as its JSON type.)
@@ -20,7 +19,6 @@ CREATE TABLE `ah_long_term_memory` (
   `archived_reason` VARCHAR(32) NULL,
   PRIMARY KEY (`id`),
   KEY `idx_ltm_ns_archived` (`namespace`, `archived`),
-  KEY `idx_ltm_scope_candidates` (`namespace`, `archived`, `updated_at`, `relevance_score`),
   KEY `idx_ltm_archived_updated` (`archived`, `updated_at`),
   KEY `idx_ltm_updated` (`updated_at`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;

@@ -88,11 +88,6 @@ class LongTermMemory(models.Model):
         ordering = ["-updated_at", "id"]
         indexes = [
             models.Index(fields=["namespace", "archived"], name="idx_ltm_ns_archived"),
-            # A search's candidates (``ltm.search.retrieval``: id, ``updated_at``, ``relevance_score`` of a
-            # scope's unarchived items) read from the index alone: without it MariaDB read every row of the
-            # table (46,000 rows, 9 users: 50 ms, with it 15 ms under load; benchmarks/README.md § The chat loop).
-            models.Index(fields=["namespace", "archived", "updated_at", "relevance_score"],
-                         name="idx_ltm_scope_candidates"),
             models.Index(fields=["archived", "updated_at"], name="idx_ltm_archived_updated"),
             models.Index(fields=["updated_at"], name="idx_ltm_updated"),
         ]
