@@ -179,9 +179,10 @@ def _candidate_rows(base: QuerySet[LongTermMemory], *, sql_key: tuple | None = N
 
     ``sql_key``: a hashable name of the SQL of ``base`` and ``extra``, to compile it once.
     """
-    qs = (base.order_by().annotate(version=Cast("updated_at", output_field=CharField()))
-          .values_list("pk", "version", "relevance_score", *extra))
-    return list(_read_rows(qs, None if sql_key is None else (*sql_key, "rows", *extra)))
+    def candidates() -> QuerySet:  # built only when its SQL is compiled (once per ``sql_key``)
+        return (base.order_by().annotate(version=Cast("updated_at", output_field=CharField()))
+                .values_list("pk", "version", "relevance_score", *extra))
+    return list(_read_rows(candidates, None if sql_key is None else (*sql_key, "rows", *extra)))
 
 
 def version_rows(base: Callable[[], QuerySet[LongTermMemory]], *, sql_key: tuple) -> list[tuple]:
@@ -199,11 +200,10 @@ def _paused_ids(base: QuerySet[LongTermMemory], rules: Q | None, *, sql_key: tup
 
     Read apart from the candidates' rows: as an ``EXISTS`` on each of them it cost MariaDB ~0.5 s per
     100,000 candidates (the same sums with and without it, benchmarks/README.md § Retrieval)."""
-    paused = Q(pk__in=MemoryFlag.objects.filter(paused=True).values("memory_id"))
-    if rules is not None:
-        paused |= rules
-    qs = base.order_by().filter(paused).values_list("pk")
-    return {row[0] for row in _read_rows(qs, None if sql_key is None else (*sql_key, "paused"))}
+    def paused() -> QuerySet:  # built only when its SQL is compiled (once per ``sql_key``)
+        flagged = Q(pk__in=MemoryFlag.objects.filter(paused=True).values("memory_id"))
+        return base.order_by().filter(flagged if rules is None else flagged | rules).values_list("pk")
+    return {row[0] for row in _read_rows(paused, None if sql_key is None else (*sql_key, "paused"))}
 
 
 def _index_candidate_rows(base: QuerySet[LongTermMemory], keys: list[int],
