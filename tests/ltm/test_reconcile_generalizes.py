@@ -31,16 +31,32 @@ def current(user, agent="chat"):
     return sorted(m.content for m in LongTermMemory.objects.filter(namespace=ns(user, agent).as_text(), archived=False))
 
 
+def save_as_update(user, first, later):
+    """Save ``first`` then ``later``, asserting ``later`` replaced ``first`` and alone is current."""
+    old = save(user, first).memory
+    result = save(user, later)
+    assert result.decision.verdict == "update", result.decision.reason
+    assert result.superseded == [old.pk] and current(user) == [later]
+    return result
+
+
+def save_as_repeat(user, first, again):
+    """Save ``first`` then ``again``, asserting ``again`` was taken for the same fact: ``first``'s item
+    reinforced and alone current. Returns that item and the second save's result."""
+    old = save(user, first).memory
+    result = save(user, again)
+    assert result.decision.verdict == "same", result.decision.reason
+    assert result.memory.pk == old.pk and current(user) == [first]
+    return old, result
+
+
 @pytest.mark.parametrize("first,again", [
     ("I live in Shanghai.", "我住在上海。"),
     ("我是护士。", "I am a nurse."),
 ])
 def test_a_repeat_in_the_other_language_is_the_same_fact(alice, use_embedder, first, again):
-    old = save(alice, first).memory
-    result = save(alice, again)
-    assert result.decision.verdict == "same", result.decision.reason
-    assert not result.created and result.memory.pk == old.pk and not result.superseded
-    assert current(alice) == [first]
+    old, result = save_as_repeat(alice, first, again)
+    assert not result.created and not result.superseded
     # The timeline shows no change: one version (its creation), no state change, reinforced once.
     assert list(MemoryVersion.objects.filter(memory_id=old.pk).values_list("event", flat=True)) == ["create"]
     assert not MemoryStateChange.objects.filter(memory_id=old.pk).exists()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memoryboard.ltm.write.statements import repeats_statement
-from tests.ltm.test_reconcile_generalizes import current, save
+from tests.ltm.test_reconcile_generalizes import current, save, save_as_repeat, save_as_update
 
 pytestmark = pytest.mark.django_db
 
@@ -15,18 +15,11 @@ pytestmark = pytest.mark.django_db
     ("I am vegetarian", "I have started eating meat again"),
 ])
 def test_a_return_to_an_earlier_value_replaces_the_stored_one(alice, use_embedder, first, later):
-    old = save(alice, first).memory
-    result = save(alice, later)
-    assert result.decision.verdict == "update", result.decision.reason
-    assert result.superseded == [old.pk]
-    assert current(alice) == [later]
+    save_as_update(alice, first, later)
 
 
 def test_continuing_is_said_as_still_true(alice, use_embedder):
-    old = save(alice, "I have high blood pressure").memory
-    result = save(alice, "the doctor says I should continue the pills")
-    assert result.decision.verdict == "same", result.decision.reason
-    assert result.memory.pk == old.pk and current(alice) == ["I have high blood pressure"]
+    save_as_repeat(alice, "I have high blood pressure", "the doctor says I should continue the pills")
 
 
 @pytest.mark.parametrize("first,later", [
@@ -56,20 +49,14 @@ def test_another_value_near_two_attributes_is_flagged_not_superseded(alice, use_
     ("I have diabetes", "being diabetic I have to watch my sugar"),
 ])
 def test_a_repeat_with_a_derived_word_is_the_same_fact(alice, use_embedder, first, again):
-    old = save(alice, first).memory
-    result = save(alice, again)
-    assert result.decision.verdict == "same", result.decision.reason
-    assert result.memory.pk == old.pk and current(alice) == [first]
+    save_as_repeat(alice, first, again)
 
 
 @pytest.mark.parametrize("first,later", [
     ("I work as a barista", "I'm a plumber now, started last week"),
 ])
 def test_what_holds_now_said_with_the_day_it_began_replaces_the_stored_value(alice, use_embedder, first, later):
-    old = save(alice, first).memory
-    result = save(alice, later)
-    assert result.decision.verdict == "update", result.decision.reason
-    assert result.superseded == [old.pk] and current(alice) == [later]
+    save_as_update(alice, first, later)
 
 
 @pytest.mark.parametrize("first,later", [
@@ -78,10 +65,7 @@ def test_what_holds_now_said_with_the_day_it_began_replaces_the_stored_value(ali
     ("I have a cat called Miso", "Miso passed away last week, we adopted a dog called Pip"),
 ])
 def test_an_end_naming_the_stored_value_replaces_it(alice, use_embedder, first, later):
-    old = save(alice, first).memory
-    result = save(alice, later)
-    assert result.decision.verdict == "update", result.decision.reason
-    assert result.superseded == [old.pk] and current(alice) == [later]
+    save_as_update(alice, first, later)
 
 
 def test_a_move_said_with_still_settling_in_is_never_a_repeat(alice, use_embedder):
@@ -93,10 +77,7 @@ def test_a_move_said_with_still_settling_in_is_never_a_repeat(alice, use_embedde
 
 
 def test_giving_up_a_habit_in_chinese_replaces_it(alice, use_embedder):
-    old = save(alice, "用户每天喝咖啡。").memory
-    result = save(alice, "用户戒咖啡了。")
-    assert result.decision.verdict == "update", result.decision.reason
-    assert result.superseded == [old.pk] and current(alice) == ["用户戒咖啡了。"]
+    save_as_update(alice, "用户每天喝咖啡。", "用户戒咖啡了。")
 
 
 def test_another_number_for_the_same_thing_is_another_value(alice, use_embedder):
@@ -118,10 +99,7 @@ def test_an_inflected_attribute_word_is_not_a_value_both_share(alice, use_embedd
     ("I'm in my last year of a chemistry degree", "graduated in June, I'm a lab technician at Pfizer now"),
 ])
 def test_a_change_said_of_a_neighbouring_attribute_replaces_the_stored_value(alice, use_embedder, first, later):
-    old = save(alice, first).memory
-    result = save(alice, later)
-    assert result.decision.verdict == "update", result.decision.reason
-    assert result.superseded == [old.pk] and current(alice) == [later]
+    save_as_update(alice, first, later)
 
 
 def test_working_from_home_now_does_not_replace_the_job(alice, use_embedder):
@@ -144,10 +122,7 @@ def test_too_and_还_that_say_how_much_or_not_yet_add_nothing(alice, use_embedde
 
 
 def test_a_repeat_buried_in_other_talk_is_the_same_fact(alice, use_embedder):
-    old = save(alice, "I work from home").memory
-    result = save(alice, "working from home today as usual, the dog is snoring")
-    assert result.decision.verdict == "same", result.decision.reason
-    assert result.memory.pk == old.pk and current(alice) == ["I work from home"]
+    save_as_repeat(alice, "I work from home", "working from home today as usual, the dog is snoring")
 
 
 @pytest.mark.parametrize("first,later", [
