@@ -72,7 +72,7 @@ _EXPLICIT_NOW = re.compile(r"\b(?:now|nowadays|these days|currently|going forwar
                            re.IGNORECASE)
 # A denial: "not", "never", "n't", 不, 没 (not 不错 "not bad", 不过 "but", 差不多 "about", 不少 "many"; not "no",
 # which names what one avoids: "no peanuts for me").
-_NEGATION = re.compile(r"\b(?:not|never)\b|n['’]t\b|(?<!差)(?<!忍)(?<!了)不(?![错过少同断久然好意起])|没|并非",
+_NEGATION = re.compile(r"\b(?:not|never)\b|n['’]t\b|(?<!差)(?<!忍)(?<!了)不(?![错少同断久然好意起])|没|并非",
                        re.IGNORECASE)
 DENIED_WORDS = 3  # a denial is of the words this near after it (Latin words; twice as many CJK characters)
 _LATIN = re.compile(r"[a-z0-9][a-z0-9+#.-]*[a-z0-9+#]|[a-z0-9]")
@@ -228,9 +228,20 @@ def said_now_anew(text: str) -> bool:
     return any(_EXPLICIT_NOW.search(part) and not has_continuation_cue(part) for part in clauses(text) or [text])
 
 
-def _novel_words(new_words: frozenset[str], old_words: frozenset[str], shared: set[str]) -> set[str]:
-    """The statement's value words that the stored one does not hold (nor a derived form of)."""
-    return {w for w in new_words - old_words if not any(w.startswith(s) for s in shared)}
+def _now_apart(text: str, shared: set[str]) -> bool:
+    """The clause that says "now" holds none of the ``shared`` words ("现在用的是苹果手机了，小米太卡"): they are
+    named beside the value said now, not as what it is of ("Rex is now 3 years old")."""
+    text = unicodedata.normalize("NFKC", text or "").casefold()
+    return any(_EXPLICIT_NOW.search(part) and not any(w in part for w in shared) for part in clauses(text))
+
+
+def _novel_words(words: frozenset[str], others: frozenset[str], shared: set[str]) -> set[str]:
+    """The value words of one statement that the other does not hold, nor a derived form of, nor (in CJK) a
+    character of: "Rex is now 3 years old" drops none of "My dog is called Rex"'s; "I go by Sam these days"
+    drops "Samantha"."""
+    shared_characters = {c for w in shared if _CJK_RUN.match(w) for c in w}
+    return {w for w in words - others if not any(w.startswith(s) or s.startswith(w) for s in shared)
+            and not set(w) & shared_characters}
 
 
 def _denies(text: str, other: str) -> bool:
@@ -274,7 +285,8 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     # Said now with a value the stored one lacks ("Jamie's at St Anne's now" after "my son Jamie's at Oakfield"):
     # the words in common name what the value is of, not the value; never a repeat on them.
     anew = said_now_anew(new)
-    renewed = anew and bool(shared) and cosine < SAME_COSINE and bool(_novel_words(new_words, old_words, shared))
+    renewed = anew and bool(shared) and cosine < SAME_COSINE and bool(_novel_words(new_words, old_words, shared)) \
+        and (bool(_novel_words(old_words, new_words, shared)) or _now_apart(new, shared))
     # One denies what the other asserts, of the words in common ("turns out I was never allergic to
     # penicillin" after "I'm allergic to penicillin"): a change, as "no longer" is.
     denies = bool(shared) and (_denies(new, old) and not _negated(old, shared)
@@ -322,6 +334,12 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     if both_clear and new_attr[0] != old_attr[0] and min(new_attr[2], old_attr[2]) >= ATTRIBUTE_MARGIN \
             and cosine < SAME_COSINE and not (shared and ends) and not cue_near:
         return Relation("new", f"another attribute ({new_attr[0]} / {old_attr[0]})")
+    # A change told by the words in common alone (said now beside them, or denied) replaces only on the same
+    # attribute: "Google now lets us work from home" is not a new employer. Else unsure, never a repeat.
+    if (renewed or denies) and not ends_value(new) and cosine < ATTRIBUTE_COSINE \
+            and not (both_clear and one_family(new_attr[0], old_attr[0], ended=ends)):
+        return Relation("conflict", f"said as a change of {', '.join(sorted(shared)[:3])}, unsure of the attribute "
+                                    f"({new_attr[0]} / {old_attr[0]}, {cosine:.2f})")
     # A statement near no prototype ("现在开的是理想 L7 了") takes the stored one's attribute when that is
     # as near to it as its own nearest.
     unclear = new_attr[1] < ATTRIBUTE_MIN <= old_attr[1] and new_on_old >= new_attr[1] - UNCLEAR_MARGIN
