@@ -228,6 +228,12 @@ def said_now_anew(text: str) -> bool:
     return any(_EXPLICIT_NOW.search(part) and not has_continuation_cue(part) for part in clauses(text) or [text])
 
 
+def _still_holds(text: str, shared: set[str]) -> bool:
+    """A clause of ``text`` says that one of the ``shared`` words still holds ("still living in Toronto")."""
+    text = unicodedata.normalize("NFKC", text or "").casefold()
+    return any(has_continuation_cue(part) and any(w in part for w in shared) for part in clauses(text) or [text])
+
+
 def _now_apart(text: str, shared: set[str]) -> bool:
     """The clause that says "now" holds none of the ``shared`` words ("现在用的是苹果手机了，小米太卡"): they are
     named beside the value said now, not as what it is of ("Rex is now 3 years old")."""
@@ -284,12 +290,15 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         shared = set()
     # Said now with a value the stored one lacks ("Jamie's at St Anne's now" after "my son Jamie's at Oakfield"):
     # the words in common name what the value is of, not the value; never a repeat on them.
-    anew = said_now_anew(new)
+    # ... unless a clause says the stored value still holds ("I'm in Vancouver now, still living in Toronto").
+    still = _still_holds(new, shared)
+    anew = said_now_anew(new) and not still
     renewed = anew and bool(shared) and cosine < SAME_COSINE and bool(_novel_words(new_words, old_words, shared)) \
         and (bool(_novel_words(old_words, new_words, shared)) or _now_apart(new, shared))
     # One denies what the other asserts, of the words in common ("turns out I was never allergic to
     # penicillin" after "I'm allergic to penicillin"): a change, as "no longer" is.
-    denies = bool(shared) and (_denies(new, old) and not _negated(old, shared)
+    # Not a denial of one moment ("can't play tennis this Sunday", 今天没跑步): an event.
+    denies = bool(shared) and not names_a_moment(new) and (_denies(new, old) and not _negated(old, shared)
                                or _denies(old, new) and not _negated(new, shared))
     (new_whose, new_said), (old_whose, old_said) = _whose(new), _whose(old)
     if new_whose != old_whose and (new_said and old_said or not shared):
