@@ -68,13 +68,7 @@ CROSS_SAME_COSINE = 0.60  # in the other language (no words to compare), this cl
 UNSURE_COSINE = 0.55  # the same attribute, nothing else to go by, this close: a conflict for review
 STEM, SUFFIX = 5, 3  # a word and its derived form: a common start this long, at most this many letters more
 
-_EXPLICIT_NOW = re.compile(r"\b(?:now|nowadays|these days|currently|going forward)\b|现在|如今|目前|今后|从今以后",
-                           re.IGNORECASE)
-# A denial: "not", "never", "n't", 不, 没 (not 不错 "not bad", 不过 "but", 差不多 "about", 不少 "many"; not "no",
-# which names what one avoids: "no peanuts for me").
-_NEGATION = re.compile(r"\b(?:not|never)\b|n['’]t\b|(?<!差)(?<!忍)(?<!了)不(?![错少同断久然好意起])|没|并非",
-                       re.IGNORECASE)
-DENIED_WORDS = 3  # a denial is of the words this near after it (Latin words; twice as many CJK characters)
+_EXPLICIT_NOW = re.compile(r"\b(?:now|nowadays|these days|currently)\b|现在|如今|目前", re.IGNORECASE)
 _LATIN = re.compile(r"[a-z0-9][a-z0-9+#.-]*[a-z0-9+#]|[a-z0-9]")
 _POSSESSIVE = re.compile(r"['’](?:s|re|m|ve|ll|d)\b")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -222,58 +216,6 @@ def _script_words(words: set[str]) -> tuple[set[str], set[str]]:
     return {w for w in words if not _CJK_RUN.match(w)}, {w for w in words if _CJK_RUN.match(w)}
 
 
-def said_now_anew(text: str) -> bool:
-    """The statement says "now" in so many words ("now", "these days", 现在, 今后) in a clause that does not
-    say the value still holds: "I'm in Bristol now, still unpacking" is said now, "我现在还是住在北京" is not."""
-    return any(_EXPLICIT_NOW.search(part) and not has_continuation_cue(part) for part in clauses(text) or [text])
-
-
-def _still_holds(text: str, shared: set[str]) -> bool:
-    """A clause of ``text`` says that one of the ``shared`` words still holds ("still living in Toronto")."""
-    text = unicodedata.normalize("NFKC", text or "").casefold()
-    return any(has_continuation_cue(part) and any(w in part for w in shared) for part in clauses(text) or [text])
-
-
-def _now_apart(text: str, shared: set[str]) -> bool:
-    """The clause that says "now" holds none of the ``shared`` words ("现在用的是苹果手机了，小米太卡"): they are
-    named beside the value said now, not as what it is of ("Rex is now 3 years old")."""
-    text = unicodedata.normalize("NFKC", text or "").casefold()
-    return any(_EXPLICIT_NOW.search(part) and not any(w in part for w in shared) for part in clauses(text))
-
-
-def _novel_words(words: frozenset[str], others: frozenset[str], shared: set[str]) -> set[str]:
-    """The value words of one statement that the other does not hold, nor a derived form of, nor (in CJK) a
-    character of: "Rex is now 3 years old" drops none of "My dog is called Rex"'s; "I go by Sam these days"
-    drops "Samantha"."""
-    shared_characters = {c for w in shared if _CJK_RUN.match(w) for c in w}
-    return {w for w in words - others if not any(w.startswith(s) or s.startswith(w) for s in shared)
-            and not set(w) & shared_characters}
-
-
-def _denies(text: str, other: str) -> bool:
-    """A clause of ``text`` denies what ``other`` says: a negation followed, within ``DENIED_WORDS`` words,
-    by a word of ``other`` ("I was never allergic to penicillin" of "I'm allergic to penicillin"; not "Miso
-    is NOT impressed" of "my cat Miso")."""
-    text, other = (_POSSESSIVE.sub("", unicodedata.normalize("NFKC", t or "").casefold()) for t in (text, other))
-    theirs = {w for w in _LATIN.findall(other) if w not in _EN_FUNCTION and len(w) >= 3}
-    for match in _NEGATION.finditer(text):
-        after = _CLAUSE_BREAK.split(text[match.end():], maxsplit=1)[0]
-        for word in _LATIN.findall(after)[:DENIED_WORDS]:
-            if any(os.path.commonprefix([word, w]) and len(os.path.commonprefix([word, w])) >= min(STEM, len(w))
-                   for w in theirs):
-                return True
-        run = "".join(_CJK_RUN.findall(after[: 2 * DENIED_WORDS]))
-        if any(run[i : i + 2] in other for i in range(len(run) - 1)):
-            return True
-    return False
-
-
-def _negated(text: str, shared: set[str]) -> bool:
-    """A clause of ``text`` that holds one of the ``shared`` words holds a negation too."""
-    text = unicodedata.normalize("NFKC", text or "").casefold()
-    return any(_NEGATION.search(part) for part in clauses(text) or [text] if any(w in part for w in shared))
-
-
 def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, float],
            old_attr: tuple[str, float, float], profile: float = 0.0, new_on_old: float = -1.0) -> Relation:
     """The relation of the statement ``new`` to the stored ``old`` given their cosine and nearest attributes
@@ -288,18 +230,6 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     new_numbers, old_numbers = _numbers(new_words), _numbers(old_words)
     if new_numbers and old_numbers and not new_numbers & old_numbers:
         shared = set()
-    # Said now with a value the stored one lacks ("Jamie's at St Anne's now" after "my son Jamie's at Oakfield"):
-    # the words in common name what the value is of, not the value; never a repeat on them.
-    # ... unless a clause says the stored value still holds ("I'm in Vancouver now, still living in Toronto").
-    still = _still_holds(new, shared)
-    anew = said_now_anew(new) and not still
-    renewed = anew and bool(shared) and cosine < SAME_COSINE and bool(_novel_words(new_words, old_words, shared)) \
-        and (bool(_novel_words(old_words, new_words, shared)) or _now_apart(new, shared))
-    # One denies what the other asserts, of the words in common ("turns out I was never allergic to
-    # penicillin" after "I'm allergic to penicillin"): a change, as "no longer" is.
-    # Not a denial of one moment ("can't play tennis this Sunday", 今天没跑步): an event.
-    denies = bool(shared) and not names_a_moment(new) and (_denies(new, old) and not _negated(old, shared)
-                               or _denies(old, new) and not _negated(new, shared))
     (new_whose, new_said), (old_whose, old_said) = _whose(new), _whose(old)
     if new_whose != old_whose and (new_said and old_said or not shared):
         return Relation("new", f"about someone else ({new_whose} / {old_whose})")
@@ -312,7 +242,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     # Single-valued slots (where one lives, one's job, …): a like of one thing is not an attribute of its own.
     new_keys = {s.key for s in new_slots if not s.key.startswith(LIKES)}
     old_keys = {s.key for s in old_slots if not s.key.startswith(LIKES)}
-    ends = ends_value(new) or denies
+    ends = ends_value(new)
     if slots[0] == "same":
         return Relation("same", "same slot: " + ", ".join(slots[1]))
     # A slot's value in the other language ("shanghai" / "上海") is left to the encoder.
@@ -328,7 +258,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     old_latin, old_cjk = _script_words(old_words)
     other_language = bool(new_latin and not new_cjk and old_cjk and not old_latin
                           or new_cjk and not new_latin and old_latin and not old_cjk)
-    if shared and not ends and not renewed and not has_addition_cue(new) and cosine >= SHARED_COSINE:
+    if shared and not ends and not has_addition_cue(new) and cosine >= SHARED_COSINE:
         return Relation("same", f"says {', '.join(sorted(shared)[:3])} again ({cosine:.2f})")
     new_likes = {s.key for s in new_slots if s.key.startswith(LIKES) and s.positive}
     old_likes = {s.key for s in old_slots if s.key.startswith(LIKES) and s.positive}
@@ -337,18 +267,11 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     both_clear = min(new_attr[1], old_attr[1]) >= ATTRIBUTE_MIN
     # Said as a change and this close: the same attribute, whatever the prototypes say ("I'm in Lisbon now").
     # ... or of one family of attributes, both clearly ("用户已转行做销售" after "用户是一名护士").
-    now = says_now(new) or anew
-    cue_near = (ends or now) and (cosine >= CUE_COSINE or both_clear
+    cue_near = (ends or says_now(new)) and (cosine >= CUE_COSINE or both_clear
                                                     and one_family(new_attr[0], old_attr[0], ended=ends))
     if both_clear and new_attr[0] != old_attr[0] and min(new_attr[2], old_attr[2]) >= ATTRIBUTE_MARGIN \
             and cosine < SAME_COSINE and not (shared and ends) and not cue_near:
         return Relation("new", f"another attribute ({new_attr[0]} / {old_attr[0]})")
-    # A change told by the words in common alone (said now beside them, or denied) replaces only on the same
-    # attribute: "Google now lets us work from home" is not a new employer. Else unsure, never a repeat.
-    if (renewed or denies) and not ends_value(new) and cosine < ATTRIBUTE_COSINE \
-            and not (both_clear and one_family(new_attr[0], old_attr[0], ended=ends)):
-        return Relation("conflict", f"said as a change of {', '.join(sorted(shared)[:3])}, unsure of the attribute "
-                                    f"({new_attr[0]} / {old_attr[0]}, {cosine:.2f})")
     # A statement near no prototype ("现在开的是理想 L7 了") takes the stored one's attribute when that is
     # as near to it as its own nearest.
     unclear = new_attr[1] < ATTRIBUTE_MIN <= old_attr[1] and new_on_old >= new_attr[1] - UNCLEAR_MARGIN
@@ -380,17 +303,17 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
                         named=len(shared))
     if ends:  # said as a change, far in meaning ("刚搬到北京，还在适应"): unsure, never a repeat
         return Relation("conflict", f"{attribute}: said as a change, far in meaning ({cosine:.2f})")
-    if shared and not renewed:
+    if shared:
         return Relation("same", f"{attribute}: shares {', '.join(sorted(shared)[:3])}")
-    if has_continuation_cue(new) and not anew:
+    if has_continuation_cue(new):
         return Relation("same", f"{attribute}: said as still true")
     # An event ("last week", 上周) is one unless it says "now" in so many words ("a plumber now, started last
     # week"): a final 了 or "went" tell what happened, not that it replaced anything.
     if names_a_moment(new) and not ends and not _EXPLICIT_NOW.search(new):
         return Relation("new", f"{attribute}: an event")
-    if now and old_attr[0] in FIXED and not ends:
+    if says_now(new) and old_attr[0] in FIXED and not ends:
         return Relation("new", f"{attribute}: what holds now does not change where one comes from")
-    if now:  # of this attribute for sure, or unsure
+    if says_now(new):  # of this attribute for sure, or unsure
         if cue_near or unclear or new_attr[0] == old_attr[0] and both_clear:
             return Relation("update", f"{attribute}: another value now")
         return Relation("conflict", f"{attribute}: another value now, unsure of the attribute ({cosine:.2f})")
