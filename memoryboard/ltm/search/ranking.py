@@ -115,9 +115,14 @@ DEFAULT_COSINE_RANGE = (0.1, 0.7)
 # (tests/data/dev/updates.json) against questions about nothing of a person: their nearest attribute's
 # cosine is 0.12-0.30 with USE, an attribute question's 0.25-0.54 (median 0.42).
 ATTRIBUTE_RANGE = {
-    "use-multilingual-v3": ((0.30, 0.35), (0.20, 0.40)),
+    "use-multilingual-v3": ((0.30, 0.35), (0.20, 0.30)),
 }
 ATTRIBUTE_WEIGHT = 0.1
+# An item counts fully when the query's attribute is its own nearest, not at all when that is
+# ATTRIBUTE_MARGIN nearer than the query's ("My name's Priya": name 0.58, pet 0.40, to "what pet").
+ATTRIBUTE_MARGIN = 0.2
+# The items nearest the query's attribute compared with every attribute (the rest get no term).
+ATTRIBUTE_POOL = 256
 TYPE_WEIGHTS = {"FACT": 1.0, "PREFERENCE": 0.99, "PROCEDURE": 0.98, "EPISODE": 0.97}
 DEFAULT_TYPE_WEIGHT = 0.98
 # A fully decayed item keeps this share of its prior (decay orders, the cleanup job archives).
@@ -262,8 +267,8 @@ def score(
                   decay=decay, redundancy=np.zeros_like(final), final=final)
 
 
-def attribute_affinity(embedder, query: np.ndarray,
-                       item_cosines: Callable[[np.ndarray], np.ndarray]) -> np.ndarray | None:
+def attribute_affinity(embedder, query: np.ndarray, item_cosines: Callable[[np.ndarray], np.ndarray],
+                       item_vectors: Callable[[np.ndarray], np.ndarray]) -> np.ndarray | None:
     """Each item's ``attribute`` term with the query (the module docstring), ``None`` when the query is
     about no attribute clearly enough or the model has no ``ATTRIBUTE_RANGE``.
 
@@ -273,6 +278,8 @@ def attribute_affinity(embedder, query: np.ndarray,
         query: the query's unit vector.
         item_cosines: a unit vector -> the items' cosines with it (``ScopeData.cosines``): one product
             over the scope, as for the query.
+        item_vectors: positions -> the items' vectors (``ScopeData.vectors``): the ``ATTRIBUTE_POOL``
+            nearest the attribute are compared with every attribute (one product).
     """
     bounds = ATTRIBUTE_RANGE.get(embedder.name)
     if bounds is None:
@@ -284,8 +291,18 @@ def attribute_affinity(embedder, query: np.ndarray,
     about = min(1.0, (float(nearness[nearest]) - q0) / (q1 - q0))
     if about <= 0.0:
         return None
-    items = np.asarray(item_cosines(space.matrix[nearest]), dtype=np.float32)
-    return (about * np.clip((items - i0) / (i1 - i0), 0.0, 1.0)).astype(np.float32)
+    near = np.asarray(item_cosines(space.matrix[nearest]), dtype=np.float32)
+    term = np.zeros_like(near)
+    pool = np.flatnonzero(near > i0)
+    if len(pool) > ATTRIBUTE_POOL:
+        pool = pool[np.argpartition(-near[pool], ATTRIBUTE_POOL - 1)[:ATTRIBUTE_POOL]]
+    if not len(pool):
+        return term
+    # How far the attribute is below the item's own nearest one: 0 when it is the nearest.
+    below = space.scores(item_vectors(pool)).max(axis=1) - near[pool]
+    term[pool] = (about * np.clip((near[pool] - i0) / (i1 - i0), 0.0, 1.0)
+                  * np.clip(1.0 - below / ATTRIBUTE_MARGIN, 0.0, 1.0))
+    return term
 
 
 def rank_order(scores: Scores) -> np.ndarray:
