@@ -283,7 +283,8 @@ def test_a_scope_centrality_is_kept_with_its_vectors(alice, make_memory):
 
 def test_the_attribute_term_raises_the_relevance_and_leaves_the_order():
     kwargs = dict(cosine=np.array([0.12, 0.12], np.float32), keyword=np.zeros(2, np.float32),
-                  types=np.ones(2, np.float32), relevance_scores=np.ones(2, np.float32), model_name="use-multilingual-v3")
+                  types=np.ones(2, np.float32), relevance_scores=np.ones(2, np.float32),
+                  model_name="use-multilingual-v3")
     plain = ranking.score(**kwargs)
     lifted = ranking.score(**kwargs, attribute=np.array([1.0, 0.0], np.float32))
     assert plain.relevance[0] < ranking.MIN_RELEVANCE <= lifted.relevance[0]
