@@ -20,8 +20,10 @@ embeds its query with :func:`query_vector` and ranks its candidates here::
     gate       = clip((max keyword over the scope - KEYWORD_GATE) / (1 - KEYWORD_GATE), 0, 1)
                                                                   floor, ceiling = COSINE_RANGE[model]
     attribute  = clip((cos(e(query), A) - q0) / (q1 - q0), 0, 1) * clip((cos(item, A) - i0) / (i1 - i0), 0, 1)
+                 * clip(1 - (max over attributes B of cos(item, B) - cos(item, A)) / ATTRIBUTE_MARGIN, 0, 1)
                  A: the direction of the attribute nearest the query (llm.attributes: prototype sentences of
                  where one lives, one's job, pets, diet, …)       (q0, q1), (i0, i1) = ATTRIBUTE_RANGE[model]
+                 (0 beyond the ATTRIBUTE_POOL items nearest A)
 
 The order is by ``final`` (:func:`rank_order`, equal ``final`` by the centred cosine, then by id), the
 first ``DIVERSITY_POOL`` items given to :func:`diversify` (maximal marginal relevance: an item much like
@@ -50,7 +52,9 @@ The attribute term lets a question about an attribute of the person reach the st
 they share no word and their cosine is low ("What is the user's job?" and "I'm a solicitor now": 0.05):
 both are near that attribute's prototypes. It counts only when the query is clearly about one (an
 unrelated question's nearest attribute is far: "what's the weather like" 0.21), and only in ``relevance``:
-it decides what the agent is given, not the order. Models not in ``ATTRIBUTE_RANGE`` have none.
+it decides what the agent is given, not the order. An item counts by how near A is to its own nearest
+attribute: a short statement ("I'm a solicitor now") is near many. Models not in ``ATTRIBUTE_RANGE`` have
+none (the hashing embedder's nearness is shared letters, not meaning).
 
 Keyword tokens and BM25: ``ltm.search.keywords`` (stems, CJK characters and pairs; k1 0.9, b 0.25).
 Time (:func:`time_matches`, ``ltm.search.time_expressions``): the window a query names (a year, a month, a
@@ -112,8 +116,9 @@ DEFAULT_COSINE_RANGE = (0.1, 0.7)
 # The attribute term of ``relevance``, per embedding model: the query's cosine to its nearest attribute's
 # prototype direction from which the question counts as about it to where it fully does (q0, q1), and the
 # item's cosine to that direction likewise (i0, i1). Chosen on the development updates set
-# (tests/data/dev/updates.json) against questions about nothing of a person: their nearest attribute's
-# cosine is 0.12-0.30 with USE, an attribute question's 0.25-0.54 (median 0.42).
+# (tests/data/dev/updates.json) against 30 questions about nothing of a person: with USE their nearest
+# attribute's cosine is 0.12-0.30 but for two near a topic (how to cook a dish: food 0.34; translating into
+# French: language 0.44; they reach some food or language items), an attribute question's 0.25-0.54.
 ATTRIBUTE_RANGE = {
     "use-multilingual-v3": ((0.30, 0.35), (0.20, 0.30)),
 }
