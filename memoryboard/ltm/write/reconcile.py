@@ -27,9 +27,11 @@ concurrent saves of the same update leave one current item.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone as dt_timezone
+from functools import partial
 
 from django.db import transaction
 from django.utils import timezone
@@ -50,7 +52,7 @@ from memoryboard.ltm.store.states import memory_state
 from memoryboard.ltm.store.upsert import memory_upsert_many
 from memoryboard.ltm.store.versions import version_record_created_many
 from memoryboard.ltm.write.items import memory_build
-from memoryboard.ltm.write.reconcile_scope import nearest_current
+from memoryboard.ltm.write.reconcile_scope import READ_BATCH, STATEMENTS_AT_ONCE, nearest_current_many
 from memoryboard.ltm.write.reconcile_offline import offline_decide, relations
 from memoryboard.ltm.write.statements import normalize_statement, rules_decide, statement_slots
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, Source
@@ -126,26 +128,45 @@ def reconcile_candidates(
     nearest first (``reconcile_scope.nearest_current``: the ``CANDIDATES`` nearest by the cosine of the
     statement's vector, the one its save stores, and up to as many holding one of its slots), without
     expired items and ``exclude_ids``."""
-    slot_keys = {slot.key for slot in statement_slots(content)}
-    # The statement is embedded only when the namespace holds items to compare with: a first save
-    # embeds it when it is written, after the erase gate (ltm.store.erase_gate), as every save does.
-    vectors: dict = {}
-    nearest = nearest_current(namespace=namespace, vector=lambda: embedder.embed([content])[0],
-                              slot_keys=slot_keys, embedder=embedder,
-                              count=CANDIDATES, exclude_ids=exclude_ids, vectors_out=vectors)
-    memories = memories_by_id([pk for pk, _cosine in nearest])
-    found = []
-    for pk, cosine in nearest:
-        memory = memories.get(pk)
-        if memory is None or memory.archived:
-            continue
-        if isinstance(embedder, MemoEmbedder) and pk in vectors:  # the decision compares them again
-            embedder.remember(memory.content, vectors[pk])
-        expires = memory.expires_at
-        if expires is not None and expires <= now:
-            continue
-        found.append((memory, cosine))
-    return found
+    return reconcile_candidates_many(namespace=namespace, contents=[content], embedder=embedder, now=now,
+                                     exclude_ids=exclude_ids)[content]()
+
+
+def reconcile_candidates_many(
+    *, namespace: Namespace, contents: list[str], embedder, now: datetime, exclude_ids: tuple[str, ...] = (),
+) -> dict[str, Callable[[], list[tuple[LongTermMemory, float]]]]:
+    """:func:`reconcile_candidates` of each of ``contents`` (a batch's statements, decided before any of
+    them is written) from one read of the scope, one matrix product and one read of the candidate items:
+    by content, a call giving its candidates; each call lends the candidates' stored vectors to the
+    embedder (the decision compares them again) as that statement is decided."""
+    contents = list(dict.fromkeys(contents))
+    # The statements are embedded only when the namespace holds items to compare with: a first save
+    # embeds its statement when it is written, after the erase gate (ltm.store.erase_gate), as every save does.
+    vectors: list[dict] = [{} for _ in contents]
+    nearest = nearest_current_many(
+        namespace=namespace, vectors=lambda: embedder.embed(contents),
+        slot_keys=[{slot.key for slot in statement_slots(content)} for content in contents],
+        embedder=embedder, count=CANDIDATES, exclude_ids=exclude_ids, vectors_out=vectors)
+    ids = list(dict.fromkeys(pk for found in nearest for pk, _cosine in found))
+    memories = {}
+    for start in range(0, len(ids), READ_BATCH):
+        memories.update(memories_by_id(ids[start : start + READ_BATCH]))
+
+    def candidates(found: list[tuple[str, float]], stored: dict) -> list[tuple[LongTermMemory, float]]:
+        kept = []
+        for pk, cosine in found:
+            memory = memories.get(pk)
+            if memory is None or memory.archived:
+                continue
+            if isinstance(embedder, MemoEmbedder) and pk in stored:  # the decision compares them again
+                embedder.remember(memory.content, stored[pk])
+            expires = memory.expires_at
+            if expires is not None and expires <= now:
+                continue
+            kept.append((memory, cosine))
+        return kept
+
+    return {content: partial(candidates, found, stored) for content, found, stored in zip(contents, nearest, vectors)}
 
 
 def signal_encoder(embedder=None):
@@ -281,10 +302,9 @@ def _flag_conflict(*, other_id: str, new: LongTermMemory, actor, decision: Decis
     return True
 
 
-def _decide(*, namespace: Namespace, memory: LongTermMemory, embedder, now: datetime, use_judge: bool = True,
-            judged: Decision | None = None):
+def _decide(*, memory: LongTermMemory, candidates: list[tuple[LongTermMemory, float]], embedder, now: datetime,
+            use_judge: bool = True, judged: Decision | None = None):
     observed = memory.valid_from if (memory.value_json or {}).get("validFrom") else now
-    candidates = reconcile_candidates(namespace=namespace, content=memory.content, embedder=embedder, now=now)
     if judged is not None and sorted(judged.candidates) == sorted(m.pk for m, _cosine in candidates):
         decision = judged
     else:
@@ -401,14 +421,19 @@ def memory_reconcile_many(
         for start in range(0, len(texts), 256):
             embedder.embed(list(dict.fromkeys(texts[start : start + 256])))
 
-    planned, first_of, stored_before = [], {}, []
-    for memory in memories:
+    planned, first_of, stored_before, candidates_of = [], {}, [], {}
+    for position, memory in enumerate(memories):
         key = normalize_statement(memory.content)
         if key in first_of:
             planned.append((memory, None, {}, now, first_of[key], []))
             continue
-        decision, by_id, observed = _decide(namespace=namespace, memory=memory, embedder=embedder, now=now,
-                                            use_judge=use_judge, judged=(judged or {}).get(memory.pk))
+        if memory.content not in candidates_of:  # the candidates of this and the next statements: one read
+            candidates_of = reconcile_candidates_many(
+                namespace=namespace, contents=texts[position : position + STATEMENTS_AT_ONCE], embedder=embedder,
+                now=now)
+        decision, by_id, observed = _decide(memory=memory, candidates=candidates_of[memory.content](),
+                                            embedder=embedder, now=now, use_judge=use_judge,
+                                            judged=(judged or {}).get(memory.pk))
         # Against the batch's earlier statements too (they are not searchable yet).
         # Statements of one batch are said together: one replaces another only on a recognised slot.
         within = rules_decide(memory.content, [(m.pk, m.content, 0.0) for m in stored_before]) if stored_before \
