@@ -111,6 +111,7 @@ def _turns(namespace, count: int) -> None:
     from memoryboard.llm.extraction import offline_extractor
     from memoryboard.ltm.write.items import memory_build
     from memoryboard.ltm.write.reconcile import memory_save_many_reconciled
+    from memoryboard.ltm.write.review import review_required
 
     extractor = offline_extractor()
     rng = random.Random(1)
@@ -123,8 +124,9 @@ def _turns(namespace, count: int) -> None:
         middle = time.perf_counter()
         try:
             with transaction.atomic():
+                review = review_required(agent_id="chat", source="auto_extract", user_id=namespace.user_id)
                 memories = [memory_build(namespace=namespace, content=item.content, memory_type=item.type,
-                                         source="auto_extract", agent_id="chat") for item in found]
+                                         source="auto_extract", agent_id="chat", review=review) for item in found]
                 results = memory_save_many_reconciled(namespace=namespace, memories=memories, event="extract")
                 end = time.perf_counter()
                 raise _Rollback

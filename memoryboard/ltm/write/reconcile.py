@@ -335,15 +335,12 @@ def reconcile_prejudge(*, namespace: Namespace, memory: LongTermMemory, embedder
     return reconcile_decide(content=memory.content, candidates=candidates, now=observed, embedder=embedder)
 
 
-def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed: datetime, actor, embedder,
-           now: datetime, audit_reason: str | None = None, event: str = "create",
-           audit_details: dict | None = None) -> ReconcileResult:
-    source = memory.source
-    conversation_id = str((memory.value_json or {}).get("conversationId", ""))
+def _stores(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed: datetime) -> bool:
+    """Whether ``decision`` stores ``memory`` (else it reinforces the item it repeats); when it does,
+    ``memory.value_json`` as it is stored (valid from the stated or the observed time, the items it
+    conflicts with)."""
     if decision.verdict == SAME and decision.targets and decision.targets[0] in by_id:
-        kept = _reinforce(memory=by_id[decision.targets[0]], source=source, conversation_id=conversation_id,
-                          actor=actor, decision=decision, now=now)
-        return ReconcileResult(decision=decision, memory=kept, created=False)
+        return False
     if decision.verdict == SAME:  # a judge naming something else: store rather than lose the statement
         decision.verdict, decision.reason = NEW, decision.reason + " (the repeated item is gone: stored)"
     value = dict(memory.value_json or {})
@@ -352,13 +349,23 @@ def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed:
         flagged = decision.targets if decision.verdict == CONFLICT else decision.conflicts
         value["conflictWith"] = [pk for pk in flagged if pk in by_id]
     memory.value_json = value
-    memory_upsert_many([memory])
-    memory_embed_many([memory], embedder=embedder)
+    return True
+
+
+def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed: datetime, stored: bool, actor,
+           now: datetime, audit_reason: str | None = None, event: str = "create",
+           audit_details: dict | None = None) -> ReconcileResult:
+    """The writes of one decision besides the new item's row, vector and version (``stored``: written
+    already, with the batch's others): the reinforcement of a repeat, or the new item's audit entry, what
+    it supersedes and the conflicts it flags."""
+    if not stored:
+        conversation_id = str((memory.value_json or {}).get("conversationId", ""))
+        kept = _reinforce(memory=by_id[decision.targets[0]], source=memory.source, conversation_id=conversation_id,
+                          actor=actor, decision=decision, now=now)
+        return ReconcileResult(decision=decision, memory=kept, created=False)
     audit_record(actor=actor, action=AuditLog.Action.CREATE, object_type="memory", object_id=memory.pk,
                  after={**memory_snapshot(memory), "reconcile": decision.as_dict()},
                  reason=audit_reason or _reason(decision), details=audit_details if audit_reason else None)
-    version_record_created_many([memory], actor=actor, event=event, reason=audit_reason or _reason(decision),
-                                details=audit_details if audit_reason else None)
     result = ReconcileResult(decision=decision, memory=memory, created=True)
     if memory.archived:  # waiting for review: used only once approved, so it replaces nothing yet
         return result
@@ -448,12 +455,25 @@ def memory_reconcile_many(
         planned.append((memory, decision, by_id, observed, None, replaces))
     folded = _fold_ended_values(planned)
     results: list[ReconcileResult | None] = [None] * len(planned)
+    stores = [repeat_of is None and _stores(memory=memory, decision=decision, by_id=by_id, observed=observed)
+              for memory, decision, by_id, observed, repeat_of, _replaces in planned]
+    # The new items' rows, vectors and versions in one statement each (the erase gate passed once), before
+    # the other writes: nothing of the batch reads them before.
+    created = [entry[0] for entry, stored in zip(planned, stores) if stored]
+    memory_upsert_many(created)
+    memory_embed_many(created, embedder=embedder)
+    by_reason: dict[str, list[LongTermMemory]] = {}
+    for entry, stored in zip(planned, stores):
+        if stored:
+            by_reason.setdefault(audit_reason or _reason(entry[1]), []).append(entry[0])
+    for reason, group in by_reason.items():
+        version_record_created_many(group, actor=actor, event=event, reason=reason,
+                                    details=audit_details if audit_reason else None)
     for index, (memory, decision, by_id, observed, repeat_of, replaces) in enumerate(planned):
         if repeat_of is not None:
             continue
-        result = _apply(memory=memory, decision=decision, by_id=by_id, observed=observed, actor=actor,
-                        embedder=embedder, now=now, audit_reason=audit_reason, event=event,
-                        audit_details=audit_details)
+        result = _apply(memory=memory, decision=decision, by_id=by_id, observed=observed, stored=stores[index],
+                        actor=actor, now=now, audit_reason=audit_reason, event=event, audit_details=audit_details)
         for pk in replaces:  # an earlier statement of the batch that this one updates
             if result.created and _supersede(old_id=pk, new=result.memory, actor=actor, decision=decision, now=now):
                 result.superseded.append(pk)
