@@ -36,7 +36,7 @@ from functools import partial
 from django.db import transaction
 from django.utils import timezone
 
-from memoryboard.audit import audit_record
+from memoryboard.audit import audit_record, audit_record_many
 from memoryboard.llm.errors import LLMError
 from memoryboard.llm.factory import get_chat_model, get_embedder, is_online
 from memoryboard.llm.attributes import ends_value
@@ -245,7 +245,7 @@ def _reason(decision: Decision) -> str:
 
 
 def _reinforce(*, memory: LongTermMemory, source: str, conversation_id: str, actor, decision: Decision,
-               now: datetime) -> LongTermMemory:
+               now: datetime, audit=audit_record) -> LongTermMemory:
     memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
     before = memory_snapshot(memory)
     value = dict(memory.value_json or {})
@@ -261,13 +261,13 @@ def _reinforce(*, memory: LongTermMemory, source: str, conversation_id: str, act
     memory.value_json = value
     # Only value_json: the content, and so the vector and updated_at (which names it), are unchanged.
     LongTermMemory.objects.filter(pk=memory.pk).update(value_json=value)
-    audit_record(actor=actor, action=AuditLog.Action.UPDATE, object_type="memory", object_id=memory.pk,
-                 before=before, after={**memory_snapshot(memory), "reconcile": decision.as_dict()},
-                 reason=_reason(decision))
+    audit(actor=actor, action=AuditLog.Action.UPDATE, object_type="memory", object_id=memory.pk,
+          before=before, after={**memory_snapshot(memory), "reconcile": decision.as_dict()}, reason=_reason(decision))
     return memory
 
 
-def _supersede(*, old_id: str, new: LongTermMemory, actor, decision: Decision, now: datetime) -> bool:
+def _supersede(*, old_id: str, new: LongTermMemory, actor, decision: Decision, now: datetime,
+               audit=audit_record) -> bool:
     old = LongTermMemory.objects.select_for_update().filter(pk=old_id).first()
     if old is None or old.archived:
         return False
@@ -279,15 +279,15 @@ def _supersede(*, old_id: str, new: LongTermMemory, actor, decision: Decision, n
     old.value_json = value
     old.archived, old.archived_at, old.archived_reason = True, now, ArchivedReason.SUPERSEDED
     old.save(update_fields=["value_json", "archived", "archived_at", "archived_reason"])
-    audit_record(actor=actor, action=AuditLog.Action.ARCHIVE, object_type="memory", object_id=old.pk,
-                 before=before, after={**memory_snapshot(old), "reconcile": decision.as_dict()},
-                 reason=ArchivedReason.SUPERSEDED)
+    audit(actor=actor, action=AuditLog.Action.ARCHIVE, object_type="memory", object_id=old.pk,
+          before=before, after={**memory_snapshot(old), "reconcile": decision.as_dict()},
+          reason=ArchivedReason.SUPERSEDED)
     record_state_change(old.pk, old_state, MemoryState.SUPERSEDED, actor, ArchivedReason.SUPERSEDED)
     announce_states_changed(memory_ids=[old.pk])
     return True
 
 
-def _flag_conflict(*, other_id: str, new: LongTermMemory, actor, decision: Decision) -> bool:
+def _flag_conflict(*, other_id: str, new: LongTermMemory, actor, decision: Decision, audit=audit_record) -> bool:
     other = LongTermMemory.objects.select_for_update().filter(pk=other_id).first()
     if other is None or other.archived:
         return False
@@ -296,9 +296,8 @@ def _flag_conflict(*, other_id: str, new: LongTermMemory, actor, decision: Decis
     value["conflictWith"] = list(dict.fromkeys([*(value.get("conflictWith") or []), new.pk]))
     other.value_json = value
     LongTermMemory.objects.filter(pk=other.pk).update(value_json=value)
-    audit_record(actor=actor, action=AuditLog.Action.UPDATE, object_type="memory", object_id=other.pk,
-                 before=before, after={**memory_snapshot(other), "reconcile": decision.as_dict()},
-                 reason=CONFLICT_FLAGGED)
+    audit(actor=actor, action=AuditLog.Action.UPDATE, object_type="memory", object_id=other.pk,
+          before=before, after={**memory_snapshot(other), "reconcile": decision.as_dict()}, reason=CONFLICT_FLAGGED)
     return True
 
 
@@ -353,19 +352,18 @@ def _stores(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed
 
 
 def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed: datetime, stored: bool, actor,
-           now: datetime, audit_reason: str | None = None, event: str = "create",
-           audit_details: dict | None = None) -> ReconcileResult:
+           now: datetime, audit, audit_reason: str | None = None, audit_details: dict | None = None) -> ReconcileResult:
     """The writes of one decision besides the new item's row, vector and version (``stored``: written
     already, with the batch's others): the reinforcement of a repeat, or the new item's audit entry, what
     it supersedes and the conflicts it flags."""
     if not stored:
         conversation_id = str((memory.value_json or {}).get("conversationId", ""))
         kept = _reinforce(memory=by_id[decision.targets[0]], source=memory.source, conversation_id=conversation_id,
-                          actor=actor, decision=decision, now=now)
+                          actor=actor, decision=decision, now=now, audit=audit)
         return ReconcileResult(decision=decision, memory=kept, created=False)
-    audit_record(actor=actor, action=AuditLog.Action.CREATE, object_type="memory", object_id=memory.pk,
-                 after={**memory_snapshot(memory), "reconcile": decision.as_dict()},
-                 reason=audit_reason or _reason(decision), details=audit_details if audit_reason else None)
+    audit(actor=actor, action=AuditLog.Action.CREATE, object_type="memory", object_id=memory.pk,
+          after={**memory_snapshot(memory), "reconcile": decision.as_dict()},
+          reason=audit_reason or _reason(decision), details=audit_details if audit_reason else None)
     result = ReconcileResult(decision=decision, memory=memory, created=True)
     if memory.archived:  # waiting for review: used only once approved, so it replaces nothing yet
         return result
@@ -377,17 +375,18 @@ def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed:
         if decision.verdict == UPDATE:
             if old.created_at > observed:  # said before the stored one was (an import, an old conversation)
                 newer.append(old)
-            elif _supersede(old_id=target, new=memory, actor=actor, decision=decision, now=now):
+            elif _supersede(old_id=target, new=memory, actor=actor, decision=decision, now=now, audit=audit):
                 result.superseded.append(target)
         elif decision.verdict == CONFLICT and _flag_conflict(other_id=target, new=memory, actor=actor,
-                                                              decision=decision):
+                                                              decision=decision, audit=audit):
             result.conflicts.append(target)
     for target in decision.conflicts:  # beside a bounded update: kept current, flagged for review
-        if target in by_id and _flag_conflict(other_id=target, new=memory, actor=actor, decision=decision):
+        if target in by_id and _flag_conflict(other_id=target, new=memory, actor=actor, decision=decision,
+                                              audit=audit):
             result.conflicts.append(target)
     if newer:  # stored as what was true before the newer item: superseded by it from the start
         successor = min(newer, key=lambda m: m.valid_from)
-        _supersede(old_id=memory.pk, new=successor, actor=actor, decision=decision, now=now)
+        _supersede(old_id=memory.pk, new=successor, actor=actor, decision=decision, now=now, audit=audit)
         memory.refresh_from_db()
     return result
 
@@ -414,9 +413,11 @@ def memory_reconcile_many(
 ) -> list[ReconcileResult]:
     """Reconcile several unsaved items of one namespace (the caller holds the lock and a transaction).
 
-    Every item is decided against the namespace as it was before the batch (one scope, searched warm),
-    then the decisions are written in order; a repeat of an earlier item of the batch (same text) is
-    dropped and reported as ``same``. ``audit_reason``: the reason of the created items' audit entries
+    Every item is decided against the namespace as it was before the batch (its items read once for the
+    batch: :func:`reconcile_candidates_many`) and against the batch's earlier statements, then the
+    decisions are written in order (the new items' rows, vectors, versions and the audit entries each in
+    one statement for the batch); a repeat of an earlier item of the batch (same text) is dropped and
+    reported as ``same``. ``audit_reason``: the reason of the created items' audit entries
     (e.g. ``import``; the decision is in their ``after.reconcile`` either way). ``event``: the version
     event of the created items (``create``, ``extract``, ``import``). ``judged``: decisions taken before
     (:func:`reconcile_prejudge`) by item id.
@@ -469,15 +470,24 @@ def memory_reconcile_many(
     for reason, group in by_reason.items():
         version_record_created_many(group, actor=actor, event=event, reason=reason,
                                     details=audit_details if audit_reason else None)
+    entries: list[dict] = []  # the batch's audit entries, in the order of its writes: one INSERT at its end
+
+    def audit(**entry) -> None:
+        entries.append(entry)
+
     for index, (memory, decision, by_id, observed, repeat_of, replaces) in enumerate(planned):
         if repeat_of is not None:
             continue
         result = _apply(memory=memory, decision=decision, by_id=by_id, observed=observed, stored=stores[index],
-                        actor=actor, now=now, audit_reason=audit_reason, event=event, audit_details=audit_details)
+                        actor=actor, now=now, audit=audit, audit_reason=audit_reason,
+                        audit_details=audit_details)
         for pk in replaces:  # an earlier statement of the batch that this one updates
-            if result.created and _supersede(old_id=pk, new=result.memory, actor=actor, decision=decision, now=now):
+            if result.created and _supersede(old_id=pk, new=result.memory, actor=actor, decision=decision, now=now,
+                                             audit=audit):
                 result.superseded.append(pk)
         results[index] = result
+    if entries:
+        audit_record_many(entries)
     for index, (memory, _decision, _by_id, _observed, repeat_of, _replaces) in enumerate(planned):
         if repeat_of is None:
             continue
