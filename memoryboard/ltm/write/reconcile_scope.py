@@ -14,8 +14,9 @@ current items of the namespace that a statement may repeat or replace:
   expiry scenarios, the search's 16 best (what the step used before) in 15, the 256 nearest still in 2;
   with the items of the same slot added, in none).
 
-Each call reads the namespace's current items' ids and versions (``updated_at``; one query, no content,
-no vector). Kept per namespace in the process (:class:`ScopeIndex`, the ``KEPT_SCOPES`` used last), named by
+A save, or a batch of statements (a chat turn's; :func:`nearest_current_many`, their cosines one matrix
+product), reads the namespace's current items' ids and versions once (``updated_at``; one query, no content,
+no vector: :func:`current_scope`). Kept per namespace in the process (:class:`ScopeIndex`, the ``KEPT_SCOPES`` used last), named by
 those ids and versions, so never stale: the vectors of the items as of the last full build
 (``retrieval.scope_data``, from the vector cache when a search has just built the same scope), the
 vectors of the items written since (read by id), and each item's slot keys (``statements.statement_slots``,
