@@ -193,12 +193,9 @@ class ScopeView:
             chosen.update(nearest_first({i for i in holders if np.isfinite(cosines[i])})[:count])
         found = nearest_first(chosen)
         if vectors_out is not None:
-            for i in found:
-                if i < built:
-                    row = data.matrix[i].astype(np.float32)
-                    vectors_out[ids[i]] = row * data.scales[i] if data.scales is not None else row
-                else:
-                    vectors_out[ids[i]] = index.written[ids[i]][1]
+            inside = [i for i in found if i < built]
+            vectors_out.update(zip((ids[i] for i in inside), data.vectors(np.asarray(inside, dtype=np.int64))))
+            vectors_out.update((ids[i], index.written[ids[i]][1]) for i in found if i >= built)
         return [(ids[i], float(cosines[i])) for i in found]
 
 
