@@ -20,9 +20,9 @@ no vector: :func:`current_scope`). Kept per namespace in the process (:class:`Sc
 ``KEPT_SCOPES`` used last), named by those ids and versions, so never stale: the vectors of the items as
 of the last full build (``retrieval.scope_data``, from the vector cache when a search has just built the
 same scope), the vectors of the items written since (read by id), and each item's slot keys
-(``statements.statement_slots``, carried over from build to build). After ``REBUILD_AFTER`` items written or removed since the build, it is
-built again (a 5,000-item scope: ~200 ms of CPU for the vectors and keyword index, ~230 ms more for the
-slots of every item the first time).
+(``statements.statement_slots``, carried over from build to build). After ``REBUILD_AFTER`` items written
+or removed since the build, it is built again (a 5,000-item scope: ~200 ms of CPU for the vectors and
+keyword index, ~230 ms more for the slots of every item the first time).
 
 The caller holds the namespace's lock (``ltm.store.locks``), which serialises the use of one namespace's index.
 """
