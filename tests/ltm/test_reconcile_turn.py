@@ -93,3 +93,15 @@ def test_a_turn_stores_its_new_items_and_reinforces_what_it_repeats(alice):
         == sorted((pk, 1, "reconcile new") for pk in created)
     assert LongTermMemory.objects.get(pk=created[1]).embeddings.count() == 1
     assert current(alice) == ["I like jazz", "I live in Berlin", "I work at Siemens"]
+
+
+def test_a_statement_said_twice_in_a_turn_that_repeats_a_stored_item_reinforces_it_once(alice):
+    """A user repeats themselves in one message, in other words than an item already kept: the turn is
+    saved (no error, nothing lost), both statements name the kept item, and it is reinforced once."""
+    kept = turn(alice, "I live in Berlin")[0].memory
+    first, second, other = turn(alice, "I moved to Berlin", "I moved to Berlin", "I like jazz")
+    assert (first.decision.verdict, second.decision.verdict) == ("same", "same")
+    assert first.memory.pk == second.memory.pk == kept.pk and not first.created and not second.created
+    kept.refresh_from_db()
+    assert kept.value_json["seenCount"] == 2
+    assert other.created and current(alice) == ["I like jazz", "I live in Berlin"]

@@ -488,11 +488,17 @@ def memory_reconcile_many(
         results[index] = result
     if entries:
         audit_record_many(entries)
+    position_of = {id(entry[0]): index for index, entry in enumerate(planned)}
     for index, (memory, _decision, _by_id, _observed, repeat_of, _replaces) in enumerate(planned):
         if repeat_of is None:
             continue
-        other = next(r for r in results if r is not None
-                     and (r.memory is repeat_of or r.memory.content == repeat_of.content))
+        other = next((r for r in results if r is not None
+                      and (r.memory is repeat_of or r.memory.content == repeat_of.content)), None)
+        if other is None:  # it repeats a statement that reinforced a stored item said otherwise, or was folded
+            at = position_of[id(repeat_of)]
+            while results[at] is None:
+                at = position_of[id(planned[at][4])]
+            other = results[at]
         reason = folded.get(index, "repeats an earlier statement of the same batch")
         results[index] = ReconcileResult(decision=Decision(SAME, [other.memory.pk], reason, "rules"),
                                          memory=other.memory, created=False)
