@@ -48,6 +48,7 @@ from memoryboard.ltm.write.statements import (
     RuleDecision,
     Slot,
     compare_slots,
+    forget_slot_texts,
     normalize_statement,
     repeats_statement,
     statement_slots,
@@ -276,9 +277,11 @@ def _cues(text: str) -> _Cues:
 
 
 def forget_statement_texts() -> None:
-    """Empty this process's caches of statements' texts (the parsed form of stored items and statements)."""
+    """Empty this process's caches of statements' texts (what the rules read of stored items and statements):
+    an erase leaves none of the user's words in memory."""
     for cached in (_parsed, _cues, _value_words, _whose):
         cached.cache_clear()
+    forget_slot_texts()
 
 
 def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, float],
@@ -415,13 +418,15 @@ def relations(statement: str, candidates: Sequence[tuple[str, str, float]], *,
     scores, old_scores = space.scores(mine), space.scores(theirs)
     attributes, old_attributes = space.attribute(mine, scores=scores), space.attribute(theirs, scores=old_scores)
     profiles, old_profiles = space.profiles(mine, scores=scores), space.profiles(theirs, scores=old_scores)
+    index = {name: i for i, name in enumerate(space.names)}
     found = []
     for (pk, content, _c), vector, attr, profile in zip(candidates, theirs, old_attributes, old_profiles):
-        view = int(np.argmax(mine @ vector))  # the statement's clause nearest to the stored item
+        # The statement's clause nearest to the stored item (the statement itself when it is one clause).
+        view = int(np.argmax(mine @ vector)) if len(views) > 1 else 0
         cosine = float(mine[view] @ vector)
         found.append((pk, cosine, relate(statement, content, cosine=cosine, new_attr=attributes[view], old_attr=attr,
                                          profile=float(profiles[view] @ profile),
-                                         new_on_old=float(scores[view][space.names.index(attr[0])]))))
+                                         new_on_old=float(scores[view][index[attr[0]]]))))
     return found
 
 
