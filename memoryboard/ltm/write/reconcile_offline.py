@@ -50,7 +50,6 @@ from memoryboard.ltm.write.statements import (
     compare_slots,
     forget_slot_texts,
     normalize_statement,
-    number_values,
     repeats_statement,
     statement_slots,
 )
@@ -72,7 +71,6 @@ UNSURE_COSINE = 0.55  # the same attribute, nothing else to go by, this close: a
 STEM, SUFFIX = 5, 3  # a word and its derived form: a common start this long, at most this many letters more
 
 _EXPLICIT_NOW = re.compile(r"\b(?:now|nowadays|these days|currently)\b|现在|如今|目前", re.IGNORECASE)
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _LATIN = re.compile(r"[a-z0-9][a-z0-9+#.-]*[a-z0-9+#]|[a-z0-9]")
 _POSSESSIVE = re.compile(r"['’](?:s|re|m|ve|ll|d)\b")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -92,7 +90,6 @@ _ZH_FUNCTION = frozenset("的了是在我你他她它们也还很就和有这那
 @lru_cache(maxsize=8192)  # a user's items are compared again at each save
 def _value_words(text: str) -> frozenset[str]:
     text = _POSSESSIVE.sub("", unicodedata.normalize("NFKC", text or "").casefold())
-    text = _THOUSANDS.sub("", text)  # "1,200" is "1200"
     text = _NOT_VALUES.sub(" ", text)  # the cues and the user's names are never a value
     words = {w for w in _LATIN.findall(text) if w not in _EN_FUNCTION and w not in _PROTOTYPE_WORDS
              and not _inflects_a_prototype_word(w)}
@@ -116,8 +113,8 @@ def _inflects_a_prototype_word(word: str) -> bool:
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
 
-def _digit_words(words: frozenset[str]) -> frozenset[str]:
-    """The value words written in digits, without their unit or ending ("14th" → "14")."""
+def _numbers(words: frozenset[str]) -> frozenset[str]:
+    """The numbers among value words, without their unit or ending ("14th" → "14")."""
     return frozenset(_NUMBER.match(w).group(0) for w in words if w[0].isdigit())
 
 
@@ -239,8 +236,7 @@ class _Parsed:
     words: frozenset[str]  # its value words
     latin: frozenset[str]  # of those, the words not in Chinese
     cjk: frozenset[str]  # and the Chinese ones
-    digits: frozenset[str]  # its value words written in digits
-    numbers: frozenset[str]  # the numbers it says, however written ("two" / 2 / 两)
+    numbers: frozenset[str]
     whose: str
     said: bool
     slots: tuple[Slot, ...]  # its slots, read in the first person
@@ -256,7 +252,7 @@ def _parsed(text: str) -> _Parsed:
     slots = tuple(statement_slots(first_person(text)))
     return _Parsed(
         norm=normalize_statement(text), words=words, latin=frozenset(latin), cjk=frozenset(cjk),
-        digits=_digit_words(words), numbers=number_values(text), whose=whose, said=said, slots=slots,
+        numbers=_numbers(words), whose=whose, said=said, slots=slots,
         keys=frozenset(s.key for s in slots if not s.key.startswith(LIKES)),
         likes=frozenset(s.key for s in slots if s.key.startswith(LIKES) and s.positive))
 
@@ -301,14 +297,8 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     shared = _shared_words(new_words, old_words, old_latin=theirs.latin)
     # Other numbers for the same words ("rent is 1200" / "put the rent up to 1400"): another value, not a repeat.
     new_numbers, old_numbers = mine.numbers, theirs.numbers
-    same_numbers = new_numbers & old_numbers - shared
-    if mine.digits and theirs.digits and not mine.digits & theirs.digits:
+    if new_numbers and old_numbers and not new_numbers & old_numbers:
         shared = set()
-    # A number however written ("two kids" / "2 little ones" / 两个孩子) is a value of both, of one attribute
-    # ("two kids" is not "two cats").
-    elif same_numbers and (shared or new_attr[0] == old_attr[0] or cosine >= ATTRIBUTE_COSINE
-                           or profile >= PROFILE_COSINE):
-        shared |= same_numbers
     new_whose, new_said, old_whose, old_said = mine.whose, mine.said, theirs.whose, theirs.said
     cues = _cues(new)
     if new_whose != old_whose and (new_said and old_said or not shared):

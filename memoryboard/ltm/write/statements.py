@@ -90,88 +90,9 @@ def _is_cjk(text: str) -> bool:
     return bool(_CJK.search(text))
 
 
-# --- numbers, however written ----------------------------------------------------------------------
-# Digits, English number words and Chinese numerals are one value ("two" / "2" / 两 / 二, 三十五 / 35);
-# "one" alone is left as a word (a pronoun as often: "the one", "little ones").
-
-_EN_UNITS = {"zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-             "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-             "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19}
-_EN_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-            "ninety": 90}
-_EN_DIGITS = {**{k: v for k, v in _EN_UNITS.items() if 0 < v < 10}, "one": 1}
-_EN_NUMBER = re.compile(
-    r"\b(?:(?P<tens>" + "|".join(_EN_TENS) + r")(?:[- ](?P<unit>" + "|".join(_EN_DIGITS) + r"))?"
-    r"|(?P<small>" + "|".join(sorted(_EN_UNITS, key=len, reverse=True)) + r"))\b")
-_ZH_DIGITS = {"〇": 0, "零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_ZH_POWERS = {"十": 10, "百": 100, "千": 1000}
-# A single Chinese numeral is a number only before a measure word (a closed class): 两个, 三岁; alone it is
-# often part of a word (十分, 万一), and 一个 / 一名 is as often "a" as "one".
-_ZH_MEASURES = "个位只条本岁年月天周次口名辆套件张台座间层门斤块元公米"
-_ZH_NUMBER = re.compile(r"[〇零一二两三四五六七八九十][〇零一二两三四五六七八九十百千万]+|[二两三四五六七八九十][" + _ZH_MEASURES + "]")
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
-
-
-def _zh_value(numeral: str) -> int:
-    total, section, digit = 0, 0, None
-    power = 1
-    for char in numeral:
-        if char in _ZH_DIGITS:  # digit by digit too ("二〇二四")
-            digit = _ZH_DIGITS[char] if digit is None else digit * 10 + _ZH_DIGITS[char]
-        elif char in _ZH_POWERS:
-            section += (1 if digit is None else digit) * _ZH_POWERS[char]
-            digit, power = None, _ZH_POWERS[char]
-        elif char == "万":
-            total = (total + section + (digit or 0)) * 10000
-            section, digit, power = 0, None, 10000
-    if digit is not None and digit < 10 and power >= 100 and numeral[-2] in "百千万":
-        digit *= power // 10  # said short: 三万五 is 35,000, 两千五 2,500, 一百五 150
-    return total + section + (digit or 0)
-
-
-def _zh_number(match: re.Match) -> str:
-    text = match.group(0)
-    numeral = text.rstrip(_ZH_MEASURES)
-    return f"{_zh_value(numeral)}{text[len(numeral):]}"
-
-
-def _en_number(match: re.Match) -> str:
-    if match.group("small"):
-        return str(_EN_UNITS[match.group("small")])
-    return str(_EN_TENS[match.group("tens")] + (_EN_DIGITS[match.group("unit")] if match.group("unit") else 0))
-
-
-_THOUSAND_SUFFIX = re.compile(r"\b(\d+(?:\.\d+)?)k\b")
-
-
-def numbers_as_digits(text: str) -> str:
-    """``text`` (case-folded) with its numbers in digits: "two" → "2", 三十五岁 → "35岁", "1,200" → "1200",
-    "35k" → "35000"."""
-    text = _EN_NUMBER.sub(_en_number, text)
-    text = _ZH_NUMBER.sub(_zh_number, text)
-    text = _THOUSANDS.sub("", text)
-    return _THOUSAND_SUFFIX.sub(lambda m: _canonical(str(float(m.group(1)) * 1000)), text)
-
-
-_DIGITS = re.compile(r"(?<![a-z\d.])\d+(?:\.\d+)?")  # a number of its own, not inside a name ("b2b", "xq7731")
-
-
-def number_values(text: str) -> frozenset[str]:
-    """The numbers a statement says, however written, without their unit ("5km" / "5 公里" → "5"); digits
-    inside a word ("zq7731") are part of a name, not a number."""
-    text = numbers_as_digits(unicodedata.normalize("NFKC", text or "").casefold())
-    return frozenset(_canonical(n) for n in _DIGITS.findall(text))
-
-
-def _canonical(number: str) -> str:
-    return number.rstrip("0").rstrip(".") if "." in number else str(int(number))
-
-
 def normalize_value(value: str) -> str:
-    """A slot value as compared: case-folded, single spaces, no articles or edge particles, numbers in
-    digits (十二楼 is 12楼)."""
+    """A slot value as compared: case-folded, single spaces, no articles or edge particles."""
     text = unicodedata.normalize("NFKC", value or "").casefold().strip(" \t.,;:!?。，；：！？、\"'“”")
-    text = numbers_as_digits(text)
     text = " ".join(text.split())
     for _ in range(3):
         text = _VALUE_EDGE.sub("", text).strip()
@@ -428,10 +349,8 @@ _EDGE_PUNCT = "。.!！?？;；,，:： \t\n"
 
 
 def normalize_statement(text: str) -> str:
-    """A statement as the repeat test compares it: case-folded, single spaces, no end punctuation, numbers
-    in digits ("I have two kids" is "I have 2 kids")."""
-    text = _SPACES.sub(" ", unicodedata.normalize("NFKC", str(text or ""))).strip(_EDGE_PUNCT).casefold()
-    return numbers_as_digits(text)
+    """A statement as the repeat test compares it: case-folded, single spaces, no end punctuation."""
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", str(text or ""))).strip(_EDGE_PUNCT).casefold()
 
 
 def repeats_statement(new_norm: str, old_norm: str) -> bool:
