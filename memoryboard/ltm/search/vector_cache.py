@@ -38,6 +38,7 @@ is paused, its ``relevance_score`` (decayed in place) and its expiry are read by
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
@@ -171,6 +172,10 @@ class ScopeData:
     mean_cosines: np.ndarray | None = None
     versions: list[str] | None = None  # each item's ``updated_at`` as text
     total: np.ndarray | None = None  # the vectors' sum (fixed_sum)
+    # Each item's ``relevance_score`` and the change log's position they and the rows were read at
+    # (``ltm.store.change_log.LogPosition``): a scope with both follows the log (``with_items``).
+    relevances: np.ndarray | None = None
+    log: Any = None
 
     @classmethod
     def build(cls, rows: Rows, versions: list[str], keyword_index) -> ScopeData:
@@ -202,7 +207,7 @@ class ScopeData:
             if part is not None:
                 part.flags.writeable = False
         data = replace(
-            self, ids=ids, versions=versions, matrix=matrix, scales=scales, total=total,
+            self, ids=ids, versions=versions, matrix=matrix, scales=scales, total=total, relevances=None, log=None,
             type_weights=spliced(self.type_weights, gone, added, rows.type_weights, size),
             days=spliced(self.days, gone, added, rows.days, size),
             keywords=self.keywords.changed(old_to_new=old_to_new, size=size,
@@ -212,6 +217,29 @@ class ScopeData:
             data.__dict__["keys"] = keys  # the cached_property, already made by the caller
         return data
 
+    def with_items(self, *, removed: list[str], rows: Rows, versions: list[str], relevances: list[float],
+                   rescored: dict[str, float], log: Any) -> ScopeData:
+        """This scope after the log's rows past its position: the items ``removed`` (ids, sorted; gone or
+        changed) taken out, ``rows`` (sorted by id; of ``versions`` and ``relevances``) put in, the kept
+        items in ``rescored`` given their new ``relevance_score``; at the position ``log``. Needs
+        ``relevances``; the same scope as :meth:`build` of the candidates read in full."""
+        ids = self.ids
+        gone = [i for i, pk in zip((bisect_left(ids, pk) for pk in removed), removed) if i < len(ids) and ids[i] == pk]
+        kept_ids = _without(ids, gone)
+        kept_versions = _without(self.versions or [], gone)
+        added = [bisect_left(kept_ids, pk) + j for j, pk in enumerate(rows.ids)]
+        new_ids, new_versions = _with(kept_ids, added, rows.ids), _with(kept_versions, added, versions)
+        gone_at, added_at = np.asarray(gone, np.int64), np.asarray(added, np.int64)
+        data = self if not gone and not added else self.changed(
+            ids=new_ids, versions=new_versions, gone=gone_at, added=added_at, rows=rows)
+        scores = spliced(self.relevances, gone_at, added_at, np.asarray(relevances, np.float32), len(new_ids))
+        for pk, relevance in rescored.items():
+            at = bisect_left(new_ids, pk)
+            if at < len(new_ids) and new_ids[at] == pk:
+                scores[at] = relevance
+        scores.flags.writeable = False
+        return replace(data, relevances=scores, log=log)
+
     def _with_centrality(self) -> ScopeData:
         count = len(self.ids)
         mean = (np.ldexp(self.total.astype(np.float64), -FIXED_BITS) / count).astype(np.float32) if count else None
@@ -219,7 +247,8 @@ class ScopeData:
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.matrix, self.scales, self.days, self.mean_cosines, self.type_weights, self.total)
+        arrays = (self.matrix, self.scales, self.days, self.mean_cosines, self.type_weights, self.total,
+                  self.relevances)
         arrays += self.__dict__.get("keys", ())
         extra = sum(int(part.nbytes) for part in arrays if part is not None)
         return extra + int(getattr(self.keywords, "nbytes", 0)) + ITEM_OVERHEAD * len(self.ids)
@@ -249,6 +278,30 @@ class ScopeData:
             np.matmul(wide, query, out=out[start : start + len(block)])
         out *= self.scales
         return out
+
+
+def _without(values: list, positions: list[int]) -> list:
+    """``values`` without the items at ``positions`` (sorted), copied by runs."""
+    if not positions:
+        return values
+    out, start = [], 0
+    for at in positions:
+        out += values[start:at]
+        start = at + 1
+    return out + values[start:]
+
+
+def _with(values: list, positions: list[int], new: list) -> list:
+    """``values`` with ``new`` put at ``positions`` (sorted positions of the result), copied by runs."""
+    if not positions:
+        return values
+    out, start = [], 0
+    for at, item in zip(positions, new):
+        take = at - len(out)
+        out += values[start : start + take]
+        start += take
+        out.append(item)
+    return out + values[start:]
 
 
 class ScopeCache:
