@@ -17,6 +17,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memoryboard.audit import audit_record, audit_record_many
+from memoryboard.ltm.store.change_log import memory_change_prune
 from memoryboard.ltm.store.items import memory_snapshot
 from memoryboard.ltm.store.selectors import namespace_q
 from memoryboard.ltm.store.signals import announce_states_changed
@@ -174,6 +175,8 @@ def memory_decay(
             reason="decay",
         )
         AuditLog.objects.filter(pk=entry.pk).update(created_at=now)
+    if len(changes) > 1_000:  # a row per item in the change log: keep it to its newest KEEP_ROWS now
+        memory_change_prune()
     return changes
 
 
