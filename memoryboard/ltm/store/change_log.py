@@ -45,9 +45,31 @@ class LogPosition:
     gaps: dict[int, float] = field(default_factory=dict)
 
 
+# The triggers that keep it (migration 0023_memory_change_log).
+TRIGGERS = tuple(f"{MemoryChange._meta.db_table}_{event}" for event in ("insert", "update", "delete"))
+_kept: dict[tuple, bool] = {}
+
+
 def log_kept() -> bool:
-    """Whether this database keeps the log (its migration created the triggers)."""
-    return connection.vendor in LOGGED_VENDORS
+    """Whether this database keeps the log: its triggers are there (looked up once per process and
+    database). Without them (another vendor, or a table remade on SQLite by a later migration, which drops
+    its triggers) every search reads its candidates in full, as before the log."""
+    key = (connection.alias, connection.vendor, str(connection.settings_dict.get("NAME")))
+    if key not in _kept:
+        _kept[key] = connection.vendor in LOGGED_VENDORS and _triggers_found() == len(TRIGGERS)
+    return _kept[key]
+
+
+def _triggers_found() -> int:
+    names = ", ".join(["%s"] * len(TRIGGERS))
+    if connection.vendor == "sqlite":
+        sql = f"SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name IN ({names})"
+    else:
+        sql = (f"SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() "
+               f"AND TRIGGER_NAME IN ({names})")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, TRIGGERS)
+        return int(cursor.fetchone()[0])
 
 
 def log_advance(seq: int, gaps: dict[int, float], seen: Iterable[int], now: float, *,
