@@ -4,11 +4,13 @@
 retrieval and the ``memory_search`` tool; what differs is the scope (a queryset from
 ``ltm.store.selectors``) and whose pause rules apply. A search:
 
-1. reads the scope's unarchived candidates: id, ``updated_at`` and ``relevance_score`` (one query, no
-   content, no vector), then the ids of the paused ones (one query: flags and pause rules); a scope
-   larger than ``EXACT_MAX`` (staff across every user) takes its candidates from the HNSW index instead
-   (``ltm.search.ann``), filtered by the same queryset. Both are read by every search on every host: the
-   database is the one source of truth, nothing about an item's state is cached;
+1. takes the scope's unarchived candidates (id, ``updated_at``, ``relevance_score``) from the scope this
+   process keeps, brought up to the items' change log (the log's rows past its position and the items they
+   name, read through the scope's query: :func:`_followed_scope`), or reads them all (one query, no content,
+   no vector); then the ids of the paused ones (one query: flags and pause rules); a scope larger than
+   ``EXACT_MAX`` (staff across every user) takes its candidates from the HNSW index instead
+   (``ltm.search.ann``), filtered by the same queryset. The database is the one source of truth: the log is
+   written by its triggers, whoever the writer;
 2. embeds the query (``ranking.query_vector``: the query and its content words); takes the scope's
    vectors, types, keyword index and item days from ``ltm.search.vector_cache`` (keyed by what the
    candidates are, so never stale) or reads and builds them (one query);
@@ -348,7 +350,9 @@ def scope_data(
     read the rows already: ``{id: (value, vector)}``, never kept); vectors missing are embedded.
 
     Kept only when every candidate has its vector: an item changes ``updated_at`` when its content
-    (and so its vector) changes, so the ids and versions name the vectors too. ``sql_key``: a hashable
+    (and so its vector) changes, so the ids and versions name the vectors too. With ``relevances`` (the
+    candidates' scores) and ``log`` (the change log's position taken before they were read), the kept
+    scope follows the log from there (:func:`_followed_scope`). ``sql_key``: a hashable
     name of the SQL of ``base`` (``memory_rank``'s), to compile it once.
     """
     name = _scope_name(base, embedder.name, sql_key) if cacheable and found is None else None

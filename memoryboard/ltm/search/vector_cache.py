@@ -1,25 +1,27 @@
 """What a search builds for a scope, kept in each process and changed in place by the rows that changed.
 
-A search reads its candidates' ids and ``updated_at`` (no content, no vector); the vectors, type
-weights, days, keyword index (BM25) and centralities of those candidates are built once and kept here
-under the scope's name (the model, and the SQL that selects the candidates: one user's items, one
-namespace, everyone's). The next search of the scope compares the candidates it read with the ones kept:
+The vectors, type weights, days, keyword index (BM25), centralities and ``relevance_score`` of a scope's
+candidates are built once and kept here under the scope's name (the model, and the SQL that selects the
+candidates: one user's items, one namespace, everyone's), with the position of the items' change log
+(``ltm.store.change_log``, kept by the database's triggers for every writer) they were read at. The next
+search of the scope reads the log past that position:
 
-- the same ids and versions: the kept scope, as it is;
-- a few rows added, changed (a new ``updated_at``: content, type, a state come back) or gone (archived,
-  deleted, erased, moved out of the scope): those rows only are read by id (one query), and a new
-  scope is made from the kept one: the vectors spliced in and out in order (a copy of the kept rows by
-  runs), the keyword index changed by those rows (``ltm.search.keywords``: a small delta beside its
-  main postings), the sum of the vectors changed by them (in fixed point: the same integers whatever
-  the order of the changes), and each item's cosine with the new mean computed again;
-- more than ``CHANGED_MAX_SHARE`` of the scope changed, or nothing kept (a cold process): a full build.
+- nothing: the kept scope, as it is;
+- a few rows: those items only are read through the scope's query (gone, archived, moved out, changed or only
+  rescored) and a new scope is made from the kept one (:meth:`ScopeData.with_items`): the vectors spliced in
+  and out in order (a copy of the kept rows by runs), the keyword index changed by those rows
+  (``ltm.search.keywords``: a small delta beside its main postings), the sum of the vectors changed by them
+  (in fixed point: the same integers whatever the order of the changes), and each item's cosine with the new
+  mean computed again;
+- the log pruned past the position, more than ``CHANGED_MAX_SHARE`` of the scope changed, or nothing kept (a
+  cold process): every candidate's id, ``updated_at`` and score is read, and compared with what is kept
+  (:func:`keys_changed`: the same splice by the rows that differ), or built in full.
 
-So the candidates that every search reads anyway are the change feed of every process and host: a
-write on another host, or by the agent platform straight into the table, is followed the same way, and
-there is no log to miss or to fall behind. A changed scope is the scope a full build would make, to the
-bit: the same rows in the same order, the same keyword counts, the same integer sum (``tests/ltm/
-test_scope_changes.py`` checks random sequences of writes, edits, archives and deletes against cold
-builds). A scope is never changed once made: searches running in other threads keep reading theirs.
+A write on another host, or by the agent platform straight into the table, is in the log the same way. A
+changed scope is the scope a full build would make, to the bit: the same rows in the same order, the same
+keyword counts, the same integer sum (``tests/ltm/test_scope_changes.py`` checks random sequences of writes,
+edits, archives and deletes against cold builds; ``test_scope_change_log.py`` the platform's writes by SQL). A
+scope is never changed once made: searches running in other threads keep reading theirs.
 
 A scope is kept only once every candidate has its vector (an item embedded during the search, or beyond
 the budget of ``MAX_EMBED_ON_THE_FLY``, is read again by the next search).
@@ -31,8 +33,7 @@ weight 4, cosine with the scope's mean 4, plus the ids, versions and keyword ind
 of a few words: 1.44 KB per item of eight words), so the default 160 MB holds a scope of ~110,000 items. Cosines are computed in float32,
 a block of rows widened at a time, then scaled: within 1e-5 of the float32 product.
 
-Only what an item's id and ``updated_at`` name is kept (vector, content's keywords, type, day); whether it
-is paused, its ``relevance_score`` (decayed in place) and its expiry are read by every search.
+Whether an item is paused (flags and pause rules, in other tables) and its expiry are read by every search.
 """
 
 from __future__ import annotations
