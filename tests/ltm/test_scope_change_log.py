@@ -176,3 +176,62 @@ def test_without_its_triggers_the_search_reads_every_candidate(alice, items, mak
         assert _warm_equals_cold(alice)[0][0] == "platform-item-2"
     assert len(_full_reads(queries)) == 2
     monkeypatch.setattr(change_log, "_kept", {})
+
+
+def test_a_search_inside_a_transaction_rolled_back_leaves_no_trace(alice, items, make_memory):
+    """A search in a transaction sees its writes; rolled back, their log rows are gone too: not kept."""
+    from django.db import transaction
+
+    class RolledBack(Exception):
+        pass
+
+    with pytest.raises(RolledBack), transaction.atomic():
+        make_memory(alice, "User is a Java backend developer")
+        _sql("UPDATE TABLE SET relevance_score = 0.01 WHERE id = %s", [items[0].pk])
+        inside = _search(alice)
+        assert inside[0][1] and len(inside) == len(items) + 1
+        raise RolledBack
+    _warm_equals_cold(alice)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_committed_after_a_later_one_is_followed_on_mariadb(alice, make_memory):
+    """Two connections: one holds an open transaction whose log row takes its number first, another
+    commits a later one; the search sees the later, the earlier number as a gap, and reads it once it
+    commits."""
+    import threading
+
+    from django.db import connections, transaction
+
+    if connection.vendor != "mysql":
+        pytest.skip("a second connection on one MariaDB/MySQL database (real commits)")
+    items = [make_memory(alice, f"User note {i} about Java and tea") for i in range(8)]
+    _warm_equals_cold(alice)
+    written, release, done = threading.Event(), threading.Event(), threading.Event()
+
+    def slow_writer():
+        try:
+            with transaction.atomic():
+                _sql("UPDATE TABLE SET relevance_score = 0.01 WHERE id = %s", [items[0].pk])
+                written.set()
+                release.wait(30)
+        finally:
+            connections.close_all()
+            done.set()
+
+    thread = threading.Thread(target=slow_writer)
+    thread.start()
+    try:
+        assert written.wait(30)
+        _sql("UPDATE TABLE SET relevance_score = 0.02 WHERE id = %s", [items[1].pk])  # committed at once
+        _warm_equals_cold(alice)  # the later write; the earlier one not committed yet
+        (kept,) = scope_cache._items.values()
+        assert kept.log.gaps
+    finally:
+        release.set()
+        thread.join(30)
+    assert done.is_set()
+    found = _warm_equals_cold(alice)  # the earlier write, read from the gap
+    assert items[0].pk in {pk for pk, _outcome, _parts in found}
+    LongTermMemory.objects.all().delete()
+    MemoryChange.objects.all().delete()
