@@ -9,6 +9,7 @@ bulk decay, sends the search to a full read; an erase takes the user's rows out 
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -19,6 +20,7 @@ from memoryboard.ltm.people.user_data import user_data_erase
 from memoryboard.ltm.search.retrieval import memory_rank
 from memoryboard.ltm.search.vector_cache import scope_cache
 from memoryboard.ltm.store import change_log
+from memoryboard.ltm.store.lifecycle import memory_decay
 from memoryboard.ltm.store.selectors import memory_queryset_for, user_namespaces_q
 from memoryboard.models import LongTermMemory, MemoryChange
 from memoryboard.models.namespaces import build_namespace
@@ -132,7 +134,7 @@ def test_a_bulk_decay_means_a_full_read_and_the_log_is_pruned(alice, items, make
     assert len(_full_reads(queries)) == 2  # warm and cold alike: more than a fifth of the scope changed
 
     monkeypatch.setattr(change_log, "KEEP_ROWS", 4)
-    change_log.memory_change_prune()
+    assert memory_decay(now=timezone.now() + timedelta(days=3), dry_run=False)  # the decay prunes the log
     assert MemoryChange.objects.filter(pruned_through__isnull=True).count() == 4
     _warm_equals_cold(alice)
 

@@ -175,7 +175,7 @@ def memory_decay(
             reason="decay",
         )
         AuditLog.objects.filter(pk=entry.pk).update(created_at=now)
-    if len(changes) > 1_000:  # a row per item in the change log: keep it to its newest KEEP_ROWS now
+    if changes:  # a row per item in the items' change log: kept to its newest KEEP_ROWS at once
         memory_change_prune()
     return changes
 
