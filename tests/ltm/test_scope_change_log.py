@@ -237,3 +237,26 @@ def test_a_write_committed_after_a_later_one_is_followed_on_mariadb(alice, make_
     assert items[0].pk in {pk for pk, _outcome, _parts in found}
     LongTermMemory.objects.all().delete()
     MemoryChange.objects.all().delete()
+
+
+def test_the_reconcile_steps_versions_come_from_a_kept_scope_and_the_log(alice, items, make_memory):
+    """``version_rows`` (the reconcile step's candidates) of a namespace an agent's retrieval keeps: its ids
+    and versions and the log's rows past it, the same rows as a full read."""
+    from memoryboard.ltm.search.retrieval import memory_retrieve_ranking, namespace_scope, version_rows
+
+    namespace = build_namespace(agent_namespace="chat", user_id=str(alice.pk))
+    memory_retrieve_ranking(namespace=namespace, query=QUERY, log_access=False)
+
+    def scope():
+        return namespace_scope(namespace).filter(archived=False)
+
+    written = make_memory(alice, "User is a Java backend developer")
+    _sql("UPDATE TABLE SET archived = %s, archived_reason = 'staff' WHERE id = %s", [True, items[0].pk])
+    with CaptureQueriesContext(connection) as queries:
+        followed = version_rows(scope, sql_key=("reconcile-test",))
+    assert _full_reads(queries) == []
+    full = sorted(scope().values_list("pk", "updated_at"))
+    assert sorted(pk for pk, _version in followed) == [pk for pk, _at in full]
+    assert written.pk in dict(followed) and items[0].pk not in dict(followed)
+    scope_cache.clear()
+    assert sorted(version_rows(scope, sql_key=("reconcile-test",))) == sorted(followed)

@@ -194,8 +194,14 @@ def _candidate_rows(base: QuerySet[LongTermMemory], *, sql_key: tuple | None = N
 
 def _candidate_rows_of(base: QuerySet[LongTermMemory], ids: list[str], *, sql_key: tuple | None = None) -> list[tuple]:
     """:func:`_candidate_rows` of the items ``ids`` only (those the scope still has): the candidates' SQL
-    (compiled once per ``sql_key``) narrowed to them by primary key, one query per ``READ_BATCH`` ids."""
-    compiled = _compiled(lambda: _candidates(base), None if sql_key is None else (*sql_key, "rows"))
+    (compiled once per ``sql_key``) narrowed to them by primary key."""
+    return _rows_by_ids(_compiled(lambda: _candidates(base), None if sql_key is None else (*sql_key, "rows")), ids)
+
+
+def _rows_by_ids(compiled: tuple[str, tuple] | None, ids: list[str]) -> list[tuple]:
+    """The rows of the compiled SQL ``compiled`` (its first column the id, named ``pk``) whose id is one of
+    ``ids``: one query per ``READ_BATCH`` ids, the SQL wrapped (MariaDB and SQLite merge it: a
+    primary-key lookup)."""
     if compiled is None or not ids:
         return []
     sql, params = compiled
@@ -213,10 +219,37 @@ def _candidate_rows_of(base: QuerySet[LongTermMemory], ids: list[str], *, sql_ke
 def version_rows(base: Callable[[], QuerySet[LongTermMemory]], *, sql_key: tuple) -> list[tuple]:
     """``(id, updated_at as text)`` of the scope's items, paused ones included (the reconcile step's
     candidates: 2.5 ms of CPU at 5,000 items, 4.5 ms with a pause check); ``base`` is called only when the
-    SQL is compiled, once per ``sql_key``."""
+    SQL is compiled, once per ``sql_key``. Served, when this process keeps a search's scope of the same SQL
+    following the change log, from its ids and versions and the log's rows past its position (the items
+    they name re-read): two small queries instead of every row; nothing is kept (the caller may be in a
+    transaction)."""
     def versions() -> QuerySet:
         return base().order_by().annotate(version=Cast("updated_at", output_field=CharField())).values_list("pk", "version")
+    if log_kept():
+        followed = _followed_versions(base, versions, sql_key=sql_key)
+        if followed is not None:
+            return followed
     return list(_read_rows(versions, (*sql_key, "versions")))
+
+
+def _followed_versions(base: Callable[[], QuerySet[LongTermMemory]], versions: Callable[[], QuerySet], *,
+                       sql_key: tuple) -> list[tuple] | None:
+    """:func:`version_rows` from a kept scope of the same SQL (any model's) and the change log past its
+    position; ``None`` when there is none, or the log was pruned past it or holds too many rows."""
+    name = _compiled(lambda: base().order_by().values_list("pk"), (*sql_key, "name"))
+    data = None if name is None else scope_cache.find(lambda key: tuple(key[1:]) == (connection.alias, *name))
+    if data is None or data.log is None or data.versions is None:
+        return None
+    most = max(16, int(CHANGED_MAX_SHARE * len(data.ids)))
+    rows = log_rows_past(data.log, most + 1)
+    if len(rows) > most or log_pruned_past(rows, data.log):
+        return None
+    logged = {memory_id for _seq, memory_id, through in rows if through is None and memory_id}
+    kept = list(zip(data.ids, data.versions))
+    if not logged:
+        return kept
+    return ([(pk, version) for pk, version in kept if pk not in logged]
+            + _rows_by_ids(_compiled(versions, (*sql_key, "versions")), sorted(logged)))
 
 
 def _paused_ids(base: QuerySet[LongTermMemory], rules: Q | None, *, sql_key: tuple | None = None) -> set[str]:

@@ -41,7 +41,7 @@ from __future__ import annotations
 import threading
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
@@ -326,6 +326,11 @@ class ScopeCache:
             if data is not None:
                 self._items.move_to_end(key)
             return data
+
+    def find(self, match: Callable[[Hashable], bool]) -> ScopeData | None:
+        """A kept scope whose name ``match`` accepts (the least recently used order is left as it is)."""
+        with self._lock:
+            return next((data for key, data in self._items.items() if match(key)), None)
 
     def put(self, key: Hashable, data: ScopeData) -> None:
         limit = self.max_bytes
