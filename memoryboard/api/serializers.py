@@ -151,6 +151,7 @@ class ScoreExplanationSerializer(serializers.Serializer):
     gate = serializers.FloatField()
     match = serializers.FloatField()
     relevance = serializers.FloatField()
+    attribute = serializers.FloatField()
     time = serializers.FloatField()
     type_weight = serializers.FloatField()
     decay = serializers.FloatField()

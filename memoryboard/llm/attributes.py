@@ -169,23 +169,26 @@ class AttributeSpace:
         """``(n, attributes)``: each vector's cosine to each attribute's prototype direction."""
         return np.asarray(vectors, dtype=np.float32) @ self.matrix.T
 
-    def profiles(self, vectors: np.ndarray) -> np.ndarray:
+    def profiles(self, vectors: np.ndarray, *, scores: np.ndarray | None = None) -> np.ndarray:
         """Each vector's scores over the attributes, centred and of unit length: two statements about the
-        same attribute have close profiles even when neither is near one prototype."""
-        scores = self.scores(vectors)
+        same attribute have close profiles even when neither is near one prototype. ``scores``: the
+        vectors' :meth:`scores`, when already computed."""
+        scores = self.scores(vectors) if scores is None else scores
         scores = scores - scores.mean(axis=1, keepdims=True)
         return scores / np.maximum(np.linalg.norm(scores, axis=1, keepdims=True), 1e-9)
 
-    def attribute(self, vectors: np.ndarray) -> list[tuple[str, float, float]]:
-        """Per vector: its nearest attribute, that cosine, and its margin over the second nearest."""
-        scores = self.scores(vectors)
+    def attribute(self, vectors: np.ndarray, *, scores: np.ndarray | None = None) -> list[tuple[str, float, float]]:
+        """Per vector: its nearest attribute, that cosine, and its margin over the second nearest.
+        ``scores``: the vectors' :meth:`scores`, when already computed."""
+        scores = self.scores(vectors) if scores is None else scores
         if not len(scores):
             return []
         order = np.argsort(-scores, axis=1)
-        out = []
-        for row, ranks in zip(scores, order):
-            out.append((self.names[ranks[0]], float(row[ranks[0]]), float(row[ranks[0]] - row[ranks[1]])))
-        return out
+        rows = np.arange(len(scores))
+        best, second = scores[rows, order[:, 0]], scores[rows, order[:, 1]]
+        names = self.names
+        return [(names[rank], top, margin)
+                for rank, top, margin in zip(order[:, 0].tolist(), best.tolist(), (best - second).tolist())]
 
 
 _spaces: dict[str, AttributeSpace] = {}

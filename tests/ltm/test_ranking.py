@@ -261,8 +261,8 @@ def test_rank_order_is_by_final_then_by_the_cosine_net_of_centrality():
     centrality = (rng.random(count).astype(np.float32) - 0.5) / 10
     zeros = np.zeros(count, np.float32)
     scores = ranking.Scores(cosine=cosine, centrality=centrality, semantic=zeros, keyword=zeros, keyword_z=zeros,
-                            gate=zeros, match=zeros, relevance=zeros, time=zeros, type_weight=zeros, decay=zeros,
-                            redundancy=zeros, final=final)
+                            gate=zeros, match=zeros, relevance=zeros, attribute=zeros, time=zeros, type_weight=zeros,
+                            decay=zeros, redundancy=zeros, final=final)
     expected = np.lexsort((-(cosine - ranking.CENTRALITY_WEIGHT * centrality), -final))
     assert ranking.rank_order(scores).tolist() == expected.tolist()
 
@@ -279,3 +279,25 @@ def test_a_scope_centrality_is_kept_with_its_vectors(alice, make_memory):
     centrality = [c.parts.centrality for c in found.candidates]
     assert len(centrality) == len(texts) >= ranking.CENTRALITY_MIN_ITEMS
     assert abs(sum(centrality)) < 1e-3 and any(centrality)  # centred on the scope
+
+
+def test_the_attribute_term_raises_the_relevance_and_leaves_the_order():
+    kwargs = dict(cosine=np.array([0.12, 0.12], np.float32), keyword=np.zeros(2, np.float32),
+                  types=np.ones(2, np.float32), relevance_scores=np.ones(2, np.float32),
+                  model_name="use-multilingual-v3")
+    plain = ranking.score(**kwargs)
+    lifted = ranking.score(**kwargs, attribute=np.array([1.0, 0.0], np.float32))
+    assert plain.relevance[0] < ranking.MIN_RELEVANCE <= lifted.relevance[0]
+    assert lifted.relevance[0] - plain.relevance[0] == pytest.approx(ranking.ATTRIBUTE_WEIGHT)
+    assert lifted.relevance[1] == plain.relevance[1] and (lifted.final == plain.final).all()
+    assert lifted.parts(0).attribute == 1.0
+
+
+def test_a_model_without_an_attribute_range_has_no_attribute_term():
+    class Hashing:
+        name = "hashing-ngram-384"
+
+        def embed(self, texts):
+            raise AssertionError("no prototype is embedded for a model without an attribute range")
+
+    assert ranking.attribute_affinity(Hashing(), np.ones(4, np.float32), lambda v: v, lambda p: p) is None

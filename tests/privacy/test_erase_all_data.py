@@ -289,3 +289,23 @@ def test_erase_of_a_heavy_account_goes_through_in_batches(make_memory, alice, bo
     assert MemoryAccess.objects.filter(memory_id=theirs.pk).count() == 3
     assert not ChatMessage.objects.filter(user_id=str(alice.pk)).exists()
     assert LongTermMemory.objects.filter(pk=theirs.pk).exists()
+
+
+def test_erase_leaves_none_of_the_users_texts_in_the_process_memory(alice):
+    """What the reconcile rules read of statements and the encoder's recent vectors are kept per text in this
+    process: an erase empties them (another user's next save reads its texts again, with the same result)."""
+    import numpy as np
+
+    from memoryboard.llm.embeddings import UniversalSentenceEncoder
+    from memoryboard.ltm.write import reconcile_offline
+
+    said, stored = "I moved to Porto last month.", "I live in Lisbon."
+    attr = ("residence", 0.5, 0.1)
+    before = reconcile_offline.relate(said, stored, cosine=0.7, new_attr=attr, old_attr=attr)
+    UniversalSentenceEncoder.recent.embed([said], lambda texts: np.ones((len(texts), 2), dtype=np.float32))
+    cached = (reconcile_offline._parsed, reconcile_offline._cues, reconcile_offline._value_words)
+    assert all(c.cache_info().currsize for c in cached)
+    user_data_erase(user_id=str(alice.pk), actor=alice)
+    assert [c.cache_info().currsize for c in cached] == [0, 0, 0]
+    assert len(UniversalSentenceEncoder.recent._vectors) == 0
+    assert reconcile_offline.relate(said, stored, cosine=0.7, new_attr=attr, old_attr=attr) == before

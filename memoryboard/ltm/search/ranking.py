@@ -16,8 +16,14 @@ embeds its query with :func:`query_vector` and ranks its candidates here::
     final      = match + TIME_WEIGHT * time - PRIOR_WEIGHT * (1 - type * decay) - DIVERSITY_WEIGHT * redundancy
 
     relevance  = SEMANTIC_SCALE * max(0, (cosine - floor) / (ceiling - floor)) + (1 - SEMANTIC_SCALE) * gate * keyword
+                 + ATTRIBUTE_WEIGHT * attribute
     gate       = clip((max keyword over the scope - KEYWORD_GATE) / (1 - KEYWORD_GATE), 0, 1)
                                                                   floor, ceiling = COSINE_RANGE[model]
+    attribute  = clip((cos(e(query), A) - q0) / (q1 - q0), 0, 1) * clip((cos(item, A) - i0) / (i1 - i0), 0, 1)
+                 * clip(1 - (max over attributes B of cos(item, B) - cos(item, A)) / ATTRIBUTE_MARGIN, 0, 1)
+                 A: the direction of the attribute nearest the query (llm.attributes: prototype sentences of
+                 where one lives, one's job, pets, diet, …)       (q0, q1), (i0, i1) = ATTRIBUTE_RANGE[model]
+                 (0 beyond the ATTRIBUTE_POOL items nearest A)
 
 The order is by ``final`` (:func:`rank_order`, equal ``final`` by the centred cosine, then by id), the
 first ``DIVERSITY_POOL`` items given to :func:`diversify` (maximal marginal relevance: an item much like
@@ -42,6 +48,14 @@ turn that answers come first. It is computed once per scope (kept with its vecto
 of fewer than ``CENTRALITY_MIN_ITEMS`` items and for candidates taken from the HNSW index (they are the
 query's neighbours, not a scope).
 
+The attribute term lets a question about an attribute of the person reach the statement of it when
+they share no word and their cosine is low ("What is the user's job?" and "I'm a solicitor now": 0.05):
+both are near that attribute's prototypes. It counts only when the query is clearly about one (an
+unrelated question's nearest attribute is far: "what's the weather like" 0.21), and only in ``relevance``:
+it decides what the agent is given, not the order. An item counts by how near A is to its own nearest
+attribute: a short statement ("I'm a solicitor now") is near many. Models not in ``ATTRIBUTE_RANGE`` have
+none (the hashing embedder's nearness is shared letters, not meaning).
+
 Keyword tokens and BM25: ``ltm.search.keywords`` (stems, CJK characters and pairs; k1 0.9, b 0.25).
 Time (:func:`time_matches`, ``ltm.search.time_expressions``): the window a query names (a year, a month, a
 day, "last month", 去年, "before she moved") and each item's day (``validFrom``, a date at the start of
@@ -55,11 +69,12 @@ Nothing here imports Django.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from memoryboard.llm.attributes import attribute_space
 from memoryboard.ltm.search.keywords import KeywordIndex, tokenize
 
 __all__ = ["KeywordIndex", "tokenize"]
@@ -98,6 +113,21 @@ COSINE_RANGE = {
     "hashing-ngram-384": (0.1, 0.6),
 }
 DEFAULT_COSINE_RANGE = (0.1, 0.7)
+# The attribute term of ``relevance``, per embedding model: the query's cosine to its nearest attribute's
+# prototype direction from which the question counts as about it to where it fully does (q0, q1), and the
+# item's cosine to that direction likewise (i0, i1). Chosen on the development updates set
+# (tests/data/dev/updates.json) against 30 questions about nothing of a person: with USE their nearest
+# attribute's cosine is 0.12-0.30 but for two near a topic (how to cook a dish: food 0.34; translating into
+# French: language 0.44; they reach some food or language items), an attribute question's 0.25-0.54.
+ATTRIBUTE_RANGE = {
+    "use-multilingual-v3": ((0.30, 0.35), (0.20, 0.30)),
+}
+ATTRIBUTE_WEIGHT = 0.1
+# An item counts fully when the query's attribute is its own nearest, not at all when that is
+# ATTRIBUTE_MARGIN nearer than the query's ("My name's Priya": name 0.58, pet 0.40, to "what pet").
+ATTRIBUTE_MARGIN = 0.2
+# The items nearest the query's attribute compared with every attribute (the rest get no term).
+ATTRIBUTE_POOL = 256
 TYPE_WEIGHTS = {"FACT": 1.0, "PREFERENCE": 0.99, "PROCEDURE": 0.98, "EPISODE": 0.97}
 DEFAULT_TYPE_WEIGHT = 0.98
 # A fully decayed item keeps this share of its prior (decay orders, the cleanup job archives).
@@ -130,6 +160,7 @@ class ScoreParts:
     gate: float
     match: float
     relevance: float
+    attribute: float
     time: float
     type_weight: float
     decay: float
@@ -158,6 +189,7 @@ class Scores:
     gate: np.ndarray
     match: np.ndarray
     relevance: np.ndarray
+    attribute: np.ndarray
     time: np.ndarray
     type_weight: np.ndarray
     decay: np.ndarray
@@ -201,6 +233,7 @@ def score(
     model_name: str,
     time: np.ndarray | None = None,
     centrality: np.ndarray | None = None,
+    attribute: np.ndarray | None = None,
 ) -> Scores:
     """The one scoring function (see the module docstring), vectorized over a scope's items; the
     redundancy is 0 until :func:`diversify` orders the first items.
@@ -215,6 +248,7 @@ def score(
             ``None`` when the query names no time.
         centrality: each item's :func:`centrality` in its scope; ``None`` counts as 0 (candidates of the
             HNSW index).
+        attribute: each item's :func:`attribute_affinity` with the query; ``None`` counts as 0.
     """
     floor, ceiling = cosine_range(model_name)
     cosine = np.asarray(cosine, dtype=np.float32)
@@ -226,14 +260,54 @@ def score(
     best = float(keyword.max()) if keyword.size else 0.0
     gate = np.full(keyword.shape, min(1.0, max(0.0, (best - KEYWORD_GATE) / (1.0 - KEYWORD_GATE))), np.float32)
     plain = np.maximum((cosine - floor) / (ceiling - floor), 0.0)
-    relevance = (SEMANTIC_SCALE * plain + (1.0 - SEMANTIC_SCALE) * gate * keyword).astype(np.float32)
+    attribute = np.zeros_like(cosine) if attribute is None else np.asarray(attribute, dtype=np.float32)
+    relevance = (SEMANTIC_SCALE * plain + (1.0 - SEMANTIC_SCALE) * gate * keyword
+                 + ATTRIBUTE_WEIGHT * attribute).astype(np.float32)
     time = np.zeros_like(match) if time is None else np.asarray(time, dtype=np.float32)
     types = np.asarray(types, dtype=np.float32)
     decay = DECAY_FLOOR + (1.0 - DECAY_FLOOR) * np.clip(np.asarray(relevance_scores, dtype=np.float32), 0.0, 1.0)
     final = (match + TIME_WEIGHT * time - PRIOR_WEIGHT * (1.0 - types * decay)).astype(np.float32)
     return Scores(cosine=cosine, centrality=centrality, semantic=semantic, keyword=keyword, keyword_z=keyword_z,
-                  gate=gate, match=match, relevance=relevance, time=time, type_weight=types, decay=decay,
-                  redundancy=np.zeros_like(final), final=final)
+                  gate=gate, match=match, relevance=relevance, attribute=attribute, time=time, type_weight=types,
+                  decay=decay, redundancy=np.zeros_like(final), final=final)
+
+
+def attribute_affinity(embedder, query: np.ndarray, item_cosines: Callable[[np.ndarray], np.ndarray],
+                       item_vectors: Callable[[np.ndarray], np.ndarray]) -> np.ndarray | None:
+    """Each item's ``attribute`` term with the query (the module docstring), ``None`` when the query is
+    about no attribute clearly enough or the model has no ``ATTRIBUTE_RANGE``.
+
+    Args:
+        embedder: the search's embedder (its name; its ``embed`` makes the prototypes' vectors once per
+            process, ``llm.attributes.attribute_space``).
+        query: the query's unit vector.
+        item_cosines: a unit vector -> the items' cosines with it (``ScopeData.cosines``): one product
+            over the scope, as for the query.
+        item_vectors: positions -> the items' vectors (``ScopeData.vectors``): the ``ATTRIBUTE_POOL``
+            nearest the attribute are compared with every attribute (one product).
+    """
+    bounds = ATTRIBUTE_RANGE.get(embedder.name)
+    if bounds is None:
+        return None
+    (q0, q1), (i0, i1) = bounds
+    space = attribute_space(embedder.name, embedder.embed)
+    nearness = space.scores(np.asarray(query, dtype=np.float32)[None, :])[0]
+    nearest = int(np.argmax(nearness))
+    about = min(1.0, (float(nearness[nearest]) - q0) / (q1 - q0))
+    if about <= 0.0:
+        return None
+    near = np.asarray(item_cosines(space.matrix[nearest]), dtype=np.float32)
+    term = np.zeros_like(near)
+    pool = np.flatnonzero(near > i0)
+    if len(pool) > ATTRIBUTE_POOL:
+        pool = pool[np.argpartition(-near[pool], ATTRIBUTE_POOL - 1)[:ATTRIBUTE_POOL]]
+    if not len(pool):
+        return term
+    # How far the attribute is below the item's own nearest one: 0 when it is the nearest.
+    below = space.scores(item_vectors(pool)).max(axis=1) - near[pool]
+    term[pool] = (about * np.clip((near[pool] - i0) / (i1 - i0), 0.0, 1.0)
+                  * np.clip(1.0 - below / ATTRIBUTE_MARGIN, 0.0, 1.0))
+    return term
 
 
 def rank_order(scores: Scores) -> np.ndarray:

@@ -654,6 +654,7 @@ def memory_rank(
         model_name=embedder.name,
         time=_time_matches(data, query, now, embedder, relevances, central),
         centrality=central,
+        attribute=ranking.attribute_affinity(embedder, qvec, data.cosines, data.vectors),
     )
     order = ranking.rank_order(scores)
     paused = paused_flags[order]

@@ -28,6 +28,7 @@ from memoryboard.ltm.store.locks import NamespaceLockTimeout
 from memoryboard.ltm.store.selectors import namespace_q
 from memoryboard.ltm.write.items import memory_build
 from memoryboard.ltm.write.reconcile import iso, memory_save_many_reconciled
+from memoryboard.ltm.write.review import review_required
 from memoryboard.ltm.write.tools import memory_saving_enabled
 from memoryboard.models import LongTermMemory, Source, VersionEvent
 from memoryboard.models.labels import EXTRACTED
@@ -200,11 +201,13 @@ def memory_extract_and_save(
     namespace = build_namespace(agent_namespace=config.long_term_memory.namespace, user_id=str(user_id))
     observed = _message_time(conversation)
     memories = []
+    # Whether they wait for review: the same for every item of the turn (one agent, writer and user).
+    review = review_required(agent_id=agent_id, source=Source.AUTO_EXTRACT, user_id=namespace.user_id)
     for position, item in enumerate(extracted):
         try:
             memory = memory_build(namespace=namespace, content=item.content, memory_type=item.type,
                                   source=Source.AUTO_EXTRACT, agent_id=agent_id, conversation_id=conversation_id,
-                                  memory_id=f"{turn_key}{position:04d}" if turn_key else None)
+                                  memory_id=f"{turn_key}{position:04d}" if turn_key else None, review=review)
         except MemoryError as exc:
             logger.warning("extracted item dropped: %s", exc.message)
             continue

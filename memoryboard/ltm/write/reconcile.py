@@ -27,14 +27,16 @@ concurrent saves of the same update leave one current item.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone as dt_timezone
+from functools import partial
 
 from django.db import transaction
 from django.utils import timezone
 
-from memoryboard.audit import audit_record
+from memoryboard.audit import audit_record, audit_record_many
 from memoryboard.llm.errors import LLMError
 from memoryboard.llm.factory import get_chat_model, get_embedder, is_online
 from memoryboard.llm.attributes import ends_value
@@ -50,7 +52,7 @@ from memoryboard.ltm.store.states import memory_state
 from memoryboard.ltm.store.upsert import memory_upsert_many
 from memoryboard.ltm.store.versions import version_record_created_many
 from memoryboard.ltm.write.items import memory_build
-from memoryboard.ltm.write.reconcile_scope import nearest_current
+from memoryboard.ltm.write.reconcile_scope import READ_BATCH, STATEMENTS_AT_ONCE, nearest_current_many
 from memoryboard.ltm.write.reconcile_offline import offline_decide, relations
 from memoryboard.ltm.write.statements import normalize_statement, rules_decide, statement_slots
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, Source
@@ -126,26 +128,45 @@ def reconcile_candidates(
     nearest first (``reconcile_scope.nearest_current``: the ``CANDIDATES`` nearest by the cosine of the
     statement's vector, the one its save stores, and up to as many holding one of its slots), without
     expired items and ``exclude_ids``."""
-    slot_keys = {slot.key for slot in statement_slots(content)}
-    # The statement is embedded only when the namespace holds items to compare with: a first save
-    # embeds it when it is written, after the erase gate (ltm.store.erase_gate), as every save does.
-    vectors: dict = {}
-    nearest = nearest_current(namespace=namespace, vector=lambda: embedder.embed([content])[0],
-                              slot_keys=slot_keys, embedder=embedder,
-                              count=CANDIDATES, exclude_ids=exclude_ids, vectors_out=vectors)
-    memories = memories_by_id([pk for pk, _cosine in nearest])
-    found = []
-    for pk, cosine in nearest:
-        memory = memories.get(pk)
-        if memory is None or memory.archived:
-            continue
-        if isinstance(embedder, MemoEmbedder) and pk in vectors:  # the decision compares them again
-            embedder.remember(memory.content, vectors[pk])
-        expires = memory.expires_at
-        if expires is not None and expires <= now:
-            continue
-        found.append((memory, cosine))
-    return found
+    return reconcile_candidates_many(namespace=namespace, contents=[content], embedder=embedder, now=now,
+                                     exclude_ids=exclude_ids)[content]()
+
+
+def reconcile_candidates_many(
+    *, namespace: Namespace, contents: list[str], embedder, now: datetime, exclude_ids: tuple[str, ...] = (),
+) -> dict[str, Callable[[], list[tuple[LongTermMemory, float]]]]:
+    """:func:`reconcile_candidates` of each of ``contents`` (a batch's statements, decided before any of
+    them is written) from one read of the scope, one matrix product and one read of the candidate items:
+    by content, a call giving its candidates; each call lends the candidates' stored vectors to the
+    embedder (the decision compares them again) as that statement is decided."""
+    contents = list(dict.fromkeys(contents))
+    # The statements are embedded only when the namespace holds items to compare with: a first save
+    # embeds its statement when it is written, after the erase gate (ltm.store.erase_gate), as every save does.
+    vectors: list[dict] = [{} for _ in contents]
+    nearest = nearest_current_many(
+        namespace=namespace, vectors=lambda: embedder.embed(contents),
+        slot_keys=[{slot.key for slot in statement_slots(content)} for content in contents],
+        embedder=embedder, count=CANDIDATES, exclude_ids=exclude_ids, vectors_out=vectors)
+    ids = list(dict.fromkeys(pk for found in nearest for pk, _cosine in found))
+    memories = {}
+    for start in range(0, len(ids), READ_BATCH):
+        memories.update(memories_by_id(ids[start : start + READ_BATCH]))
+
+    def candidates(found: list[tuple[str, float]], stored: dict) -> list[tuple[LongTermMemory, float]]:
+        kept = []
+        for pk, cosine in found:
+            memory = memories.get(pk)
+            if memory is None or memory.archived:
+                continue
+            if isinstance(embedder, MemoEmbedder) and pk in stored:  # the decision compares them again
+                embedder.remember(memory.content, stored[pk])
+            expires = memory.expires_at
+            if expires is not None and expires <= now:
+                continue
+            kept.append((memory, cosine))
+        return kept
+
+    return {content: partial(candidates, found, stored) for content, found, stored in zip(contents, nearest, vectors)}
 
 
 def signal_encoder(embedder=None):
@@ -224,7 +245,7 @@ def _reason(decision: Decision) -> str:
 
 
 def _reinforce(*, memory: LongTermMemory, source: str, conversation_id: str, actor, decision: Decision,
-               now: datetime) -> LongTermMemory:
+               now: datetime, audit=audit_record) -> LongTermMemory:
     memory = LongTermMemory.objects.select_for_update().get(pk=memory.pk)
     before = memory_snapshot(memory)
     value = dict(memory.value_json or {})
@@ -240,13 +261,13 @@ def _reinforce(*, memory: LongTermMemory, source: str, conversation_id: str, act
     memory.value_json = value
     # Only value_json: the content, and so the vector and updated_at (which names it), are unchanged.
     LongTermMemory.objects.filter(pk=memory.pk).update(value_json=value)
-    audit_record(actor=actor, action=AuditLog.Action.UPDATE, object_type="memory", object_id=memory.pk,
-                 before=before, after={**memory_snapshot(memory), "reconcile": decision.as_dict()},
-                 reason=_reason(decision))
+    audit(actor=actor, action=AuditLog.Action.UPDATE, object_type="memory", object_id=memory.pk,
+          before=before, after={**memory_snapshot(memory), "reconcile": decision.as_dict()}, reason=_reason(decision))
     return memory
 
 
-def _supersede(*, old_id: str, new: LongTermMemory, actor, decision: Decision, now: datetime) -> bool:
+def _supersede(*, old_id: str, new: LongTermMemory, actor, decision: Decision, now: datetime,
+               audit=audit_record) -> bool:
     old = LongTermMemory.objects.select_for_update().filter(pk=old_id).first()
     if old is None or old.archived:
         return False
@@ -258,15 +279,15 @@ def _supersede(*, old_id: str, new: LongTermMemory, actor, decision: Decision, n
     old.value_json = value
     old.archived, old.archived_at, old.archived_reason = True, now, ArchivedReason.SUPERSEDED
     old.save(update_fields=["value_json", "archived", "archived_at", "archived_reason"])
-    audit_record(actor=actor, action=AuditLog.Action.ARCHIVE, object_type="memory", object_id=old.pk,
-                 before=before, after={**memory_snapshot(old), "reconcile": decision.as_dict()},
-                 reason=ArchivedReason.SUPERSEDED)
+    audit(actor=actor, action=AuditLog.Action.ARCHIVE, object_type="memory", object_id=old.pk,
+          before=before, after={**memory_snapshot(old), "reconcile": decision.as_dict()},
+          reason=ArchivedReason.SUPERSEDED)
     record_state_change(old.pk, old_state, MemoryState.SUPERSEDED, actor, ArchivedReason.SUPERSEDED)
     announce_states_changed(memory_ids=[old.pk])
     return True
 
 
-def _flag_conflict(*, other_id: str, new: LongTermMemory, actor, decision: Decision) -> bool:
+def _flag_conflict(*, other_id: str, new: LongTermMemory, actor, decision: Decision, audit=audit_record) -> bool:
     other = LongTermMemory.objects.select_for_update().filter(pk=other_id).first()
     if other is None or other.archived:
         return False
@@ -275,16 +296,14 @@ def _flag_conflict(*, other_id: str, new: LongTermMemory, actor, decision: Decis
     value["conflictWith"] = list(dict.fromkeys([*(value.get("conflictWith") or []), new.pk]))
     other.value_json = value
     LongTermMemory.objects.filter(pk=other.pk).update(value_json=value)
-    audit_record(actor=actor, action=AuditLog.Action.UPDATE, object_type="memory", object_id=other.pk,
-                 before=before, after={**memory_snapshot(other), "reconcile": decision.as_dict()},
-                 reason=CONFLICT_FLAGGED)
+    audit(actor=actor, action=AuditLog.Action.UPDATE, object_type="memory", object_id=other.pk,
+          before=before, after={**memory_snapshot(other), "reconcile": decision.as_dict()}, reason=CONFLICT_FLAGGED)
     return True
 
 
-def _decide(*, namespace: Namespace, memory: LongTermMemory, embedder, now: datetime, use_judge: bool = True,
-            judged: Decision | None = None):
+def _decide(*, memory: LongTermMemory, candidates: list[tuple[LongTermMemory, float]], embedder, now: datetime,
+            use_judge: bool = True, judged: Decision | None = None):
     observed = memory.valid_from if (memory.value_json or {}).get("validFrom") else now
-    candidates = reconcile_candidates(namespace=namespace, content=memory.content, embedder=embedder, now=now)
     if judged is not None and sorted(judged.candidates) == sorted(m.pk for m, _cosine in candidates):
         decision = judged
     else:
@@ -315,15 +334,12 @@ def reconcile_prejudge(*, namespace: Namespace, memory: LongTermMemory, embedder
     return reconcile_decide(content=memory.content, candidates=candidates, now=observed, embedder=embedder)
 
 
-def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed: datetime, actor, embedder,
-           now: datetime, audit_reason: str | None = None, event: str = "create",
-           audit_details: dict | None = None) -> ReconcileResult:
-    source = memory.source
-    conversation_id = str((memory.value_json or {}).get("conversationId", ""))
+def _stores(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed: datetime) -> bool:
+    """Whether ``decision`` stores ``memory`` (else it reinforces the item it repeats); when it does,
+    ``memory.value_json`` as it is stored (valid from the stated or the observed time, the items it
+    conflicts with)."""
     if decision.verdict == SAME and decision.targets and decision.targets[0] in by_id:
-        kept = _reinforce(memory=by_id[decision.targets[0]], source=source, conversation_id=conversation_id,
-                          actor=actor, decision=decision, now=now)
-        return ReconcileResult(decision=decision, memory=kept, created=False)
+        return False
     if decision.verdict == SAME:  # a judge naming something else: store rather than lose the statement
         decision.verdict, decision.reason = NEW, decision.reason + " (the repeated item is gone: stored)"
     value = dict(memory.value_json or {})
@@ -332,13 +348,22 @@ def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed:
         flagged = decision.targets if decision.verdict == CONFLICT else decision.conflicts
         value["conflictWith"] = [pk for pk in flagged if pk in by_id]
     memory.value_json = value
-    memory_upsert_many([memory])
-    memory_embed_many([memory], embedder=embedder)
-    audit_record(actor=actor, action=AuditLog.Action.CREATE, object_type="memory", object_id=memory.pk,
-                 after={**memory_snapshot(memory), "reconcile": decision.as_dict()},
-                 reason=audit_reason or _reason(decision), details=audit_details if audit_reason else None)
-    version_record_created_many([memory], actor=actor, event=event, reason=audit_reason or _reason(decision),
-                                details=audit_details if audit_reason else None)
+    return True
+
+
+def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed: datetime, stored: bool, actor,
+           now: datetime, audit, audit_reason: str | None = None, audit_details: dict | None = None) -> ReconcileResult:
+    """The writes of one decision besides the new item's row, vector and version (``stored``: written
+    already, with the batch's others): the reinforcement of a repeat, or the new item's audit entry, what
+    it supersedes and the conflicts it flags."""
+    if not stored:
+        conversation_id = str((memory.value_json or {}).get("conversationId", ""))
+        kept = _reinforce(memory=by_id[decision.targets[0]], source=memory.source, conversation_id=conversation_id,
+                          actor=actor, decision=decision, now=now, audit=audit)
+        return ReconcileResult(decision=decision, memory=kept, created=False)
+    audit(actor=actor, action=AuditLog.Action.CREATE, object_type="memory", object_id=memory.pk,
+          after={**memory_snapshot(memory), "reconcile": decision.as_dict()},
+          reason=audit_reason or _reason(decision), details=audit_details if audit_reason else None)
     result = ReconcileResult(decision=decision, memory=memory, created=True)
     if memory.archived:  # waiting for review: used only once approved, so it replaces nothing yet
         return result
@@ -350,17 +375,18 @@ def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed:
         if decision.verdict == UPDATE:
             if old.created_at > observed:  # said before the stored one was (an import, an old conversation)
                 newer.append(old)
-            elif _supersede(old_id=target, new=memory, actor=actor, decision=decision, now=now):
+            elif _supersede(old_id=target, new=memory, actor=actor, decision=decision, now=now, audit=audit):
                 result.superseded.append(target)
         elif decision.verdict == CONFLICT and _flag_conflict(other_id=target, new=memory, actor=actor,
-                                                              decision=decision):
+                                                              decision=decision, audit=audit):
             result.conflicts.append(target)
     for target in decision.conflicts:  # beside a bounded update: kept current, flagged for review
-        if target in by_id and _flag_conflict(other_id=target, new=memory, actor=actor, decision=decision):
+        if target in by_id and _flag_conflict(other_id=target, new=memory, actor=actor, decision=decision,
+                                              audit=audit):
             result.conflicts.append(target)
     if newer:  # stored as what was true before the newer item: superseded by it from the start
         successor = min(newer, key=lambda m: m.valid_from)
-        _supersede(old_id=memory.pk, new=successor, actor=actor, decision=decision, now=now)
+        _supersede(old_id=memory.pk, new=successor, actor=actor, decision=decision, now=now, audit=audit)
         memory.refresh_from_db()
     return result
 
@@ -387,9 +413,11 @@ def memory_reconcile_many(
 ) -> list[ReconcileResult]:
     """Reconcile several unsaved items of one namespace (the caller holds the lock and a transaction).
 
-    Every item is decided against the namespace as it was before the batch (one scope, searched warm),
-    then the decisions are written in order; a repeat of an earlier item of the batch (same text) is
-    dropped and reported as ``same``. ``audit_reason``: the reason of the created items' audit entries
+    Every item is decided against the namespace as it was before the batch (its items read once for the
+    batch: :func:`reconcile_candidates_many`) and against the batch's earlier statements, then the
+    decisions are written in order (the new items' rows, vectors, versions and the audit entries each in
+    one statement for the batch); a repeat of an earlier item of the batch (same text) is dropped and
+    reported as ``same``. ``audit_reason``: the reason of the created items' audit entries
     (e.g. ``import``; the decision is in their ``after.reconcile`` either way). ``event``: the version
     event of the created items (``create``, ``extract``, ``import``). ``judged``: decisions taken before
     (:func:`reconcile_prejudge`) by item id.
@@ -401,14 +429,19 @@ def memory_reconcile_many(
         for start in range(0, len(texts), 256):
             embedder.embed(list(dict.fromkeys(texts[start : start + 256])))
 
-    planned, first_of, stored_before = [], {}, []
-    for memory in memories:
+    planned, first_of, stored_before, candidates_of = [], {}, [], {}
+    for position, memory in enumerate(memories):
         key = normalize_statement(memory.content)
         if key in first_of:
             planned.append((memory, None, {}, now, first_of[key], []))
             continue
-        decision, by_id, observed = _decide(namespace=namespace, memory=memory, embedder=embedder, now=now,
-                                            use_judge=use_judge, judged=(judged or {}).get(memory.pk))
+        if memory.content not in candidates_of:  # the candidates of this and the next statements: one read
+            candidates_of = reconcile_candidates_many(
+                namespace=namespace, contents=texts[position : position + STATEMENTS_AT_ONCE], embedder=embedder,
+                now=now)
+        decision, by_id, observed = _decide(memory=memory, candidates=candidates_of[memory.content](),
+                                            embedder=embedder, now=now, use_judge=use_judge,
+                                            judged=(judged or {}).get(memory.pk))
         # Against the batch's earlier statements too (they are not searchable yet).
         # Statements of one batch are said together: one replaces another only on a recognised slot.
         within = rules_decide(memory.content, [(m.pk, m.content, 0.0) for m in stored_before]) if stored_before \
@@ -423,21 +456,49 @@ def memory_reconcile_many(
         planned.append((memory, decision, by_id, observed, None, replaces))
     folded = _fold_ended_values(planned)
     results: list[ReconcileResult | None] = [None] * len(planned)
+    stores = [repeat_of is None and _stores(memory=memory, decision=decision, by_id=by_id, observed=observed)
+              for memory, decision, by_id, observed, repeat_of, _replaces in planned]
+    # The new items' rows, vectors and versions in one statement each (the erase gate passed once), before
+    # the other writes: nothing of the batch reads them before.
+    created = [entry[0] for entry, stored in zip(planned, stores) if stored]
+    memory_upsert_many(created)
+    memory_embed_many(created, embedder=embedder)
+    by_reason: dict[str, list[LongTermMemory]] = {}
+    for entry, stored in zip(planned, stores):
+        if stored:
+            by_reason.setdefault(audit_reason or _reason(entry[1]), []).append(entry[0])
+    for reason, group in by_reason.items():
+        version_record_created_many(group, actor=actor, event=event, reason=reason,
+                                    details=audit_details if audit_reason else None)
+    entries: list[dict] = []  # the batch's audit entries, in the order of its writes: one INSERT at its end
+
+    def audit(**entry) -> None:
+        entries.append(entry)
+
     for index, (memory, decision, by_id, observed, repeat_of, replaces) in enumerate(planned):
         if repeat_of is not None:
             continue
-        result = _apply(memory=memory, decision=decision, by_id=by_id, observed=observed, actor=actor,
-                        embedder=embedder, now=now, audit_reason=audit_reason, event=event,
+        result = _apply(memory=memory, decision=decision, by_id=by_id, observed=observed, stored=stores[index],
+                        actor=actor, now=now, audit=audit, audit_reason=audit_reason,
                         audit_details=audit_details)
         for pk in replaces:  # an earlier statement of the batch that this one updates
-            if result.created and _supersede(old_id=pk, new=result.memory, actor=actor, decision=decision, now=now):
+            if result.created and _supersede(old_id=pk, new=result.memory, actor=actor, decision=decision, now=now,
+                                             audit=audit):
                 result.superseded.append(pk)
         results[index] = result
+    if entries:
+        audit_record_many(entries)
+    position_of = {id(entry[0]): index for index, entry in enumerate(planned)}
     for index, (memory, _decision, _by_id, _observed, repeat_of, _replaces) in enumerate(planned):
         if repeat_of is None:
             continue
-        other = next(r for r in results if r is not None
-                     and (r.memory is repeat_of or r.memory.content == repeat_of.content))
+        other = next((r for r in results if r is not None
+                      and (r.memory is repeat_of or r.memory.content == repeat_of.content)), None)
+        if other is None:  # it repeats a statement that reinforced a stored item said otherwise, or was folded
+            at = position_of[id(repeat_of)]
+            while results[at] is None:
+                at = position_of[id(planned[at][4])]
+            other = results[at]
         reason = folded.get(index, "repeats an earlier statement of the same batch")
         results[index] = ReconcileResult(decision=Decision(SAME, [other.memory.pk], reason, "rules"),
                                          memory=other.memory, created=False)

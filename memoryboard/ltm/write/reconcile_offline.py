@@ -46,7 +46,9 @@ from memoryboard.llm.cues import OTHER, names_a_moment, statement_subject
 from memoryboard.ltm.write.statements import (
     LIKES,
     RuleDecision,
+    Slot,
     compare_slots,
+    forget_slot_texts,
     normalize_statement,
     repeats_statement,
     statement_slots,
@@ -108,19 +110,28 @@ def _inflects_a_prototype_word(word: str) -> bool:
     return False
 
 
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+
 def _numbers(words: frozenset[str]) -> frozenset[str]:
     """The numbers among value words, without their unit or ending ("14th" → "14")."""
-    return frozenset(re.match(r"\d+(?:[.,]\d+)?", w).group(0) for w in words if w[0].isdigit())
+    return frozenset(_NUMBER.match(w).group(0) for w in words if w[0].isdigit())
 
 
-def _shared_words(new_words: frozenset[str], old_words: frozenset[str]) -> set[str]:
+def _shared_words(new_words: frozenset[str], old_words: frozenset[str], *,
+                  old_latin: frozenset[str] | None = None) -> set[str]:
     """The value words both statements hold, a word and its derived form counted as one ("peanut" /
     "peanuts", "violin" / "violinist", "diabetes" / "diabetic": a common start of ``STEM`` letters or more,
-    ending each in at most ``SUFFIX`` more)."""
+    ending each in at most ``SUFFIX`` more). ``old_latin``: ``old_words`` not in Chinese, when known."""
     shared = set(new_words & old_words)
+    if old_latin is None:
+        old_latin = frozenset(b for b in old_words if not _CJK_RUN.match(b))
     for a in new_words - shared:
-        for b in old_words:
-            if _CJK_RUN.match(a) or _CJK_RUN.match(b):
+        if _CJK_RUN.match(a):
+            continue
+        start = a[:STEM]
+        for b in old_latin:
+            if b[:STEM] != start:  # a common start shorter than STEM
                 continue
             common = len(os.path.commonprefix([a, b]))
             if common >= STEM and len(a) - common <= SUFFIX and len(b) - common <= SUFFIX:
@@ -216,33 +227,91 @@ def _script_words(words: set[str]) -> tuple[set[str], set[str]]:
     return {w for w in words if not _CJK_RUN.match(w)}, {w for w in words if _CJK_RUN.match(w)}
 
 
+@dataclass(frozen=True)
+class _Parsed:
+    """What the offline rules read of one statement, found once per text: the stored items of a user are
+    compared again at each statement and each turn."""
+
+    norm: str  # as the repeat test compares it
+    words: frozenset[str]  # its value words
+    latin: frozenset[str]  # of those, the words not in Chinese
+    cjk: frozenset[str]  # and the Chinese ones
+    numbers: frozenset[str]
+    whose: str
+    said: bool
+    slots: tuple[Slot, ...]  # its slots, read in the first person
+    keys: frozenset[str]  # its single-valued slots
+    likes: frozenset[str]  # the things it likes
+
+
+@lru_cache(maxsize=8192)  # bounded, per process; emptied with the other texts' caches (forget_statement_texts)
+def _parsed(text: str) -> _Parsed:
+    words = _value_words(text)
+    latin, cjk = _script_words(words)
+    whose, said = _whose(text)
+    slots = tuple(statement_slots(first_person(text)))
+    return _Parsed(
+        norm=normalize_statement(text), words=words, latin=frozenset(latin), cjk=frozenset(cjk),
+        numbers=_numbers(words), whose=whose, said=said, slots=slots,
+        keys=frozenset(s.key for s in slots if not s.key.startswith(LIKES)),
+        likes=frozenset(s.key for s in slots if s.key.startswith(LIKES) and s.positive))
+
+
+@dataclass(frozen=True)
+class _Cues:
+    """The cues of a new statement, read once for all its candidates."""
+
+    ends: bool
+    now: bool
+    addition: bool
+    continuation: bool
+    moment: bool
+    explicit_now: bool
+
+
+@lru_cache(maxsize=256)  # the statements of the last turns (each is compared with all its candidates)
+def _cues(text: str) -> _Cues:
+    return _Cues(ends=ends_value(text), now=says_now(text), addition=has_addition_cue(text),
+                 continuation=has_continuation_cue(text), moment=names_a_moment(text),
+                 explicit_now=bool(_EXPLICIT_NOW.search(text or "")))
+
+
+def forget_statement_texts() -> None:
+    """Empty this process's caches of statements' texts (what the rules read of stored items and statements):
+    an erase leaves none of the user's words in memory."""
+    for cached in (_parsed, _cues, _value_words, _whose):
+        cached.cache_clear()
+    forget_slot_texts()
+
+
 def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, float],
            old_attr: tuple[str, float, float], profile: float = 0.0, new_on_old: float = -1.0) -> Relation:
     """The relation of the statement ``new`` to the stored ``old`` given their cosine and nearest attributes
     (``llm.attributes.AttributeSpace.attribute``), the cosine of their attribute profiles (``profile``) and the
     new statement's cosine to the stored one's attribute (``new_on_old``)."""
-    new_norm, old_norm = normalize_statement(new), normalize_statement(old)
+    mine, theirs = _parsed(new), _parsed(old)
+    new_norm, old_norm = mine.norm, theirs.norm
     if repeats_statement(new_norm, old_norm):
         return Relation("same", "the same statement" if new_norm == old_norm else "contained in the other")
-    new_words, old_words = _value_words(new), _value_words(old)
-    shared = _shared_words(new_words, old_words)
+    new_words, old_words = mine.words, theirs.words
+    shared = _shared_words(new_words, old_words, old_latin=theirs.latin)
     # Other numbers for the same words ("rent is 1200" / "put the rent up to 1400"): another value, not a repeat.
-    new_numbers, old_numbers = _numbers(new_words), _numbers(old_words)
+    new_numbers, old_numbers = mine.numbers, theirs.numbers
     if new_numbers and old_numbers and not new_numbers & old_numbers:
         shared = set()
-    (new_whose, new_said), (old_whose, old_said) = _whose(new), _whose(old)
+    new_whose, new_said, old_whose, old_said = mine.whose, mine.said, theirs.whose, theirs.said
+    cues = _cues(new)
     if new_whose != old_whose and (new_said and old_said or not shared):
         return Relation("new", f"about someone else ({new_whose} / {old_whose})")
     if new_whose != "user" and old_whose != "user":  # someone else's: never replaced on a guess
-        if cosine >= SAME_COSINE and not ends_value(new):
+        if cosine >= SAME_COSINE and not cues.ends:
             return Relation("same", f"about the user's {new_whose}: says the same ({cosine:.2f})")
         return Relation("new", f"about the user's {new_whose}")
-    new_slots, old_slots = statement_slots(first_person(new)), statement_slots(first_person(old))
+    new_slots, old_slots = list(mine.slots), list(theirs.slots)
     slots = compare_slots(new_slots, old_slots)
     # Single-valued slots (where one lives, one's job, …): a like of one thing is not an attribute of its own.
-    new_keys = {s.key for s in new_slots if not s.key.startswith(LIKES)}
-    old_keys = {s.key for s in old_slots if not s.key.startswith(LIKES)}
-    ends = ends_value(new)
+    new_keys, old_keys = mine.keys, theirs.keys
+    ends = cues.ends
     if slots[0] == "same":
         return Relation("same", "same slot: " + ", ".join(slots[1]))
     # A slot's value in the other language ("shanghai" / "上海") is left to the encoder.
@@ -254,20 +323,19 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("conflict", "; ".join(slots[1]))
     if new_keys and old_keys and not new_keys & old_keys and not (shared and ends):
         return Relation("new", "another slot")
-    new_latin, new_cjk = _script_words(new_words)
-    old_latin, old_cjk = _script_words(old_words)
+    new_latin, new_cjk = mine.latin, mine.cjk
+    old_latin, old_cjk = theirs.latin, theirs.cjk
     other_language = bool(new_latin and not new_cjk and old_cjk and not old_latin
                           or new_cjk and not new_latin and old_latin and not old_cjk)
-    if shared and not ends and not has_addition_cue(new) and cosine >= SHARED_COSINE:
+    if shared and not ends and not cues.addition and cosine >= SHARED_COSINE:
         return Relation("same", f"says {', '.join(sorted(shared)[:3])} again ({cosine:.2f})")
-    new_likes = {s.key for s in new_slots if s.key.startswith(LIKES) and s.positive}
-    old_likes = {s.key for s in old_slots if s.key.startswith(LIKES) and s.positive}
+    new_likes, old_likes = mine.likes, theirs.likes
     if new_likes and old_likes and not new_likes & old_likes and not ends:
         return Relation("new", "likes another thing (likes are many)")
     both_clear = min(new_attr[1], old_attr[1]) >= ATTRIBUTE_MIN
     # Said as a change and this close: the same attribute, whatever the prototypes say ("I'm in Lisbon now").
     # ... or of one family of attributes, both clearly ("用户已转行做销售" after "用户是一名护士").
-    cue_near = (ends or says_now(new)) and (cosine >= CUE_COSINE or both_clear
+    cue_near = (ends or cues.now) and (cosine >= CUE_COSINE or both_clear
                                                     and one_family(new_attr[0], old_attr[0], ended=ends))
     if both_clear and new_attr[0] != old_attr[0] and min(new_attr[2], old_attr[2]) >= ATTRIBUTE_MARGIN \
             and cosine < SAME_COSINE and not (shared and ends) and not cue_near:
@@ -292,7 +360,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
             return Relation("conflict", f"said as a change, near in meaning ({cosine:.2f}), no attribute in common")
         return Relation("new", f"another attribute ({new_attr[0]} / {old_attr[0]}, {cosine:.2f})")
     attribute = new_attr[0] if new_attr[0] == old_attr[0] else f"{cosine:.2f}"
-    if has_addition_cue(new) and not ends:
+    if cues.addition and not ends:
         return Relation("new", f"adds to {attribute}")
     if ends and shared and apart:
         return Relation("conflict", f"said as a change of {', '.join(sorted(shared)[:3])}, of another attribute "
@@ -305,15 +373,15 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("conflict", f"{attribute}: said as a change, far in meaning ({cosine:.2f})")
     if shared:
         return Relation("same", f"{attribute}: shares {', '.join(sorted(shared)[:3])}")
-    if has_continuation_cue(new):
+    if cues.continuation:
         return Relation("same", f"{attribute}: said as still true")
     # An event ("last week", 上周) is one unless it says "now" in so many words ("a plumber now, started last
     # week"): a final 了 or "went" tell what happened, not that it replaced anything.
-    if names_a_moment(new) and not ends and not _EXPLICIT_NOW.search(new):
+    if cues.moment and not ends and not cues.explicit_now:
         return Relation("new", f"{attribute}: an event")
-    if says_now(new) and old_attr[0] in FIXED and not ends:
+    if cues.now and old_attr[0] in FIXED and not ends:
         return Relation("new", f"{attribute}: what holds now does not change where one comes from")
-    if says_now(new):  # of this attribute for sure, or unsure
+    if cues.now:  # of this attribute for sure, or unsure
         if cue_near or unclear or new_attr[0] == old_attr[0] and both_clear:
             return Relation("update", f"{attribute}: another value now")
         return Relation("conflict", f"{attribute}: another value now, unsure of the attribute ({cosine:.2f})")
@@ -347,16 +415,18 @@ def relations(statement: str, candidates: Sequence[tuple[str, str, float]], *,
     views = [statement, *clauses(statement)]
     vectors = np.asarray(encode([*views, *[content for _pk, content, _c in candidates]]), dtype=np.float32)
     mine, theirs = vectors[: len(views)], vectors[len(views):]
-    attributes, old_attributes = space.attribute(mine), space.attribute(theirs)
-    profiles, old_profiles = space.profiles(mine), space.profiles(theirs)
-    scores = space.scores(mine)
+    scores, old_scores = space.scores(mine), space.scores(theirs)
+    attributes, old_attributes = space.attribute(mine, scores=scores), space.attribute(theirs, scores=old_scores)
+    profiles, old_profiles = space.profiles(mine, scores=scores), space.profiles(theirs, scores=old_scores)
+    index = {name: i for i, name in enumerate(space.names)}
     found = []
     for (pk, content, _c), vector, attr, profile in zip(candidates, theirs, old_attributes, old_profiles):
-        view = int(np.argmax(mine @ vector))  # the statement's clause nearest to the stored item
+        # The statement's clause nearest to the stored item (the statement itself when it is one clause).
+        view = int(np.argmax(mine @ vector)) if len(views) > 1 else 0
         cosine = float(mine[view] @ vector)
         found.append((pk, cosine, relate(statement, content, cosine=cosine, new_attr=attributes[view], old_attr=attr,
                                          profile=float(profiles[view] @ profile),
-                                         new_on_old=float(scores[view][space.names.index(attr[0])]))))
+                                         new_on_old=float(scores[view][index[attr[0]]]))))
     return found
 
 

@@ -14,14 +14,15 @@ current items of the namespace that a statement may repeat or replace:
   expiry scenarios, the search's 16 best (what the step used before) in 15, the 256 nearest still in 2;
   with the items of the same slot added, in none).
 
-Each call reads the namespace's current items' ids and versions (``updated_at``; one query, no content,
-no vector). Kept per namespace in the process (:class:`ScopeIndex`, the ``KEPT_SCOPES`` used last), named by
-those ids and versions, so never stale: the vectors of the items as of the last full build
-(``retrieval.scope_data``, from the vector cache when a search has just built the same scope), the
-vectors of the items written since (read by id), and each item's slot keys (``statements.statement_slots``,
-carried over from build to build). After ``REBUILD_AFTER`` items written or removed since the build, it is
-built again (a 5,000-item scope: ~200 ms of CPU for the vectors and keyword index, ~230 ms more for the
-slots of every item the first time).
+A save, or a batch of statements (a chat turn's; :func:`nearest_current_many`, their cosines one matrix
+product), reads the namespace's current items' ids and versions once (``updated_at``; one query, no content,
+no vector: :func:`current_scope`). Kept per namespace in the process (:class:`ScopeIndex`, the
+``KEPT_SCOPES`` used last), named by those ids and versions, so never stale: the vectors of the items as
+of the last full build (``retrieval.scope_data``, from the vector cache when a search has just built the
+same scope), the vectors of the items written since (read by id), and each item's slot keys
+(``statements.statement_slots``, carried over from build to build). After ``REBUILD_AFTER`` items written
+or removed since the build, it is built again (a 5,000-item scope: ~200 ms of CPU for the vectors and
+keyword index, ~230 ms more for the slots of every item the first time).
 
 The caller holds the namespace's lock (``ltm.store.locks``), which serialises the use of one namespace's index.
 """
@@ -39,7 +40,7 @@ from django.db.models import CharField, FilteredRelation, Q
 from django.db.models.functions import Cast
 
 from memoryboard.ltm.search.retrieval import namespace_scope, scope_data, version_rows
-from memoryboard.ltm.search.vector_cache import ScopeData
+from memoryboard.ltm.search.vector_cache import COSINE_BLOCK, ScopeData
 from memoryboard.ltm.write.statements import statement_slots
 from memoryboard.models import LongTermMemory
 from memoryboard.models.namespaces import Namespace, namespace_spellings
@@ -49,6 +50,8 @@ REBUILD_AFTER = 256
 # Namespaces whose index a process keeps (the ones reconciled last).
 KEPT_SCOPES = 16
 READ_BATCH = 2_000
+# Statements whose cosines are one matrix product (bounds its memory: 32 x 100,000 items x 4 bytes).
+STATEMENTS_AT_ONCE = 32
 
 
 @dataclass
@@ -134,16 +137,89 @@ def _read_written(ids: list[str], embedder) -> dict[str, tuple[str, object, str]
     return found
 
 
-def nearest_current(
-    *, namespace: Namespace, vector: np.ndarray | Callable[[], np.ndarray], slot_keys: Iterable[str], embedder,
-    count: int,
-    exclude_ids: Iterable[str] = (),
-    vectors_out: dict[str, np.ndarray] | None = None,
-) -> list[tuple[str, float]]:
-    """``(id, cosine)`` of the namespace's current items (paused ones included; expired ones too: the
-    caller loads the items and checks), nearest first: the ``count`` nearest to ``vector`` and, of the
-    items holding one of ``slot_keys``, the ``count`` nearest; never ``exclude_ids``. ``vectors_out``
-    receives the returned items' vectors (no model call: the decision compares them too)."""
+@dataclass
+class ScopeView:
+    """A namespace's current items as the statements of one save or one turn are compared with them: the
+    kept index patched with the items written since its build, read once. The caller holds the namespace's
+    lock, so nothing else writes the scope while the view is used; a batch's statements are all decided
+    before any of them is written (``reconcile.memory_reconcile_many``)."""
+
+    index: ScopeIndex
+    ids: list[str]  # the built items, then the items written since
+    stale: np.ndarray | None  # the built items no longer current as they were built (None: none)
+    written_ids: list[str]
+    written: np.ndarray | None  # the vectors of ``written_ids``, one row each
+
+    def cosines(self, vectors: np.ndarray) -> np.ndarray:
+        """The cosines of each row of ``vectors`` with every item of ``ids`` (``-inf``: no longer current),
+        one row per vector: one matrix product for all of them."""
+        vectors, data = np.asarray(vectors, dtype=np.float32), self.index.data
+        if len(vectors) == 1:  # one statement (a single save): the scope's own product, as a search makes it
+            built = data.cosines(vectors[0])[None, :] if len(data.ids) else np.zeros((1, 0), np.float32)
+            added = (self.written @ vectors[0])[None, :] if self.written is not None else None
+        else:
+            built = _built_cosines(data, vectors)
+            added = (self.written @ vectors.T).T if self.written is not None else None
+        if self.stale is not None:
+            built[:, self.stale] = -np.inf
+        return built if added is None else np.concatenate([built, added], axis=1)
+
+    def nearest(self, cosines: np.ndarray, *, slot_keys: Iterable[str], count: int, exclude_ids: Iterable[str] = (),
+                vectors_out: dict[str, np.ndarray] | None = None) -> list[tuple[str, float]]:
+        """``(id, cosine)`` nearest first from one row of :meth:`cosines` (changed in place): the ``count``
+        nearest and, of the items holding one of ``slot_keys``, the ``count`` nearest; never ``exclude_ids``.
+        ``vectors_out`` receives the returned items' vectors."""
+        index, ids = self.index, self.ids
+        data, built = index.data, len(index.data.ids)
+        for pk in set(exclude_ids):
+            position = data.position.get(pk) if pk not in index.written else built + self.written_ids.index(pk)
+            if position is not None:
+                cosines[position] = -np.inf
+
+        def nearest_first(positions) -> list[int]:  # ties by id: the same whatever the order of the rows
+            return sorted(positions, key=lambda i: (-cosines[i], ids[i]))
+
+        usable = int(np.isfinite(cosines).sum())
+        take = min(count, usable)
+        chosen: set[int] = set()
+        if take:
+            kth = -np.partition(-cosines, take - 1)[take - 1]  # the take-th best cosine
+            chosen.update(nearest_first(np.flatnonzero(cosines >= kth).tolist())[:take])
+        wanted = set(slot_keys)
+        if wanted:
+            holders = [data.position[pk] for key in wanted for pk in index.by_slot.get(key, ())]
+            holders += [built + i for i, pk in enumerate(self.written_ids)
+                        if index.slots.get(pk, ("", frozenset()))[1] & wanted]
+            chosen.update(nearest_first({i for i in holders if np.isfinite(cosines[i])})[:count])
+        found = nearest_first(chosen)
+        if vectors_out is not None:
+            inside = [i for i in found if i < built]
+            vectors_out.update(zip((ids[i] for i in inside), data.vectors(np.asarray(inside, dtype=np.int64))))
+            vectors_out.update((ids[i], index.written[ids[i]][1]) for i in found if i >= built)
+        return [(ids[i], float(cosines[i])) for i in found]
+
+
+def _built_cosines(data: ScopeData, vectors: np.ndarray) -> np.ndarray:
+    """``data.cosines`` of several vectors at once: ``COSINE_BLOCK`` rows widened once for all of them."""
+    if data.scales is None:
+        return (data.matrix @ vectors.T).T.copy()
+    count = len(data.matrix)
+    out = np.empty((count, len(vectors)), dtype=np.float32)
+    buffer = np.empty((min(count, COSINE_BLOCK), data.matrix.shape[1]), dtype=np.float32)
+    queries = np.ascontiguousarray(vectors.T)
+    for start in range(0, count, COSINE_BLOCK):
+        block = data.matrix[start : start + COSINE_BLOCK]
+        wide = buffer[: len(block)]
+        np.copyto(wide, block)
+        np.matmul(wide, queries, out=out[start : start + len(block)])
+    out *= data.scales[:, None]
+    return np.ascontiguousarray(out.T)
+
+
+def current_scope(*, namespace: Namespace, embedder) -> ScopeView | None:
+    """The namespace's current items (paused ones included; expired ones too: the caller loads the items
+    and checks) as a :class:`ScopeView`; None when it holds none. One read of the items' ids and versions;
+    the vectors of the items written since the kept build (read by id), or a full build."""
     spellings = tuple(namespace_spellings(namespace))
 
     def scope():
@@ -151,7 +227,7 @@ def nearest_current(
 
     rows = version_rows(scope, sql_key=("reconcile", spellings, connection.vendor))
     if not rows:
-        return []
+        return None
     key = (spellings, embedder.name, connection.alias)
     index = _kept(key)
     changed: list[tuple[str, str]] = []  # (id, version) of the items not in the build as they are now
@@ -175,47 +251,51 @@ def nearest_current(
     index.written = {pk: index.written[pk] for pk, version in changed
                      if pk in index.written and index.written[pk][0] == version}
 
-    if callable(vector):  # made only when there is something to compare with
-        vector = vector()
-    data, vector = index.data, np.asarray(vector, dtype=np.float32)
-    cosines = data.cosines(vector) if len(data.ids) else np.zeros(0, np.float32)
+    data = index.data
+    stale = None
     if gone:  # only the built items still current as they were count
-        known, position = index.versions.get, data.position
-        still = np.zeros(len(data.ids), dtype=bool)
-        still[[position[pk] for pk, version in rows if known(pk) == version]] = True
-        cosines[~still] = -np.inf
+        position = data.position
+        stale = np.ones(len(data.ids), dtype=bool)
+        stale[[position[pk] for pk, version in rows if index.versions.get(pk) == version]] = False
     written_ids = list(index.written)
-    ids = data.ids + written_ids
-    if written_ids:
-        matrix = np.vstack([index.written[pk][1] for pk in written_ids])
-        cosines = np.concatenate([cosines, matrix @ vector])
-    excluded = set(exclude_ids)
-    for pk in excluded:
-        position = data.position.get(pk) if pk not in index.written else len(data.ids) + written_ids.index(pk)
-        if position is not None:
-            cosines[position] = -np.inf
+    written = np.vstack([index.written[pk][1] for pk in written_ids]) if written_ids else None
+    return ScopeView(index=index, ids=data.ids + written_ids, stale=stale, written_ids=written_ids, written=written)
 
-    def nearest_first(positions) -> list[int]:  # ties by id: the same whatever the order of the rows
-        return sorted(positions, key=lambda i: (-cosines[i], ids[i]))
 
-    usable = int(np.isfinite(cosines).sum())
-    take = min(count, usable)
-    chosen: set[int] = set()
-    if take:
-        kth = -np.partition(-cosines, take - 1)[take - 1]  # the take-th best cosine
-        chosen.update(nearest_first(np.flatnonzero(cosines >= kth).tolist())[:take])
-    wanted = set(slot_keys)
-    if wanted:
-        holders = [data.position[pk] for key in wanted for pk in index.by_slot.get(key, ())]
-        holders += [len(data.ids) + i for i, pk in enumerate(written_ids)
-                    if index.slots.get(pk, ("", frozenset()))[1] & wanted]
-        chosen.update(nearest_first({i for i in holders if np.isfinite(cosines[i])})[:count])
-    found = nearest_first(chosen)
-    if vectors_out is not None:
-        for i in found:
-            if i < len(data.ids):
-                row = data.matrix[i].astype(np.float32)
-                vectors_out[ids[i]] = row * data.scales[i] if data.scales is not None else row
-            else:
-                vectors_out[ids[i]] = index.written[ids[i]][1]
-    return [(ids[i], float(cosines[i])) for i in found]
+def nearest_current_many(
+    *, namespace: Namespace, vectors: np.ndarray | Callable[[], np.ndarray], slot_keys: list[Iterable[str]],
+    embedder, count: int, exclude_ids: Iterable[str] = (),
+    vectors_out: list[dict[str, np.ndarray]] | None = None,
+) -> list[list[tuple[str, float]]]:
+    """:func:`nearest_current` of several statements (one row of ``vectors`` and one ``slot_keys`` each)
+    against one read of the scope, their cosines in one matrix product per ``STATEMENTS_AT_ONCE``."""
+    view = current_scope(namespace=namespace, embedder=embedder)
+    if view is None:
+        return [[] for _ in slot_keys]
+    if callable(vectors):  # made only when there is something to compare with
+        vectors = vectors()
+    vectors = np.asarray(vectors, dtype=np.float32).reshape(len(slot_keys), -1)
+    found = []
+    for start in range(0, len(vectors), STATEMENTS_AT_ONCE):
+        cosines = view.cosines(vectors[start : start + STATEMENTS_AT_ONCE])
+        for offset, row in enumerate(cosines):
+            i = start + offset
+            found.append(view.nearest(row, slot_keys=slot_keys[i], count=count, exclude_ids=exclude_ids,
+                                      vectors_out=None if vectors_out is None else vectors_out[i]))
+    return found
+
+
+def nearest_current(
+    *, namespace: Namespace, vector: np.ndarray | Callable[[], np.ndarray], slot_keys: Iterable[str], embedder,
+    count: int,
+    exclude_ids: Iterable[str] = (),
+    vectors_out: dict[str, np.ndarray] | None = None,
+) -> list[tuple[str, float]]:
+    """``(id, cosine)`` of the namespace's current items (paused ones included; expired ones too: the
+    caller loads the items and checks), nearest first: the ``count`` nearest to ``vector`` and, of the
+    items holding one of ``slot_keys``, the ``count`` nearest; never ``exclude_ids``. ``vectors_out``
+    receives the returned items' vectors (no model call: the decision compares them too)."""
+    return nearest_current_many(
+        namespace=namespace, vectors=vector, slot_keys=[slot_keys],
+        embedder=embedder, count=count, exclude_ids=exclude_ids,
+        vectors_out=None if vectors_out is None else [vectors_out])[0]

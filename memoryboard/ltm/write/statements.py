@@ -234,6 +234,11 @@ def statement_slots(text: str) -> list[Slot]:
     return list(_slots(text or ""))
 
 
+def forget_slot_texts() -> None:
+    """Empty this process's cache of the texts read by :func:`statement_slots` (on a user's erase)."""
+    _slots.cache_clear()
+
+
 @lru_cache(maxsize=8192)  # a user's items are compared again at each save
 def _slots(text: str) -> tuple[Slot, ...]:
     found: dict[tuple[str, str, bool], Slot] = {}

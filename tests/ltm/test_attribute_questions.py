@@ -1,0 +1,51 @@
+"""A question about an attribute of the person (their job, where they live, their pets) finds the statement of
+it with the agent's minimum relevance even when the two share no word and their cosine is low; a question
+about nothing of the person still finds nothing (ranking's attribute term, docs/retrieval.md § The ranking)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memoryboard.ltm.search.retrieval import memory_retrieve
+from memoryboard.models.namespaces import build_namespace
+
+pytestmark = pytest.mark.django_db
+
+
+def ns(user):
+    return build_namespace(agent_namespace="chat", user_id=str(user.pk))
+
+
+def ask(user, query):
+    return [item.memory.content for item in memory_retrieve(namespace=ns(user), query=query, k=5, log_access=False)]
+
+
+def test_a_question_about_the_job_finds_the_stated_job(use_embedder, alice, make_memory):
+    make_memory(alice, "I'm a solicitor now")
+    make_memory(alice, "we have a tortoise called Shelly")
+
+    found = ask(alice, "What is the user's job?")
+
+    assert found[:1] == ["I'm a solicitor now"], found
+    assert "we have a tortoise called Shelly" not in found
+
+
+def test_a_chinese_question_about_the_job_finds_the_stated_job(use_embedder, alice, make_memory):
+    make_memory(alice, "我在一家医院当护士")
+    make_memory(alice, "我养了一只兔子")
+
+    found = ask(alice, "用户是做什么工作的？")
+
+    assert found[:1] == ["我在一家医院当护士"], found
+    assert "我养了一只兔子" not in found
+
+
+@pytest.mark.parametrize("query", ["what's the weather like", "What's the weather like?", "今天天气怎么样？",
+                                   "Who won the 1998 football World Cup?"])
+def test_an_unrelated_question_still_finds_nothing_among_attribute_facts(use_embedder, alice, make_memory, query):
+    for fact in ("I'm a solicitor now", "we have a tortoise called Shelly", "I've been vegan since January",
+                 "我在一家医院当护士", "我养了一只兔子"):
+        make_memory(alice, fact)
+
+    assert ask(alice, query) == []
+    assert ask(alice, "What does the user do for work?")[:2] and ask(alice, "用户养了什么宠物？")[:1] == ["我养了一只兔子"]
