@@ -14,7 +14,7 @@ from .lifecycle import (
     UserMemorySettings,
     WorkerHeartbeat,
 )
-from .memory import ArchivedReason, LongTermMemory, MemoryType, Source
+from .memory import ArchivedReason, LongTermMemory, MemoryChange, MemoryType, Source
 from .playground import PlaygroundTrace, ReplayShare
 from .retrieval import RetrievalReceipt
 from .summary import SummaryCacheEntry
@@ -30,6 +30,7 @@ __all__ = [
     "EraseTombstone",
     "LongTermMemory",
     "MemoryAccess",
+    "MemoryChange",
     "MemoryEmbedding",
     "MemoryFlag",
     "MemoryState",

@@ -148,3 +148,30 @@ class LongTermMemory(models.Model):
     def agent_namespace(self) -> str | None:
         ns = parse_namespace(self.namespace)
         return ns.agent if ns else None
+
+
+class MemoryChange(models.Model):
+    """One change of an ``ah_long_term_memory`` row, appended by the database itself: triggers on that table
+    (migration ``0023_memory_change_log``) write a row on every insert, delete and update of anything but the
+    access statistics, whoever the writer is (memoryboard, or the agent platform writing the table directly).
+    An update that moves an item to another namespace writes one row for each namespace.
+
+    Warm scopes of the search follow it (``ltm.store.change_log``, ``ltm.search.retrieval``): they re-read the
+    items of the rows past their position instead of every candidate. A row names the item and its namespace
+    (the namespace names the user: an erase deletes the user's rows). A row with ``pruned_through`` set is a
+    marker: the rows up to that ``id`` were deleted (pruned, or an erase's), so a scope behind it reads in full.
+    """
+
+    memory_id = models.CharField(max_length=255, blank=True)
+    namespace = models.CharField(max_length=512, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    pruned_through = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        db_table = "memoryboard_memory_change"
+        verbose_name = _("memory change")
+        verbose_name_plural = _("memory changes")
+        indexes = [
+            models.Index(fields=["namespace"], name="idx_memory_change_namespace"),
+            models.Index(fields=["created_at"], name="idx_memory_change_created"),
+        ]

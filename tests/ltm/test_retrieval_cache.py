@@ -75,7 +75,7 @@ def test_a_scope_is_kept_in_16_bits_with_float32_cosines(alice, make_memory, set
     _search(alice)
     (data,) = scope_cache._items.values()
     dim = int(_embedder().dim)
-    per_item = dim * 2 + 4 + 8 + 4 + 4 + ITEM_OVERHEAD  # vector, scale, day, cosine with the mean, type weight
+    per_item = dim * 2 + 4 + 8 + 4 + 4 + 4 + ITEM_OVERHEAD  # vector, scale, day, cosine with the mean, type weight, relevance
     assert data.matrix.dtype == VECTOR_DTYPE
     assert data.nbytes == len(contents) * per_item + data.total.nbytes + data.keywords.nbytes
     exact = np.asarray(_embedder().embed(sorted(contents)), dtype=np.float32)

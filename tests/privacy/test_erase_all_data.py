@@ -42,6 +42,7 @@ CHAT = "/api/v1/agents/chat/chat"
 # put in ``user_data_sections`` or here, with its reason: this list is what makes the test fail otherwise.
 NOT_USER_DATA = {
     "memoryboard_ann_change": "index change log: item and vector ids, no content; kept until pruned so every host removes an erased vector",
+    "memoryboard_memory_change": "the items' change log (item ids and namespaces, written by triggers): the erase deletes the user's rows after the items, whose deletion writes them",
     "memoryboard_erase_tombstone": "a hash of the user id and the erase time: what refuses late writes",
     "memoryboard_worker_heartbeat": "task workers' ids and last beats, no user",
 }

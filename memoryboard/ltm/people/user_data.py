@@ -23,8 +23,9 @@ from memoryboard.audit import audit_record, item_texts
 from memoryboard.conversations import conversation_list
 from memoryboard.llm.embeddings import UniversalSentenceEncoder
 from memoryboard.ltm.search.ann import ann_erase
+from memoryboard.ltm.store.change_log import memory_changes_erase
 from memoryboard.ltm.store.erase_gate import erase_gate_close
-from memoryboard.ltm.store.selectors import exact_text_q, own_memories
+from memoryboard.ltm.store.selectors import exact_text_q, own_memories, user_namespaces_q
 from memoryboard.ltm.store.states import state_counts, state_of
 from memoryboard.ltm.write.reconcile_offline import forget_statement_texts
 from memoryboard.models import (
@@ -485,6 +486,7 @@ def user_data_erase(*, user_id: str, actor, reason: str = "privacy request") -> 
         sections = user_data_sections()
         # Every section's rows are listed before any is deleted: several are found through the items.
         found = {s.key: _section_ids(s, user_id) for s in sections}
+        namespaces = user_namespaces_q(user_id)  # the texts the items had (known agents), taken before they go
         _leave_ann_indexes(user_id)
         for section in sections:
             ids = found[section.key]
@@ -506,6 +508,9 @@ def user_data_erase(*, user_id: str, actor, reason: str = "privacy request") -> 
                     _erase_tasks(qs)
                 else:
                     qs.delete()
+        # The items' change log names them and their namespaces: its rows of the user go, those the
+        # items' deletion just wrote too.
+        memory_changes_erase(namespaces=namespaces)
         audit_record(
             actor=actor, action=AuditLog.Action.ERASE, object_type="user", object_id=user_id,
             after={"tables": {table: len(ids) for table, ids in erased.items()},

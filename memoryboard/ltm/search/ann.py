@@ -56,6 +56,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 from usearch.index import Index
 
+from memoryboard.ltm.store.change_log import log_advance
 from memoryboard.ltm.store.rehearsal import is_rehearsal
 from memoryboard.models import AnnChange, LongTermMemory, MemoryEmbedding
 
@@ -366,15 +367,9 @@ def _pruned_past(rows, position: Position) -> bool:
 def _advance(position: Position, rows, now: float) -> Position:
     """The position after applying ``rows``: the last seq read; numbers skipped below it are gaps, kept
     ``GAP_WAIT`` seconds (a transaction that was still open commits them later)."""
-    seen = {seq for seq, *_rest in rows}
-    last = max(seen, default=position.seq)
-    gaps = {seq: first for seq, first in position.gaps.items() if seq not in seen and now - first < GAP_WAIT}
-    if last > position.seq:
-        missing = [seq for seq in range(position.seq + 1, last) if seq not in seen]
-        gaps.update((seq, now) for seq in missing[-GAPS_MAX:])
-    if len(gaps) > GAPS_MAX:
-        gaps = dict(sorted(gaps.items())[-GAPS_MAX:])
-    return Position(seq=max(last, position.seq), gaps=gaps, size=position.size, crc=position.crc)
+    seq, gaps = log_advance(position.seq, position.gaps, (seq for seq, *_rest in rows), now,
+                            wait=GAP_WAIT, most=GAPS_MAX)
+    return Position(seq=seq, gaps=gaps, size=position.size, crc=position.crc)
 
 
 def ann_log_prune(*, now=None) -> int:

@@ -4,11 +4,13 @@
 retrieval and the ``memory_search`` tool; what differs is the scope (a queryset from
 ``ltm.store.selectors``) and whose pause rules apply. A search:
 
-1. reads the scope's unarchived candidates: id, ``updated_at`` and ``relevance_score`` (one query, no
-   content, no vector), then the ids of the paused ones (one query: flags and pause rules); a scope
-   larger than ``EXACT_MAX`` (staff across every user) takes its candidates from the HNSW index instead
-   (``ltm.search.ann``), filtered by the same queryset. Both are read by every search on every host: the
-   database is the one source of truth, nothing about an item's state is cached;
+1. takes the scope's unarchived candidates (id, ``updated_at``, ``relevance_score``) from the scope this
+   process keeps, brought up to the items' change log (the log's rows past its position and the items they
+   name, read through the scope's query: :func:`_followed_scope`), or reads them all (one query, no content,
+   no vector); then the ids of the paused ones (one query: flags and pause rules); a scope larger than
+   ``EXACT_MAX`` (staff across every user) takes its candidates from the HNSW index instead
+   (``ltm.search.ann``), filtered by the same queryset. The database is the one source of truth: the log is
+   written by its triggers, whoever the writer;
 2. embeds the query (``ranking.query_vector``: the query and its content words); takes the scope's
    vectors, types, keyword index and item days from ``ltm.search.vector_cache`` (keyed by what the
    candidates are, so never stale) or reads and builds them (one query);
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from itertools import compress
@@ -54,6 +57,7 @@ from memoryboard.ltm.search.vector_cache import (
     version_keys,
 )
 from memoryboard.ltm.store import expiry
+from memoryboard.ltm.store.change_log import LogPosition, log_kept, log_moved, log_pruned_past, log_rows_past, log_start
 from memoryboard.ltm.store.selectors import namespace_q, user_namespaces_q
 from memoryboard.ltm.store.states import current_q, is_past_expiry, state_q
 from memoryboard.ltm.store.tasks import archive_expired_met
@@ -171,6 +175,11 @@ def _read_rows(qs: QuerySet | Callable[[], QuerySet], sql_key: tuple | None) -> 
         return cursor.fetchall()
 
 
+def _candidates(base: QuerySet[LongTermMemory], extra: Sequence[str] = ()) -> QuerySet:
+    return (base.order_by().annotate(version=Cast("updated_at", output_field=CharField()))
+            .values_list("pk", "version", "relevance_score", *extra))
+
+
 def _candidate_rows(base: QuerySet[LongTermMemory], *, sql_key: tuple | None = None,
                     extra: Sequence[str] = ()) -> list[tuple]:
     """``(id, updated_at as text, relevance_score, *extra)`` of the scope's items: one query, no content,
@@ -179,19 +188,68 @@ def _candidate_rows(base: QuerySet[LongTermMemory], *, sql_key: tuple | None = N
 
     ``sql_key``: a hashable name of the SQL of ``base`` and ``extra``, to compile it once.
     """
-    def candidates() -> QuerySet:  # built only when its SQL is compiled (once per ``sql_key``)
-        return (base.order_by().annotate(version=Cast("updated_at", output_field=CharField()))
-                .values_list("pk", "version", "relevance_score", *extra))
-    return list(_read_rows(candidates, None if sql_key is None else (*sql_key, "rows", *extra)))
+    # The queryset is built only when its SQL is compiled (once per ``sql_key``).
+    return list(_read_rows(lambda: _candidates(base, extra), None if sql_key is None else (*sql_key, "rows", *extra)))
+
+
+def _candidate_rows_of(base: QuerySet[LongTermMemory], ids: list[str], *, sql_key: tuple | None = None) -> list[tuple]:
+    """:func:`_candidate_rows` of the items ``ids`` only (those the scope still has): the candidates' SQL
+    (compiled once per ``sql_key``) narrowed to them by primary key."""
+    return _rows_by_ids(_compiled(lambda: _candidates(base), None if sql_key is None else (*sql_key, "rows")), ids)
+
+
+def _rows_by_ids(compiled: tuple[str, tuple] | None, ids: list[str]) -> list[tuple]:
+    """The rows of the compiled SQL ``compiled`` (its first column the id, named ``pk``) whose id is one of
+    ``ids``: one query per ``READ_BATCH`` ids, the SQL wrapped (MariaDB and SQLite merge it: a
+    primary-key lookup)."""
+    if compiled is None or not ids:
+        return []
+    sql, params = compiled
+    qn = connection.ops.quote_name
+    rows: list[tuple] = []
+    with connection.cursor() as cursor:
+        for start in range(0, len(ids), READ_BATCH):
+            batch = ids[start : start + READ_BATCH]
+            cursor.execute(f"SELECT * FROM ({sql}) {qn('scoped')} WHERE {qn('scoped')}.{qn('pk')} IN "
+                           f"({', '.join(['%s'] * len(batch))})", (*params, *batch))
+            rows += cursor.fetchall()
+    return rows
 
 
 def version_rows(base: Callable[[], QuerySet[LongTermMemory]], *, sql_key: tuple) -> list[tuple]:
     """``(id, updated_at as text)`` of the scope's items, paused ones included (the reconcile step's
     candidates: 2.5 ms of CPU at 5,000 items, 4.5 ms with a pause check); ``base`` is called only when the
-    SQL is compiled, once per ``sql_key``."""
+    SQL is compiled, once per ``sql_key``. Served, when this process keeps a search's scope of the same SQL
+    following the change log, from its ids and versions and the log's rows past its position (the items
+    they name re-read): two small queries instead of every row; nothing is kept (the caller may be in a
+    transaction)."""
     def versions() -> QuerySet:
         return base().order_by().annotate(version=Cast("updated_at", output_field=CharField())).values_list("pk", "version")
+    if log_kept():
+        followed = _followed_versions(base, versions, sql_key=sql_key)
+        if followed is not None:
+            return followed
     return list(_read_rows(versions, (*sql_key, "versions")))
+
+
+def _followed_versions(base: Callable[[], QuerySet[LongTermMemory]], versions: Callable[[], QuerySet], *,
+                       sql_key: tuple) -> list[tuple] | None:
+    """:func:`version_rows` from a kept scope of the same SQL (any model's) and the change log past its
+    position; ``None`` when there is none, or the log was pruned past it or holds too many rows."""
+    name = _compiled(lambda: base().order_by().values_list("pk"), (*sql_key, "name"))
+    data = None if name is None else scope_cache.find(lambda key: tuple(key[1:]) == (connection.alias, *name))
+    if data is None or data.log is None or data.versions is None:
+        return None
+    most = max(16, int(CHANGED_MAX_SHARE * len(data.ids)))
+    rows = log_rows_past(data.log, most + 1)
+    if len(rows) > most or log_pruned_past(rows, data.log):
+        return None
+    logged = {memory_id for _seq, memory_id, through in rows if through is None and memory_id}
+    kept = list(zip(data.ids, data.versions))
+    if not logged:
+        return kept
+    return ([(pk, version) for pk, version in kept if pk not in logged]
+            + _rows_by_ids(_compiled(versions, (*sql_key, "versions")), sorted(logged)))
 
 
 def _paused_ids(base: QuerySet[LongTermMemory], rules: Q | None, *, sql_key: tuple | None = None) -> set[str]:
@@ -317,6 +375,7 @@ def _changed_scope(data: ScopeData, base: QuerySet[LongTermMemory], ids: list[st
 def scope_data(
     base: QuerySet[LongTermMemory], ids: list[str], versions: list[str], embedder, *, cacheable: bool,
     found: dict[str, tuple] | None = None, sql_key: tuple | None = None,
+    relevances: list[float] | None = None, log: LogPosition | None = None,
 ) -> ScopeData:
     """The vectors, types, keyword index, days and centralities (``vector_cache.ScopeData``) of the
     candidates ``ids`` (sorted) of versions ``versions``: the scope kept by this process if it has the
@@ -324,26 +383,85 @@ def scope_data(
     read the rows already: ``{id: (value, vector)}``, never kept); vectors missing are embedded.
 
     Kept only when every candidate has its vector: an item changes ``updated_at`` when its content
-    (and so its vector) changes, so the ids and versions name the vectors too. ``sql_key``: a hashable
+    (and so its vector) changes, so the ids and versions name the vectors too. With ``relevances`` (the
+    candidates' scores) and ``log`` (the change log's position taken before they were read), the kept
+    scope follows the log from there (:func:`_followed_scope`). ``sql_key``: a hashable
     name of the SQL of ``base`` (``memory_rank``'s), to compile it once.
     """
     name = _scope_name(base, embedder.name, sql_key) if cacheable and found is None else None
     data = scope_cache.get(name) if name is not None else None
+
+    def keep(data: ScopeData) -> ScopeData:
+        if log is not None and relevances is not None:  # it follows the change log from ``log`` on
+            scores = np.asarray(relevances, dtype=np.float32)
+            scores.flags.writeable = False
+            data = replace(data, relevances=scores, log=log)
+        scope_cache.put(name, data)
+        return data
+
     if data is not None:
         if data.ids == ids and data.versions == versions:
-            return data
+            return keep(data) if log is not None else data
         changed = _changed_scope(data, base, ids, versions, embedder)
         if changed is not None:
             data, complete = changed
-            if complete:
-                scope_cache.put(name, data)
-            return data
+            return keep(data) if complete else data
     rows, complete = _read_items(base, ids, embedder, found)
     data = ScopeData.build(rows, versions if complete else _versions_of(rows.ids, ids, versions),
                            ranking.KeywordIndex)
     if name is not None and complete:
+        data = keep(data)
+    return data
+
+
+def _followed_scope(base: QuerySet[LongTermMemory], embedder, *, sql_key: tuple | None,
+                    keep: bool) -> ScopeData | None:
+    """The scope this process keeps, brought up to the change log (``ltm.store.change_log``): the log's rows
+    past its position (one query by primary key), the items they name re-read through the scope's own
+    query (:func:`_candidate_rows_of`: gone, moved out, archived, changed, or only rescored) and those new
+    or changed read in full, spliced in (``ScopeData.with_items``): the scope a full read would build.
+    ``None`` when it must be read in full: not kept, kept without a position, the log pruned past it, more
+    than ``CHANGED_MAX_SHARE`` of it changed (a bulk decay), or an item without its vector. ``keep``: keep
+    the result with its new position (not inside a transaction, whose writes a rollback would take back)."""
+    name = _scope_name(base, embedder.name, sql_key)
+    data = scope_cache.get(name) if name is not None else None
+    if data is None or data.log is None or data.relevances is None:
+        return None
+    most = max(16, int(CHANGED_MAX_SHARE * len(data.ids)))
+    rows = log_rows_past(data.log, most + 1)
+    if len(rows) > most or log_pruned_past(rows, data.log):
+        return None
+    if not rows and not data.log.gaps:
+        return data
+    logged = sorted({memory_id for _seq, memory_id, through in rows if through is None and memory_id})
+    fresh = {pk: (version, relevance) for pk, version, relevance in _candidate_rows_of(base, logged, sql_key=sql_key)}
+    ids, versions = data.ids, data.versions or []
+    removed, added, rescored = [], [], {}
+    for pk in logged:
+        at = bisect_left(ids, pk)
+        present = at < len(ids) and ids[at] == pk
+        now = fresh.get(pk)
+        if present and now is not None and versions[at] == now[0]:
+            rescored[pk] = now[1]
+            continue
+        if present:
+            removed.append(pk)
+        if now is not None:
+            added.append(pk)
+    items, complete = _read_items(base, added, embedder)
+    if not complete or items.ids != added:
+        return None
+    data = data.with_items(removed=removed, rows=items, versions=[fresh[pk][0] for pk in added],
+                           relevances=[fresh[pk][1] for pk in added], rescored=rescored, log=log_moved(data.log, rows))
+    if keep:
         scope_cache.put(name, data)
     return data
+
+
+def _outside_transactions() -> bool:
+    """Whether this connection runs in no transaction of ours (a test case's own does not count): what a
+    search read inside one may include its writes, which a rollback takes back with their log rows."""
+    return all(getattr(block, "_from_testcase", False) for block in connection.atomic_blocks)
 
 
 def _versions_of(kept: list[str], ids: list[str], versions: list[str]) -> list[str]:
@@ -477,7 +595,7 @@ def memory_rank(
     # One user's scope is searched exactly whatever its size (bounded by max-items); a scope across
     # users larger than EXACT_MAX takes its candidates from the HNSW index.
     large = user_id is None and bool(base.order_by().values_list("pk")[EXACT_MAX : EXACT_MAX + 1])
-    qvec, found = None, None
+    qvec, found, data, start = None, None, None, None
     if large:
         qvec = ranking.query_vector(embedder, query)
         keys = ann_candidates(model_name=embedder.name, dim=int(embedder.dim), vector=qvec, count=ANN_CANDIDATES)
@@ -490,19 +608,29 @@ def memory_rank(
         sql_key = None
     else:
         sql_key = None if scope_key is None or rules is not None else (scope_key, user_id, connection.vendor)
-        rows = _candidate_rows(base, sql_key=sql_key)
+        # A scope this process keeps follows the change log (only the items changed since are read);
+        # otherwise every candidate is read, the log's position taken first.
+        if as_of is None and log_kept():
+            keep = _outside_transactions()
+            data = _followed_scope(base, embedder, sql_key=sql_key, keep=keep)
+            start = log_start() if data is None and keep else None
+        rows = _candidate_rows(base, sql_key=sql_key) if data is None else []
     if as_of is not None:
         rows = _valid_at(rows, as_of)
-    if not rows:
+    if not rows and (data is None or not data.ids):
         return result  # nothing to compare with: the query is not even embedded
     paused_ids = _paused_ids(base if found is None else base.filter(pk__in=[row[0] for row in rows]), rules,
                              sql_key=sql_key)
     if qvec is None:
         qvec = ranking.query_vector(embedder, query)
-    rows.sort(key=itemgetter(0))  # ids are unique: 10 ms less than comparing tuples at 100,000 rows (SQLite)
-    # One column at a time: ``zip(*rows)`` took 57 ms of CPU for 100,000 rows, this 5 ms.
-    ids, versions, relevances = (list(map(itemgetter(column), rows)) for column in range(3))
-    data = scope_data(base, ids, versions, embedder, cacheable=result.index == "exact", found=found, sql_key=sql_key)
+    if data is None:
+        rows.sort(key=itemgetter(0))  # ids are unique: 10 ms less than comparing tuples at 100,000 rows (SQLite)
+        # One column at a time: ``zip(*rows)`` took 57 ms of CPU for 100,000 rows, this 5 ms.
+        ids, versions, relevances = (list(map(itemgetter(column), rows)) for column in range(3))
+        data = scope_data(base, ids, versions, embedder, cacheable=result.index == "exact", found=found,
+                          sql_key=sql_key, relevances=relevances, log=start)
+    else:
+        ids, relevances = data.ids, data.relevances
     present = data.ids
     if len(present) < len(ids):  # some candidates have no vector: align the columns with ``present``
         result._unscored = [pk for pk in ids if pk not in data.position]

@@ -1,25 +1,27 @@
 """What a search builds for a scope, kept in each process and changed in place by the rows that changed.
 
-A search reads its candidates' ids and ``updated_at`` (no content, no vector); the vectors, type
-weights, days, keyword index (BM25) and centralities of those candidates are built once and kept here
-under the scope's name (the model, and the SQL that selects the candidates: one user's items, one
-namespace, everyone's). The next search of the scope compares the candidates it read with the ones kept:
+The vectors, type weights, days, keyword index (BM25), centralities and ``relevance_score`` of a scope's
+candidates are built once and kept here under the scope's name (the model, and the SQL that selects the
+candidates: one user's items, one namespace, everyone's), with the position of the items' change log
+(``ltm.store.change_log``, kept by the database's triggers for every writer) they were read at. The next
+search of the scope reads the log past that position:
 
-- the same ids and versions: the kept scope, as it is;
-- a few rows added, changed (a new ``updated_at``: content, type, a state come back) or gone (archived,
-  deleted, erased, moved out of the scope): those rows only are read by id (one query), and a new
-  scope is made from the kept one: the vectors spliced in and out in order (a copy of the kept rows by
-  runs), the keyword index changed by those rows (``ltm.search.keywords``: a small delta beside its
-  main postings), the sum of the vectors changed by them (in fixed point: the same integers whatever
-  the order of the changes), and each item's cosine with the new mean computed again;
-- more than ``CHANGED_MAX_SHARE`` of the scope changed, or nothing kept (a cold process): a full build.
+- nothing: the kept scope, as it is;
+- a few rows: those items only are read through the scope's query (gone, archived, moved out, changed or only
+  rescored) and a new scope is made from the kept one (:meth:`ScopeData.with_items`): the vectors spliced in
+  and out in order (a copy of the kept rows by runs), the keyword index changed by those rows
+  (``ltm.search.keywords``: a small delta beside its main postings), the sum of the vectors changed by them
+  (in fixed point: the same integers whatever the order of the changes), and each item's cosine with the new
+  mean computed again;
+- the log pruned past the position, more than ``CHANGED_MAX_SHARE`` of the scope changed, or nothing kept (a
+  cold process): every candidate's id, ``updated_at`` and score is read, and compared with what is kept
+  (:func:`keys_changed`: the same splice by the rows that differ), or built in full.
 
-So the candidates that every search reads anyway are the change feed of every process and host: a
-write on another host, or by the agent platform straight into the table, is followed the same way, and
-there is no log to miss or to fall behind. A changed scope is the scope a full build would make, to the
-bit: the same rows in the same order, the same keyword counts, the same integer sum (``tests/ltm/
-test_scope_changes.py`` checks random sequences of writes, edits, archives and deletes against cold
-builds). A scope is never changed once made: searches running in other threads keep reading theirs.
+A write on another host, or by the agent platform straight into the table, is in the log the same way. A
+changed scope is the scope a full build would make, to the bit: the same rows in the same order, the same
+keyword counts, the same integer sum (``tests/ltm/test_scope_changes.py`` checks random sequences of writes,
+edits, archives and deletes against cold builds; ``test_scope_change_log.py`` the platform's writes by SQL). A
+scope is never changed once made: searches running in other threads keep reading theirs.
 
 A scope is kept only once every candidate has its vector (an item embedded during the search, or beyond
 the budget of ``MAX_EMBED_ON_THE_FLY``, is read again by the next search).
@@ -31,15 +33,15 @@ weight 4, cosine with the scope's mean 4, plus the ids, versions and keyword ind
 of a few words: 1.44 KB per item of eight words), so the default 160 MB holds a scope of ~110,000 items. Cosines are computed in float32,
 a block of rows widened at a time, then scaled: within 1e-5 of the float32 product.
 
-Only what an item's id and ``updated_at`` name is kept (vector, content's keywords, type, day); whether it
-is paused, its ``relevance_score`` (decayed in place) and its expiry are read by every search.
+Whether an item is paused (flags and pause rules, in other tables) and its expiry are read by every search.
 """
 
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
@@ -171,6 +173,10 @@ class ScopeData:
     mean_cosines: np.ndarray | None = None
     versions: list[str] | None = None  # each item's ``updated_at`` as text
     total: np.ndarray | None = None  # the vectors' sum (fixed_sum)
+    # Each item's ``relevance_score`` and the change log's position they and the rows were read at
+    # (``ltm.store.change_log.LogPosition``): a scope with both follows the log (``with_items``).
+    relevances: np.ndarray | None = None
+    log: Any = None
 
     @classmethod
     def build(cls, rows: Rows, versions: list[str], keyword_index) -> ScopeData:
@@ -202,7 +208,7 @@ class ScopeData:
             if part is not None:
                 part.flags.writeable = False
         data = replace(
-            self, ids=ids, versions=versions, matrix=matrix, scales=scales, total=total,
+            self, ids=ids, versions=versions, matrix=matrix, scales=scales, total=total, relevances=None, log=None,
             type_weights=spliced(self.type_weights, gone, added, rows.type_weights, size),
             days=spliced(self.days, gone, added, rows.days, size),
             keywords=self.keywords.changed(old_to_new=old_to_new, size=size,
@@ -212,6 +218,29 @@ class ScopeData:
             data.__dict__["keys"] = keys  # the cached_property, already made by the caller
         return data
 
+    def with_items(self, *, removed: list[str], rows: Rows, versions: list[str], relevances: list[float],
+                   rescored: dict[str, float], log: Any) -> ScopeData:
+        """This scope after the log's rows past its position: the items ``removed`` (ids, sorted; gone or
+        changed) taken out, ``rows`` (sorted by id; of ``versions`` and ``relevances``) put in, the kept
+        items in ``rescored`` given their new ``relevance_score``; at the position ``log``. Needs
+        ``relevances``; the same scope as :meth:`build` of the candidates read in full."""
+        ids = self.ids
+        gone = [i for i, pk in zip((bisect_left(ids, pk) for pk in removed), removed) if i < len(ids) and ids[i] == pk]
+        kept_ids = _without(ids, gone)
+        kept_versions = _without(self.versions or [], gone)
+        added = [bisect_left(kept_ids, pk) + j for j, pk in enumerate(rows.ids)]
+        new_ids, new_versions = _with(kept_ids, added, rows.ids), _with(kept_versions, added, versions)
+        gone_at, added_at = np.asarray(gone, np.int64), np.asarray(added, np.int64)
+        data = self if not gone and not added else self.changed(
+            ids=new_ids, versions=new_versions, gone=gone_at, added=added_at, rows=rows)
+        scores = spliced(self.relevances, gone_at, added_at, np.asarray(relevances, np.float32), len(new_ids))
+        for pk, relevance in rescored.items():
+            at = bisect_left(new_ids, pk)
+            if at < len(new_ids) and new_ids[at] == pk:
+                scores[at] = relevance
+        scores.flags.writeable = False
+        return replace(data, relevances=scores, log=log)
+
     def _with_centrality(self) -> ScopeData:
         count = len(self.ids)
         mean = (np.ldexp(self.total.astype(np.float64), -FIXED_BITS) / count).astype(np.float32) if count else None
@@ -219,7 +248,8 @@ class ScopeData:
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.matrix, self.scales, self.days, self.mean_cosines, self.type_weights, self.total)
+        arrays = (self.matrix, self.scales, self.days, self.mean_cosines, self.type_weights, self.total,
+                  self.relevances)
         arrays += self.__dict__.get("keys", ())
         extra = sum(int(part.nbytes) for part in arrays if part is not None)
         return extra + int(getattr(self.keywords, "nbytes", 0)) + ITEM_OVERHEAD * len(self.ids)
@@ -251,6 +281,30 @@ class ScopeData:
         return out
 
 
+def _without(values: list, positions: list[int]) -> list:
+    """``values`` without the items at ``positions`` (sorted), copied by runs."""
+    if not positions:
+        return values
+    out, start = [], 0
+    for at in positions:
+        out += values[start:at]
+        start = at + 1
+    return out + values[start:]
+
+
+def _with(values: list, positions: list[int], new: list) -> list:
+    """``values`` with ``new`` put at ``positions`` (sorted positions of the result), copied by runs."""
+    if not positions:
+        return values
+    out, start = [], 0
+    for at, item in zip(positions, new):
+        take = at - len(out)
+        out += values[start : start + take]
+        start += take
+        out.append(item)
+    return out + values[start:]
+
+
 class ScopeCache:
     """scope name -> ``ScopeData``, least recently used out first beyond ``max_bytes``."""
 
@@ -272,6 +326,11 @@ class ScopeCache:
             if data is not None:
                 self._items.move_to_end(key)
             return data
+
+    def find(self, match: Callable[[Hashable], bool]) -> ScopeData | None:
+        """A kept scope whose name ``match`` accepts (the least recently used order is left as it is)."""
+        with self._lock:
+            return next((data for key, data in self._items.items() if match(key)), None)
 
     def put(self, key: Hashable, data: ScopeData) -> None:
         limit = self.max_bytes

@@ -17,6 +17,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memoryboard.audit import audit_record, audit_record_many
+from memoryboard.ltm.store.change_log import memory_change_prune
 from memoryboard.ltm.store.items import memory_snapshot
 from memoryboard.ltm.store.selectors import namespace_q
 from memoryboard.ltm.store.signals import announce_states_changed
@@ -174,6 +175,8 @@ def memory_decay(
             reason="decay",
         )
         AuditLog.objects.filter(pk=entry.pk).update(created_at=now)
+    if changes:  # a row per item in the items' change log: kept to its newest KEEP_ROWS at once
+        memory_change_prune()
     return changes
 
 

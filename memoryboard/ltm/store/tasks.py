@@ -24,6 +24,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django_tasks import task
 
+from memoryboard.ltm.store.change_log import memory_change_prune_now_and_then
 from memoryboard.ltm.store.expiry import memory_archive_expired
 from memoryboard.ltm.store.states import current_q, is_past_expiry, past_expiry_q
 from memoryboard.models import LongTermMemory
@@ -37,8 +38,12 @@ EXPIRY_ACTOR = "expiry"  # the audit entries' actor of an archive for expiry
 @task()
 def archive_expired_task(*, memory_ids: list[str] | None = None) -> int:
     """Archive (reason ``expired``) the items past their expiry: those of ``memory_ids`` (a read met them),
-    or every one (the sweep). Returns how many were archived; safe to run twice."""
-    return len(memory_archive_expired(dry_run=False, actor=EXPIRY_ACTOR, ids=memory_ids))
+    or every one (the sweep, which also prunes the items' change log). Returns how many were archived;
+    safe to run twice."""
+    archived = len(memory_archive_expired(dry_run=False, actor=EXPIRY_ACTOR, ids=memory_ids))
+    if memory_ids is None:
+        memory_change_prune_now_and_then()
+    return archived
 
 
 def archive_expired_met(memory_ids: Iterable[str]) -> None:
