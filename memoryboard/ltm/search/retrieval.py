@@ -240,16 +240,27 @@ def _followed_versions(base: Callable[[], QuerySet[LongTermMemory]], versions: C
     data = None if name is None else scope_cache.find(lambda key: tuple(key[1:]) == (connection.alias, *name))
     if data is None or data.log is None or data.versions is None:
         return None
+    past = _logged_past(data)
+    if past is None:
+        return None
+    _rows, logged = past
+    kept = list(zip(data.ids, data.versions))
+    if not logged:
+        return kept
+    named = set(logged)
+    return ([(pk, version) for pk, version in kept if pk not in named]
+            + _rows_by_ids(_compiled(versions, (*sql_key, "versions")), logged))
+
+
+def _logged_past(data: ScopeData) -> tuple[list[tuple], list[str]] | None:
+    """The change log's rows past the kept scope ``data``'s position and the item ids they name (sorted,
+    unique); ``None`` when the scope must be read in full: the log was pruned past the position, or it holds
+    more rows than ``CHANGED_MAX_SHARE`` of the scope (at least 16)."""
     most = max(16, int(CHANGED_MAX_SHARE * len(data.ids)))
     rows = log_rows_past(data.log, most + 1)
     if len(rows) > most or log_pruned_past(rows, data.log):
         return None
-    logged = {memory_id for _seq, memory_id, through in rows if through is None and memory_id}
-    kept = list(zip(data.ids, data.versions))
-    if not logged:
-        return kept
-    return ([(pk, version) for pk, version in kept if pk not in logged]
-            + _rows_by_ids(_compiled(versions, (*sql_key, "versions")), sorted(logged)))
+    return rows, sorted({memory_id for _seq, memory_id, through in rows if through is None and memory_id})
 
 
 def _paused_ids(base: QuerySet[LongTermMemory], rules: Q | None, *, sql_key: tuple | None = None) -> set[str]:
@@ -427,13 +438,12 @@ def _followed_scope(base: QuerySet[LongTermMemory], embedder, *, sql_key: tuple 
     data = scope_cache.get(name) if name is not None else None
     if data is None or data.log is None or data.relevances is None:
         return None
-    most = max(16, int(CHANGED_MAX_SHARE * len(data.ids)))
-    rows = log_rows_past(data.log, most + 1)
-    if len(rows) > most or log_pruned_past(rows, data.log):
+    past = _logged_past(data)
+    if past is None:
         return None
+    rows, logged = past
     if not rows and not data.log.gaps:
         return data
-    logged = sorted({memory_id for _seq, memory_id, through in rows if through is None and memory_id})
     fresh = {pk: (version, relevance) for pk, version, relevance in _candidate_rows_of(base, logged, sql_key=sql_key)}
     ids, versions = data.ids, data.versions or []
     removed, added, rescored = [], [], {}
