@@ -265,19 +265,22 @@ class ScopeData:
         return rows if self.scales is None else rows * self.scales[positions][:, None]
 
     def cosines(self, query: np.ndarray) -> np.ndarray:
-        """``matrix @ query`` in float32, ``COSINE_BLOCK`` rows widened at a time into one buffer."""
+        """``matrix @ query`` in float32, ``COSINE_BLOCK`` rows widened at a time into one buffer. ``query``:
+        one vector, or one vector per column (several statements at once: one row of cosines per item,
+        each block of rows widened once for all of them)."""
         query = np.asarray(query, dtype=np.float32)
         if self.scales is None:
             return self.matrix @ query
+        query = np.ascontiguousarray(query)
         count = len(self.matrix)
-        out = np.empty(count, dtype=np.float32)
+        out = np.empty((count, *query.shape[1:]), dtype=np.float32)
         buffer = np.empty((min(count, COSINE_BLOCK), self.matrix.shape[1]), dtype=np.float32)
         for start in range(0, count, COSINE_BLOCK):
             block = self.matrix[start : start + COSINE_BLOCK]
             wide = buffer[: len(block)]
             np.copyto(wide, block)
             np.matmul(wide, query, out=out[start : start + len(block)])
-        out *= self.scales
+        out *= self.scales if query.ndim == 1 else self.scales[:, None]
         return out
 
 

@@ -40,7 +40,7 @@ from django.db.models import CharField, FilteredRelation, Q
 from django.db.models.functions import Cast
 
 from memoryboard.ltm.search.retrieval import namespace_scope, scope_data, version_rows
-from memoryboard.ltm.search.vector_cache import COSINE_BLOCK, ScopeData
+from memoryboard.ltm.search.vector_cache import ScopeData
 from memoryboard.ltm.write.statements import statement_slots
 from memoryboard.models import LongTermMemory
 from memoryboard.models.namespaces import Namespace, namespace_spellings
@@ -158,7 +158,8 @@ class ScopeView:
             built = data.cosines(vectors[0])[None, :] if len(data.ids) else np.zeros((1, 0), np.float32)
             added = (self.written @ vectors[0])[None, :] if self.written is not None else None
         else:
-            built = _built_cosines(data, vectors)
+            # one row per statement, as many rows of the scope widened at once (ScopeData.cosines)
+            built = np.ascontiguousarray(data.cosines(vectors.T).T)
             added = (self.written @ vectors.T).T if self.written is not None else None
         if self.stale is not None:
             built[:, self.stale] = -np.inf
@@ -197,23 +198,6 @@ class ScopeView:
             vectors_out.update(zip((ids[i] for i in inside), data.vectors(np.asarray(inside, dtype=np.int64))))
             vectors_out.update((ids[i], index.written[ids[i]][1]) for i in found if i >= built)
         return [(ids[i], float(cosines[i])) for i in found]
-
-
-def _built_cosines(data: ScopeData, vectors: np.ndarray) -> np.ndarray:
-    """``data.cosines`` of several vectors at once: ``COSINE_BLOCK`` rows widened once for all of them."""
-    if data.scales is None:
-        return (data.matrix @ vectors.T).T.copy()
-    count = len(data.matrix)
-    out = np.empty((count, len(vectors)), dtype=np.float32)
-    buffer = np.empty((min(count, COSINE_BLOCK), data.matrix.shape[1]), dtype=np.float32)
-    queries = np.ascontiguousarray(vectors.T)
-    for start in range(0, count, COSINE_BLOCK):
-        block = data.matrix[start : start + COSINE_BLOCK]
-        wide = buffer[: len(block)]
-        np.copyto(wide, block)
-        np.matmul(wide, queries, out=out[start : start + len(block)])
-    out *= data.scales[:, None]
-    return np.ascontiguousarray(out.T)
 
 
 def current_scope(*, namespace: Namespace, embedder) -> ScopeView | None:
