@@ -20,24 +20,18 @@ def ask(user, query):
     return [item.memory.content for item in memory_retrieve(namespace=ns(user), query=query, k=5, log_access=False)]
 
 
-def test_a_question_about_the_job_finds_the_stated_job(use_embedder, alice, make_memory):
-    make_memory(alice, "I'm a solicitor now")
-    make_memory(alice, "we have a tortoise called Shelly")
+@pytest.mark.parametrize("job, other, question", [
+    ("I'm a solicitor now", "we have a tortoise called Shelly", "What is the user's job?"),
+    ("我在一家医院当护士", "我养了一只兔子", "用户是做什么工作的？"),
+], ids=["english", "chinese"])
+def test_a_question_about_the_job_finds_the_stated_job(use_embedder, alice, make_memory, job, other, question):
+    make_memory(alice, job)
+    make_memory(alice, other)
 
-    found = ask(alice, "What is the user's job?")
+    found = ask(alice, question)
 
-    assert found[:1] == ["I'm a solicitor now"], found
-    assert "we have a tortoise called Shelly" not in found
-
-
-def test_a_chinese_question_about_the_job_finds_the_stated_job(use_embedder, alice, make_memory):
-    make_memory(alice, "我在一家医院当护士")
-    make_memory(alice, "我养了一只兔子")
-
-    found = ask(alice, "用户是做什么工作的？")
-
-    assert found[:1] == ["我在一家医院当护士"], found
-    assert "我养了一只兔子" not in found
+    assert found[:1] == [job], found
+    assert other not in found
 
 
 @pytest.mark.parametrize("query", ["what's the weather like", "What's the weather like?", "今天天气怎么样？",
