@@ -424,17 +424,18 @@ def relations(statement: str, candidates: Sequence[tuple[str, str, float]], *,
               encode: Callable[[Sequence[str]], np.ndarray], encoder_name: str) -> list[tuple[str, float, Relation]]:
     """``(id, cosine, relation)`` of ``statement`` to each candidate (``(id, content, cosine)``), the cosine
     in ``encode``'s space (the shipped encoder's)."""
-    return [(pk, cosine, relation) for pk, cosine, relation, _row, _near in
+    return [(pk, cosine, relation) for pk, cosine, relation, _row in
             compared(statement, candidates, encode=encode, encoder_name=encoder_name)]
 
 
 def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
-             encode: Callable[[Sequence[str]], np.ndarray], encoder_name: str,
-             ) -> list[tuple[str, float, Relation, np.ndarray, bool]]:
-    """``(id, cosine, relation, features, near)`` of ``statement`` to each candidate: :func:`relations`,
-    each pair's input to the pair model (``llm.pair_model``: :func:`pair_features`), and whether the pair
-    model may change the item (close in meaning or sharing a value word: far from its examples, a cue of
-    change alone must not retire an unrelated item)."""
+             encode: Callable[[Sequence[str]], np.ndarray], encoder_name: str, every: bool = False,
+             ) -> list[tuple[str, float, Relation, np.ndarray | None]]:
+    """``(id, cosine, relation, features)`` of ``statement`` to each candidate: :func:`relations` and each
+    pair's input to the pair model (``llm.pair_model``: :func:`pair_features`), or None where the model may
+    not change the rules' verdict (``every``: for all pairs, as training reads them). The model may change
+    only the rules' one more fact or repeat, never between two people, and only of an item close in meaning
+    or sharing a value word: far from its examples, a cue of change alone must not retire an unrelated item."""
     if not candidates:
         return []
     space = attribute_space(encoder_name, encode)
@@ -447,37 +448,47 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
     attributes, old_attributes = space.attribute(mine, scores=scores), space.attribute(theirs, scores=old_scores)
     profiles, old_profiles = space.profiles(mine, scores=scores), space.profiles(theirs, scores=old_scores)
     index = {name: i for i, name in enumerate(space.names)}
-    found = []
-    for (pk, content, _c), vector, attr, profile, old_score in zip(candidates, theirs, old_attributes, old_profiles,
-                                                                    old_scores):
-        # The statement's clause nearest to the stored item (the statement itself when it is one clause).
-        view = int(np.argmax(mine @ vector)) if len(views) > 1 else 0
+    # The statement's clause nearest to each stored item (the statement itself when it is one clause).
+    nearest_view = (mine @ theirs.T).argmax(axis=0) if len(views) > 1 else np.zeros(len(candidates), dtype=int)
+    found, rows, chosen = [], [], []
+    for i, ((pk, content, _c), vector, attr, profile) in enumerate(zip(candidates, theirs, old_attributes,
+                                                                        old_profiles)):
+        view = int(nearest_view[i])
         cosine = float(mine[view] @ vector)
         signals = dict(cosine=cosine, new_attr=attributes[view], old_attr=attr,
                        profile=float(profiles[view] @ profile), new_on_old=float(scores[view][index[attr[0]]]))
         relation = relate(statement, content, **signals)
-        features, shared = pair_features(statement, content, relation=relation, new_vector=mine[view],
-                                         old_vector=vector, new_scores=scores[view], old_scores=old_score,
-                                         clauses=len(views) - 1, **signals)
-        found.append((pk, cosine, relation, features, cosine >= MODEL_NEAR or shared))
+        found.append((pk, cosine, relation, None))
+        if every or relation.kind in ("new", "same") and relation.others != "another":
+            values, shared = pair_signals(statement, content, relation=relation, clauses=len(views) - 1, **signals)
+            if every or cosine >= MODEL_NEAR or shared:
+                rows.append(values)
+                chosen.append(i)
+    if chosen:
+        at, views_at = np.asarray(chosen), nearest_view[chosen]
+        features = pair_features(rows, new_vectors=mine[views_at], old_vectors=theirs[at], new_scores=scores[views_at],
+                                 old_scores=old_scores[at])
+        for row, i in zip(features, chosen):
+            found[i] = (*found[i][:3], row)
     return found
 
 
-def _learned(found: list[tuple[str, float, Relation, np.ndarray, bool]]) -> list[tuple[str, float, Relation, float]]:
-    """The rules' relations, with the pair model's verdict (``llm.pair_model``) where the rules find one more fact
-    or a repeat and the model is sure of a change (surer still over a repeat; never between two people), or where
-    they find one more fact about the user and the model is sure of a repeat. The rules' updates and conflicts
-    stand: on the short, clean statements they were written for the model is weaker than they are. ``(id, cosine, relation, weight)``: how sure, the
-    model's probability of the kind it gave, else the cosine."""
-    if not found:
-        return []
-    p_update, p_same = pair_model().probabilities(np.vstack([f[3] for f in found]))
+def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]]) -> list[tuple[str, float, Relation, float]]:
+    """The rules' relations, with the pair model's verdict (``llm.pair_model``) on the pairs :func:`compared`
+    gave it: a change where it is sure (surer still over the rules' repeat; never of another person's fact by
+    the user's), the same fact where the rules find one more fact about the user. The rules' updates and
+    conflicts stand: on the short, clean statements they were written for the model is weaker than they are.
+    ``(id, cosine, relation, weight)``: how sure, the model's probability of the kind it gave, else the cosine."""
+    asked = [f[3] for f in found if f[3] is not None]
+    if not asked:
+        return [(pk, cosine, relation, cosine) for pk, cosine, relation, _row in found]
+    p_update, p_same = (iter(p.tolist()) for p in pair_model().probabilities(np.vstack(asked)))
     learned = []
-    for (pk, cosine, relation, _row, near), pu, ps in zip(found, p_update.tolist(), p_same.tolist()):
-        if relation.kind in ("new", "same") and near and pu >= ps and relation.others != "another" \
-                and pu >= (UPDATE_OVER_SAME if relation.kind == "same" else UPDATE_PROBABILITY):
+    for pk, cosine, relation, row in found:
+        pu, ps = (next(p_update), next(p_same)) if row is not None else (0.0, 0.0)
+        if row is not None and pu >= ps and pu >= (UPDATE_OVER_SAME if relation.kind == "same" else UPDATE_PROBABILITY):
             kind, why = "update", f"a change ({pu:.2f})"
-        elif relation.kind == "new" and ps >= SAME_PROBABILITY and not relation.others:
+        elif row is not None and relation.kind == "new" and ps >= SAME_PROBABILITY and not relation.others:
             kind, why = "same", f"the same ({ps:.2f})"
         else:
             learned.append((pk, cosine, relation, cosine))
@@ -524,14 +535,12 @@ def pair_signals(new: str, old: str, *, relation: Relation, cosine: float, new_a
     ], bool(shared)
 
 
-def pair_features(new: str, old: str, *, relation: Relation, new_vector: np.ndarray, old_vector: np.ndarray,
-                  new_scores: np.ndarray, old_scores: np.ndarray, clauses: int, **signals) -> tuple[np.ndarray, bool]:
-    """The pair model's input for one pair: :func:`pair_signals`, the attributes both are near (the
-    product of their prototype cosines) and the two vectors' product and distance per dimension; and
-    whether they share a value word."""
-    values, shared = pair_signals(new, old, relation=relation, clauses=clauses, **signals)
-    return np.concatenate([np.asarray(values, dtype=np.float32), new_scores * old_scores, new_vector * old_vector,
-                           np.abs(new_vector - old_vector)]).astype(np.float32), shared
+def pair_features(signals: Sequence[list[float]], *, new_vectors: np.ndarray, old_vectors: np.ndarray,
+                  new_scores: np.ndarray, old_scores: np.ndarray) -> np.ndarray:
+    """The pair model's input, one row per pair: :func:`pair_signals`, the attributes both are near (the
+    product of their prototype cosines) and the two vectors' product and distance per dimension."""
+    return np.hstack([np.asarray(signals, dtype=np.float32), new_scores * old_scores, new_vectors * old_vectors,
+                      np.abs(new_vectors - old_vectors)]).astype(np.float32)
 
 
 _CLAUSE_BREAK = re.compile(r"\s*(?:[,，。!！?？;；~～…]|\.(?:\s|$)|\s[-–—]\s)+\s*")
