@@ -110,6 +110,13 @@ _CONTINUATION = re.compile(
     re.IGNORECASE,
 )
 
+# Tells of a past time, not of a change ("used to", "back in uni", "when I was a kid", 以前, 小时候, 读书的时候).
+_PAST = re.compile(
+    r"\b(?:used to|back in|back when|when i was|in my \w+ days|as a kid|growing up|years ago|once upon)\b"
+    r"|以前|之前|小时候|那时候|那会儿|当年|曾经|读书的时候|上学的时候|年轻的时候",
+    re.IGNORECASE,
+)
+
 
 def ends_value(text: str) -> bool:
     """The statement ends or switches a value ("no longer", "quit", "switched", 不再, 改, 换, 从…到)."""
@@ -124,6 +131,11 @@ def says_now(text: str) -> bool:
 def has_addition_cue(text: str) -> bool:
     """The statement adds to what is known ("also", "too", "another", 也, 还)."""
     return bool(_ADDITION.search(text or ""))
+
+
+def has_past_cue(text: str) -> bool:
+    """The statement tells of a past time ("used to", "back in uni", 以前, 小时候): a change, or a memory."""
+    return bool(_PAST.search(text or ""))
 
 
 def has_continuation_cue(text: str) -> bool:

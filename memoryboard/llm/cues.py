@@ -111,6 +111,14 @@ _ZH_RELATIONS = (
 )
 _ZH_POSSESSED = re.compile(
     rf"^(?:(?:我们家的?|我家的?|咱家的?|我的|我们的|用户的|客户的|用户家的?)[^\s，。,的]{{0,3}}?|我)(?P<holder>{_ZH_RELATIONS})")
+_RELATIONS_NAMED = re.compile(rf"\b(?:{_EN_RELATIONS})s?\b|{_ZH_RELATIONS}|隔壁|配偶|家人|亲戚", re.IGNORECASE)
+
+
+def relations_named(text: str) -> frozenset[str]:
+    """The people (and pets) of the person's life a statement names anywhere ("my son's best friend" →
+    son, friend; 隔壁, 配偶): whose fact it is may be one of them, not the person's."""
+    return frozenset(m.group(0).casefold().rstrip("s") for m in _RELATIONS_NAMED.finditer(text or ""))
+
 
 USER, OTHER, NOBODY = "user", "other", "none"
 

@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 
 from memoryboard.llm import chat, embeddings, extraction
 from memoryboard.llm.attributes import attribute_space
+from memoryboard.llm.pair_model import pair_model
 from memoryboard.llm.offline_chat import OfflineChatModel
 from memoryboard.llm.openai_client import make_client
 from memoryboard.llm.summarizer import OpenAISummarizer
@@ -113,7 +114,8 @@ def warm_up() -> None:
     here for the whole process, instead of around each product as before: same speed (§ Proxy,
     stop 20: overhead p50 at one client 18.1 / 19.4 ms against 18.8 / 18.6 ms, alternating runs) and
     one place instead of one per call site. Requests run in parallel across processes, not inside BLAS.
-    The offline embedder's attribute prototypes are embedded here too, not on the first search.
+    The offline embedder's attribute prototypes are embedded here too, not on the first search, and the
+    reconcile's pair model read.
     """
     threadpool_limits(limits=1, user_api="blas")  # for the rest of the process (no context manager)
     embedder = get_embedder()
@@ -121,6 +123,7 @@ def warm_up() -> None:
         embedder.warm_up()
         # The attribute prototypes' vectors (the search's attribute term, reconcile): ~0.9 s with USE.
         attribute_space(embedder.name, embedder.embed)
+        pair_model()  # the offline reconcile's weights (llm.pair_model), read from disk once
 
 
 def get_chat_model() -> ChatModel:

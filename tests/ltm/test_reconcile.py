@@ -10,6 +10,7 @@ from memoryboard.models.namespaces import build_namespace
 from memoryboard.ltm.write.reconcile import memory_save_reconciled
 from memoryboard.ltm.store.items import memory_restore
 from memoryboard.ltm.write.edits import memory_update
+from memoryboard.ltm.write.items import memory_create
 from memoryboard.models import AuditLog, LongTermMemory, MemoryStateChange
 
 pytestmark = pytest.mark.django_db
@@ -220,10 +221,12 @@ def test_the_kept_index_finds_what_a_fresh_build_finds(alice):
 
 def test_an_item_of_the_same_slot_is_compared_however_many_items_are_nearer(alice):
     """Among many items about friends moving to Paris, "I moved to Paris" is nearer to each of them than to
-    "I live in London": the item holding the same slot is a candidate all the same, and is superseded."""
+    "I live in London": the item holding the same slot is a candidate all the same, and is superseded. (The
+    friends' items are stored as they are: the reconcile step would read "number 3" after "number 2" as news.)"""
     london = save(alice, "I live in London.").memory
     for i in range(24):
-        save(alice, f"My friend number {i} moved to Paris.")
+        memory_create(namespace=ns(alice), content=f"My friend number {i} moved to Paris.", memory_type="FACT",
+                      agent_id="chat")
     result = save(alice, "I moved to Paris.")
     assert len(result.decision.candidates) > 16  # the 16 nearest, and the one about where alice lives
     assert result.decision.verdict == "update" and result.superseded == [london.pk]

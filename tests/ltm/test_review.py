@@ -91,7 +91,8 @@ def test_approve_makes_it_used_and_reject_keeps_it_unused(alice, support_user):
 
 
 def test_bulk_approve(alice):
-    items = [_create(alice, f"User fact number {i}") for i in range(4)]
+    facts = ("User lives in Porto", "User is allergic to peanuts", "User plays the cello", "User has a dog called Rex")
+    items = [_create(alice, fact) for fact in facts]
     assert sorted(memory_review_approve(memories=items, actor=alice)) == sorted(m.pk for m in items)
     assert not LongTermMemory.objects.filter(archived=True).exists()
 

@@ -303,7 +303,7 @@ def test_erase_leaves_none_of_the_users_texts_in_the_process_memory(alice):
     attr = ("residence", 0.5, 0.1)
     before = reconcile_offline.relate(said, stored, cosine=0.7, new_attr=attr, old_attr=attr)
     UniversalSentenceEncoder.recent.embed([said], lambda texts: np.ones((len(texts), 2), dtype=np.float32))
-    cached = (reconcile_offline._parsed, reconcile_offline._cues, reconcile_offline._value_words)
+    cached = (reconcile_offline._parsed, reconcile_offline._value_words, reconcile_offline._whose)
     assert all(c.cache_info().currsize for c in cached)
     user_data_erase(user_id=str(alice.pk), actor=alice)
     assert [c.cache_info().currsize for c in cached] == [0, 0, 0]

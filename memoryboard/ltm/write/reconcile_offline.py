@@ -39,10 +39,12 @@ from memoryboard.llm.attributes import (
     ends_value,
     has_addition_cue,
     has_continuation_cue,
+    has_past_cue,
     one_family,
     says_now,
 )
-from memoryboard.llm.cues import OTHER, names_a_moment, statement_subject
+from memoryboard.llm.cues import OTHER, names_a_moment, relations_named, statement_subject
+from memoryboard.llm.pair_model import pair_model
 from memoryboard.ltm.write.statements import (
     LIKES,
     RuleDecision,
@@ -55,6 +57,12 @@ from memoryboard.ltm.write.statements import (
 )
 
 # Chosen on the development set.
+# The pair model's probabilities (llm.pair_model), chosen on the development set and on the written examples
+# held out by writer (training/train_pair_model.py).
+UPDATE_PROBABILITY = 0.5  # a change this likely: an update
+UPDATE_OVER_SAME = 0.8  # ... this likely, where the rules read the same fact again
+SAME_PROBABILITY = 0.5  # the same fact again, this likely: a repeat
+MODEL_NEAR = 0.20  # the model changes only an item at least this close, or sharing a value word
 SAME_COSINE = 0.80  # two statements this close say the same thing (unless one ends or switches it)
 ATTRIBUTE_COSINE = 0.62  # two statements this close are about the same attribute, whatever their prototypes
 PROFILE_COSINE = 0.60  # attribute profiles this close: the same attribute
@@ -217,6 +225,7 @@ class Relation:
     why: str
     strong: bool = False  # an update on a recognised slot or of a value the stored item names
     named: int = 0  # how many of the stored item's value words the statement ends
+    others: str = ""  # "another": about another person than the stored item; "theirs": both about one other
 
 
 # The prototype attribute of each single-valued slot of the rules.
@@ -242,6 +251,8 @@ class _Parsed:
     slots: tuple[Slot, ...]  # its slots, read in the first person
     keys: frozenset[str]  # its single-valued slots
     likes: frozenset[str]  # the things it likes
+    people: frozenset[str]  # the people of the user's life it names (``llm.cues.relations_named``)
+    cues: _Cues  # its cues of change, addition, continuation, a moment and the past
 
 
 @lru_cache(maxsize=8192)  # bounded, per process; emptied with the other texts' caches (forget_statement_texts)
@@ -254,7 +265,8 @@ def _parsed(text: str) -> _Parsed:
         norm=normalize_statement(text), words=words, latin=frozenset(latin), cjk=frozenset(cjk),
         numbers=_numbers(words), whose=whose, said=said, slots=slots,
         keys=frozenset(s.key for s in slots if not s.key.startswith(LIKES)),
-        likes=frozenset(s.key for s in slots if s.key.startswith(LIKES) and s.positive))
+        likes=frozenset(s.key for s in slots if s.key.startswith(LIKES) and s.positive),
+        people=relations_named(text), cues=_read_cues(text))
 
 
 @dataclass(frozen=True)
@@ -267,19 +279,24 @@ class _Cues:
     continuation: bool
     moment: bool
     explicit_now: bool
+    past: bool
 
 
-@lru_cache(maxsize=256)  # the statements of the last turns (each is compared with all its candidates)
 def _cues(text: str) -> _Cues:
+    """The cues of a statement (kept with what the rules read of it, :func:`_parsed`)."""
+    return _parsed(text).cues
+
+
+def _read_cues(text: str) -> _Cues:
     return _Cues(ends=ends_value(text), now=says_now(text), addition=has_addition_cue(text),
                  continuation=has_continuation_cue(text), moment=names_a_moment(text),
-                 explicit_now=bool(_EXPLICIT_NOW.search(text or "")))
+                 explicit_now=bool(_EXPLICIT_NOW.search(text or "")), past=has_past_cue(text))
 
 
 def forget_statement_texts() -> None:
     """Empty this process's caches of statements' texts (what the rules read of stored items and statements):
     an erase leaves none of the user's words in memory."""
-    for cached in (_parsed, _cues, _value_words, _whose):
+    for cached in (_parsed, _value_words, _whose):
         cached.cache_clear()
     forget_slot_texts()
 
@@ -302,11 +319,11 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     new_whose, new_said, old_whose, old_said = mine.whose, mine.said, theirs.whose, theirs.said
     cues = _cues(new)
     if new_whose != old_whose and (new_said and old_said or not shared):
-        return Relation("new", f"about someone else ({new_whose} / {old_whose})")
+        return Relation("new", f"about someone else ({new_whose} / {old_whose})", others="another")
     if new_whose != "user" and old_whose != "user":  # someone else's: never replaced on a guess
         if cosine >= SAME_COSINE and not cues.ends:
-            return Relation("same", f"about the user's {new_whose}: says the same ({cosine:.2f})")
-        return Relation("new", f"about the user's {new_whose}")
+            return Relation("same", f"about the user's {new_whose}: says the same ({cosine:.2f})", others="theirs")
+        return Relation("new", f"about the user's {new_whose}", others="theirs")
     new_slots, old_slots = list(mine.slots), list(theirs.slots)
     slots = compare_slots(new_slots, old_slots)
     # Single-valued slots (where one lives, one's job, …): a like of one thing is not an attribute of its own.
@@ -407,6 +424,18 @@ def relations(statement: str, candidates: Sequence[tuple[str, str, float]], *,
               encode: Callable[[Sequence[str]], np.ndarray], encoder_name: str) -> list[tuple[str, float, Relation]]:
     """``(id, cosine, relation)`` of ``statement`` to each candidate (``(id, content, cosine)``), the cosine
     in ``encode``'s space (the shipped encoder's)."""
+    return [(pk, cosine, relation) for pk, cosine, relation, _row in
+            compared(statement, candidates, encode=encode, encoder_name=encoder_name)]
+
+
+def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
+             encode: Callable[[Sequence[str]], np.ndarray], encoder_name: str, every: bool = False,
+             ) -> list[tuple[str, float, Relation, np.ndarray | None]]:
+    """``(id, cosine, relation, features)`` of ``statement`` to each candidate: :func:`relations` and each
+    pair's input to the pair model (``llm.pair_model``: :func:`pair_features`), or None where the model may
+    not change the rules' verdict (``every``: for all pairs, as training reads them). The model may change
+    only the rules' one more fact or repeat, never between two people, and only of an item close in meaning
+    or sharing a value word: far from its examples, a cue of change alone must not retire an unrelated item."""
     if not candidates:
         return []
     space = attribute_space(encoder_name, encode)
@@ -419,15 +448,99 @@ def relations(statement: str, candidates: Sequence[tuple[str, str, float]], *,
     attributes, old_attributes = space.attribute(mine, scores=scores), space.attribute(theirs, scores=old_scores)
     profiles, old_profiles = space.profiles(mine, scores=scores), space.profiles(theirs, scores=old_scores)
     index = {name: i for i, name in enumerate(space.names)}
-    found = []
-    for (pk, content, _c), vector, attr, profile in zip(candidates, theirs, old_attributes, old_profiles):
-        # The statement's clause nearest to the stored item (the statement itself when it is one clause).
-        view = int(np.argmax(mine @ vector)) if len(views) > 1 else 0
+    # The statement's clause nearest to each stored item (the statement itself when it is one clause).
+    nearest_view = (mine @ theirs.T).argmax(axis=0) if len(views) > 1 else np.zeros(len(candidates), dtype=int)
+    found, rows, chosen = [], [], []
+    for i, ((pk, content, _c), vector, attr, profile) in enumerate(zip(candidates, theirs, old_attributes,
+                                                                        old_profiles)):
+        view = int(nearest_view[i])
         cosine = float(mine[view] @ vector)
-        found.append((pk, cosine, relate(statement, content, cosine=cosine, new_attr=attributes[view], old_attr=attr,
-                                         profile=float(profiles[view] @ profile),
-                                         new_on_old=float(scores[view][index[attr[0]]]))))
+        signals = dict(cosine=cosine, new_attr=attributes[view], old_attr=attr,
+                       profile=float(profiles[view] @ profile), new_on_old=float(scores[view][index[attr[0]]]))
+        relation = relate(statement, content, **signals)
+        found.append((pk, cosine, relation, None))
+        if every or relation.kind in ("new", "same") and relation.others != "another":
+            values, shared = pair_signals(statement, content, relation=relation, clauses=len(views) - 1, **signals)
+            if every or cosine >= MODEL_NEAR or shared:
+                rows.append(values)
+                chosen.append(i)
+    if chosen:
+        at, views_at = np.asarray(chosen), nearest_view[chosen]
+        features = pair_features(rows, new_vectors=mine[views_at], old_vectors=theirs[at], new_scores=scores[views_at],
+                                 old_scores=old_scores[at])
+        for row, i in zip(features, chosen):
+            found[i] = (*found[i][:3], row)
     return found
+
+
+def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]]) -> list[tuple[str, float, Relation, float]]:
+    """The rules' relations, with the pair model's verdict (``llm.pair_model``) on the pairs :func:`compared`
+    gave it: a change where it is sure (surer still over the rules' repeat; never of another person's fact by
+    the user's), the same fact where the rules find one more fact about the user. The rules' updates and
+    conflicts stand: on the short, clean statements they were written for the model is weaker than they are.
+    ``(id, cosine, relation, weight)``: how sure, the model's probability of the kind it gave, else the cosine."""
+    asked = [f[3] for f in found if f[3] is not None]
+    if not asked:
+        return [(pk, cosine, relation, cosine) for pk, cosine, relation, _row in found]
+    p_update, p_same = (iter(p.tolist()) for p in pair_model().probabilities(np.vstack(asked)))
+    learned = []
+    for pk, cosine, relation, row in found:
+        pu, ps = (next(p_update), next(p_same)) if row is not None else (0.0, 0.0)
+        if row is not None and pu >= ps and pu >= (UPDATE_OVER_SAME if relation.kind == "same" else UPDATE_PROBABILITY):
+            kind, why = "update", f"a change ({pu:.2f})"
+        elif row is not None and relation.kind == "new" and ps >= SAME_PROBABILITY and not relation.others:
+            kind, why = "same", f"the same ({ps:.2f})"
+        else:
+            learned.append((pk, cosine, relation, cosine))
+            continue
+        learned.append((pk, cosine, Relation(kind, f"the pair model: {why}; the rules: {relation.why}"), max(pu, ps)))
+    return learned
+
+
+_KINDS = ("same", "update", "new", "conflict")
+_SLOT_RELATIONS = ("same", "changed", "partial")
+
+
+def pair_signals(new: str, old: str, *, relation: Relation, cosine: float, new_attr: tuple[str, float, float],
+                 old_attr: tuple[str, float, float], profile: float, new_on_old: float, clauses: int,
+                 ) -> tuple[list[float], bool]:
+    """The offline rules' readings of one pair (statement, stored item) as numbers: the pair model's cues;
+    and whether they share a value word."""
+    mine, theirs = _parsed(new), _parsed(old)
+    cues, old_cues = mine.cues, theirs.cues
+    shared = _shared_words(mine.words, theirs.words, old_latin=theirs.latin)
+    slots = compare_slots(list(mine.slots), list(theirs.slots))[0]
+    other_language = bool(mine.latin and not mine.cjk and theirs.cjk and not theirs.latin
+                          or mine.cjk and not mine.latin and theirs.latin and not theirs.cjk)
+    people, old_people = mine.people, theirs.people
+    said = [cues.ends, cues.now, cues.addition, cues.continuation, cues.moment, cues.past,
+            mine.whose != theirs.whose, bool(people - old_people)]
+    near = [cosine, profile, new_attr[0] == old_attr[0], bool(shared)]
+    return [
+        *(a * b for a in said for b in near), cues.past, old_cues.past,
+        bool(people - old_people), bool(old_people - people), bool(people & old_people),
+        cosine, profile, new_on_old, new_attr[1], old_attr[1], new_attr[2], old_attr[2],
+        new_attr[0] == old_attr[0], one_family(new_attr[0], old_attr[0]), one_family(new_attr[0], old_attr[0], ended=True),
+        min(len(shared), 3) / 3, bool(shared), bool(mine.numbers and theirs.numbers and not mine.numbers & theirs.numbers),
+        bool(mine.numbers & theirs.numbers), bool(mine.words) and not (mine.words - theirs.words),
+        cues.ends, cues.now, cues.addition, cues.continuation, cues.moment, cues.explicit_now,
+        old_cues.ends, old_cues.now, old_cues.moment,
+        mine.whose != theirs.whose, mine.whose != "user", theirs.whose != "user", mine.said, theirs.said,
+        *(slots == kind for kind in _SLOT_RELATIONS), bool(mine.keys & theirs.keys), bool(mine.keys), bool(theirs.keys),
+        bool(mine.likes & theirs.likes), other_language, bool(mine.cjk) != bool(theirs.cjk),
+        new_attr[0] in MANY_VALUED, old_attr[0] in MANY_VALUED, old_attr[0] in FIXED,
+        repeats_statement(mine.norm, theirs.norm),
+        *(relation.kind == kind for kind in _KINDS), relation.strong, relation.named > 0,
+        np.log1p(len(mine.words)) / 3, np.log1p(len(theirs.words)) / 3, min(clauses, 4) / 4,
+    ], bool(shared)
+
+
+def pair_features(signals: Sequence[list[float]], *, new_vectors: np.ndarray, old_vectors: np.ndarray,
+                  new_scores: np.ndarray, old_scores: np.ndarray) -> np.ndarray:
+    """The pair model's input, one row per pair: :func:`pair_signals`, the attributes both are near (the
+    product of their prototype cosines) and the two vectors' product and distance per dimension."""
+    return np.hstack([np.asarray(signals, dtype=np.float32), new_scores * old_scores, new_vectors * old_vectors,
+                      np.abs(new_vectors - old_vectors)]).astype(np.float32)
 
 
 _CLAUSE_BREAK = re.compile(r"\s*(?:[,，。!！?？;；~～…]|\.(?:\s|$)|\s[-–—]\s)+\s*")
@@ -453,16 +566,16 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
         return RuleDecision("new", [], "offline: nothing to compare with")
     same, updates, conflicts, reasons = [], [], [], []
     nearest = ""
-    found = relations(statement, candidates, encode=encode, encoder_name=encoder_name)
-    strong = any(relation.kind == "update" and relation.strong for _pk, _c, relation in found)
+    found = _learned(compared(statement, candidates, encode=encode, encoder_name=encoder_name))
+    strong = any(relation.kind == "update" and relation.strong for _pk, _c, relation, _w in found)
     # Of the items whose value a statement ends, those it names most fully ("left the Shoreditch agency":
     # the agency in Shoreditch, not the home there).
-    most = max((relation.named for _pk, _c, relation in found if relation.kind == "update" and relation.strong
+    most = max((relation.named for _pk, _c, relation, _w in found if relation.kind == "update" and relation.strong
                 and relation.named), default=0)
-    # One statement changes one value: of guessed updates, only the nearest item is replaced.
-    guessed = [(cosine, pk) for pk, cosine, relation in found if relation.kind == "update" and not relation.strong]
+    # One statement changes one value: of guessed updates, only the likeliest item is replaced.
+    guessed = [(weight, pk) for pk, _c, relation, weight in found if relation.kind == "update" and not relation.strong]
     nearest_guess = max(guessed)[1] if guessed else None
-    for pk, cosine, relation in found:
+    for pk, cosine, relation, _w in found:
         nearest = nearest or relation.why
         if relation.kind == "same":
             same.append((cosine, pk, relation.why))
