@@ -105,7 +105,7 @@ def features(rows, encoder) -> tuple[np.ndarray, np.ndarray]:
     encode = encoder.embed
     encode([text for row in rows for text in row[1:3]])  # once, remembered by the MemoEmbedder
     found = [compared(later, [("x", earlier, 0.0)], encode=encode, encoder_name=UniversalSentenceEncoder.name,
-                      every=True)[0]
+                      inputs="every")[0]
              for _g, later, earlier, _l, _p in rows]
     return np.vstack([f[3] for f in found]), np.array([f[2].kind for f in found])
 

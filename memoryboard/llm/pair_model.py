@@ -50,7 +50,7 @@ class PairModel:
 
     def class_probabilities(self, features: np.ndarray) -> np.ndarray:
         """``(n, 3)``: each row's probabilities of :data:`CLASSES`."""
-        x = standardised(np.asarray(features, dtype=np.float64).reshape(-1, len(self.mean)), self.mean, self.scale)
+        x = standardised(np.reshape(features, (-1, len(self.mean))), self.mean, self.scale)
         hidden = np.maximum(x @ self.hidden_weights + self.hidden_bias, 0.0)
         logits = hidden @ self.out_weights + self.out_bias
         logits -= logits.max(axis=1, keepdims=True)

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 def test_the_shipped_weights_fit_the_pair_inputs(use_embedder):
     encoder = UniversalSentenceEncoder()
     (_pk, _cosine, _relation, features), = compared("I moved to Ghent.", [("a", "I live in Graz.", 0.0)],
-                                                    encode=encoder.embed, encoder_name=encoder.name, every=True)
+                                                    encode=encoder.embed, encoder_name=encoder.name, inputs="every")
     model = pair_model()
     assert features.shape == (len(model.mean),)
     p = model.class_probabilities(features)

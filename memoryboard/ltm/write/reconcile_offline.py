@@ -425,15 +425,16 @@ def relations(statement: str, candidates: Sequence[tuple[str, str, float]], *,
     """``(id, cosine, relation)`` of ``statement`` to each candidate (``(id, content, cosine)``), the cosine
     in ``encode``'s space (the shipped encoder's)."""
     return [(pk, cosine, relation) for pk, cosine, relation, _row in
-            compared(statement, candidates, encode=encode, encoder_name=encoder_name)]
+            compared(statement, candidates, encode=encode, encoder_name=encoder_name, inputs="none")]
 
 
 def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
-             encode: Callable[[Sequence[str]], np.ndarray], encoder_name: str, every: bool = False,
+             encode: Callable[[Sequence[str]], np.ndarray], encoder_name: str, inputs: str = "model",
              ) -> list[tuple[str, float, Relation, np.ndarray | None]]:
     """``(id, cosine, relation, features)`` of ``statement`` to each candidate: :func:`relations` and each
     pair's input to the pair model (``llm.pair_model``: :func:`pair_features`), or None where the model may
-    not change the rules' verdict (``every``: for all pairs, as training reads them). The model may change
+    not change the rules' verdict. ``inputs``: ``"model"`` those pairs', ``"every"`` all pairs' (as training
+    reads them), ``"none"`` no pair's (the relations alone). The model may change
     only the rules' one more fact or repeat, never between two people, and only of an item close in meaning
     or sharing a value word: far from its examples, a cue of change alone must not retire an unrelated item."""
     if not candidates:
@@ -449,16 +450,19 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
     profiles, old_profiles = space.profiles(mine, scores=scores), space.profiles(theirs, scores=old_scores)
     index = {name: i for i, name in enumerate(space.names)}
     # The statement's clause nearest to each stored item (the statement itself when it is one clause).
-    nearest_view = (mine @ theirs.T).argmax(axis=0) if len(views) > 1 else np.zeros(len(candidates), dtype=int)
+    cosines = mine @ theirs.T
+    nearest_view = cosines.argmax(axis=0)
+    every = inputs == "every"
     found, rows, chosen = [], [], []
-    for i, ((pk, content, _c), vector, attr, profile) in enumerate(zip(candidates, theirs, old_attributes,
-                                                                        old_profiles)):
+    for i, ((pk, content, _c), attr, profile) in enumerate(zip(candidates, old_attributes, old_profiles)):
         view = int(nearest_view[i])
-        cosine = float(mine[view] @ vector)
+        cosine = float(cosines[view, i])
         signals = dict(cosine=cosine, new_attr=attributes[view], old_attr=attr,
                        profile=float(profiles[view] @ profile), new_on_old=float(scores[view][index[attr[0]]]))
         relation = relate(statement, content, **signals)
         found.append((pk, cosine, relation, None))
+        if inputs == "none":
+            continue
         if every or relation.kind in ("new", "same") and relation.others != "another":
             values, shared = pair_signals(statement, content, relation=relation, clauses=len(views) - 1, **signals)
             if every or cosine >= MODEL_NEAR or shared:
