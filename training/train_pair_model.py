@@ -15,6 +15,17 @@ A pair is (a later statement, an earlier one) of one person, labelled:
 - ``same``: a repeat scenario's statements (when they state one fact);
 - ``new``: a look-alike scenario's statements, a statement and an earlier one that stays true, and every
   two facts of a persona (facts that all hold together, written to share words and topics).
+
+The timelines (a persona's facts and later messages, each naming the facts it replaces or repeats: which of
+many stored items a change is about) are not trained on: fitted with them (46,929 more pairs), the model did
+worse on every held-out writer's update scenarios (docs/decisions.md). They measure it.
+
+``--held-out`` reports, per writer, the offline reconcile with a model fitted without that writer's examples
+(beside the rules alone): on its update scenarios, ``memory_eval``'s figures (``evaluation.updates``, in a
+rolled-back transaction on the configured database, migrated first: point ``DATABASE_URL`` at a scratch
+SQLite file); on its timelines (with the shipped model, which never saw them), how ``offline_decide`` treats
+each later message against all the facts (the fact replaced and nothing else, the repeat recognised, the
+look-alike kept apart).
 """
 
 from __future__ import annotations
@@ -84,9 +95,9 @@ def persona_pairs(persona: dict) -> list[tuple[str, str, str]]:
     return [(facts[j], facts[i], "new") for j in range(1, len(facts)) for i in range(j)]
 
 
-def read_examples(pattern: str) -> list[tuple[str, str, str, str, float]]:
-    """``(group, later, earlier, label, is_persona)`` of every file matching ``pattern``; the group is
-    the file's folder (its writer)."""
+def read_examples(pattern: str) -> list[tuple[str, str, str, str, str]]:
+    """``(group, later, earlier, label, source)`` of every file matching ``pattern``; the group is the file's
+    folder (its writer), the source ``scenario`` or ``persona``."""
     rows = []
     for path in sorted(glob.glob(pattern, recursive=True)):
         if "blind" in path or "/dev/" in path:
@@ -94,10 +105,19 @@ def read_examples(pattern: str) -> list[tuple[str, str, str, str, float]]:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         group = Path(path).parent.name
         for scenario in data.get("scenarios", []):
-            rows += [(group, *pair, 0.0) for pair in scenario_pairs(scenario)]
+            rows += [(group, *pair, "scenario") for pair in scenario_pairs(scenario)]
         for persona in data.get("personas", []):
-            rows += [(group, *pair, 1.0) for pair in persona_pairs(persona)]
+            rows += [(group, *pair, "persona") for pair in persona_pairs(persona)]
     return rows
+
+
+def read_timelines(pattern: str) -> dict[str, list[dict]]:
+    """The timelines of every file matching ``pattern``, per writer."""
+    found: dict[str, list[dict]] = {}
+    for path in sorted(glob.glob(pattern, recursive=True)):
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        found.setdefault(Path(path).parent.name, []).extend(data.get("timelines", []))
+    return {group: timelines for group, timelines in found.items() if timelines}
 
 
 def features(rows, encoder) -> tuple[np.ndarray, np.ndarray]:
@@ -110,13 +130,13 @@ def features(rows, encoder) -> tuple[np.ndarray, np.ndarray]:
     return np.vstack([f[3] for f in found]), np.array([f[2].kind for f in found])
 
 
-def fit(x: np.ndarray, labels: np.ndarray, persona: np.ndarray, *, hidden: int, epochs: int, decay: float,
+def fit(x: np.ndarray, labels: np.ndarray, source: np.ndarray, *, hidden: int, epochs: int, decay: float,
         persona_weight: float, info: dict | None = None) -> PairModel:
     """One hidden layer and a softmax, fitted by Adam on the weighted cross-entropy (seeded: the same data
     gives the same weights)."""
     rng = np.random.default_rng(SEED)
     y = np.array([LABELS.index(label) for label in labels])
-    weight = np.where(persona > 0, persona_weight, 1.0)
+    weight = np.where(source == "persona", persona_weight, 1.0)
     mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-3
     xs = standardised(x, mean, scale)
     n, d = xs.shape
@@ -150,14 +170,27 @@ def fit(x: np.ndarray, labels: np.ndarray, persona: np.ndarray, *, hidden: int, 
                      info=info or {})
 
 
-def held_out_scores(x, labels, persona, groups, hyper) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's probabilities from a model fitted without its writer's examples."""
+def held_out_scores(x, labels, source, groups, hyper, folds: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's probabilities from a model fitted without its writer's examples (:func:`fold_model`)."""
     p_update, p_same = np.zeros(len(x)), np.zeros(len(x))
     for group in sorted(set(groups)):
         test = groups == group
-        model = fit(x[~test], labels[~test], persona[~test], **hyper)
+        model = fold_model(group, x, labels, source, groups, hyper, folds)
         p_update[test], p_same[test] = model.probabilities(x[test])
     return p_update, p_same
+
+
+def fold_model(group: str, x, labels, source, groups, hyper, folds: str | None = None) -> PairModel:
+    """A model fitted without ``group``'s examples; with ``folds``, a folder keeping them (read when there:
+    decisions are compared without fitting again; empty it when the examples or the inputs change)."""
+    kept = Path(folds) / f"without_{group}.npz" if folds else None
+    if kept and kept.exists():
+        return PairModel.load(kept)
+    model = fit(x[groups != group], labels[groups != group], source[groups != group], **hyper)
+    if kept:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        model.save(kept)
+    return model
 
 
 def report(labels, p_update, p_same) -> str:
@@ -170,32 +203,120 @@ def report(labels, p_update, p_same) -> str:
     return ", ".join(parts) + f"; update said of a non-update {wrong_update:.3f}"
 
 
+class _RulesAlone:
+    """A model that never speaks: the offline rules' decisions."""
+
+    @staticmethod
+    def probabilities(features):
+        return np.zeros(len(features)), np.zeros(len(features))
+
+
+def timeline_report(timelines: list[dict], model, encoder) -> dict[str, float]:
+    """How ``offline_decide`` with ``model`` treats each later message against all of its timeline's facts."""
+    from unittest import mock
+
+    from memoryboard.ltm.write import reconcile_offline
+
+    tally = {"updates": 0, "replaced": 0, "exactly": 0, "collateral": 0, "repeats": 0, "repeat_same": 0,
+             "others": 0, "others_kept": 0, "conflict": 0}
+    with mock.patch.object(reconcile_offline, "pair_model", lambda: model):
+        for timeline in timelines:
+            facts = timeline["facts"]
+            candidates = [(str(i), fact, 0.0) for i, fact in enumerate(facts)]
+            for later in timeline["later"]:
+                decision = reconcile_offline.offline_decide(
+                    later["say"], candidates, encode=encoder.embed, encoder_name=UniversalSentenceEncoder.name)
+                targets = {int(pk) for pk in decision.targets}
+                replaces, repeats = set(later.get("replaces", [])), set(later.get("repeats", []))
+                changed = targets if decision.verdict == "update" else set()
+                tally["collateral"] += bool(changed - replaces)
+                tally["conflict"] += decision.verdict == "conflict"
+                if replaces:
+                    tally["updates"] += 1
+                    tally["replaced"] += bool(changed & replaces)
+                    tally["exactly"] += changed == replaces
+                elif repeats:
+                    tally["repeats"] += 1
+                    tally["repeat_same"] += decision.verdict == "same" and bool(targets & repeats)
+                else:
+                    tally["others"] += 1
+                    tally["others_kept"] += decision.verdict == "new"
+    n = sum(len(t["later"]) for t in timelines)
+    return {"messages": n, "replaced": round(tally["replaced"] / max(tally["updates"], 1), 3),
+            "exactly": round(tally["exactly"] / max(tally["updates"], 1), 3),
+            "repeat_same": round(tally["repeat_same"] / max(tally["repeats"], 1), 3),
+            "others_kept": round(tally["others_kept"] / max(tally["others"], 1), 3),
+            "collateral": round(tally["collateral"] / n, 3), "conflict": round(tally["conflict"] / n, 3)}
+
+
+def scenarios_report(scenarios: list[dict], model, encoder) -> str:
+    """``memory_eval``'s figures of ``scenarios`` with ``model`` (current first / stale / collateral / duplicates)."""
+    from unittest import mock
+
+    from memoryboard.evaluation.updates import updates_evaluate
+    from memoryboard.ltm.write import reconcile_offline
+
+    with mock.patch.object(reconcile_offline, "pair_model", lambda: model):
+        f = updates_evaluate(data={"now": "2026-11-20T12:00:00Z", "scenarios": scenarios}, name="held",
+                             embedder=encoder)["splits"]["held"]
+    return f"{f['current_first']:.3f} / {f['stale_as_current']:.3f} / {f['collateral_supersede']:.3f} / {f['duplicates']}"
+
+
+def held_out_report(pattern: str, x, labels, source, groups, encoder, folds: str | None = None) -> None:
+    """See the module docstring (``folds``: :func:`fold_model`)."""
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    timelines = read_timelines(pattern)
+    scenarios: dict[str, list[dict]] = {}
+    for path in sorted(glob.glob(pattern, recursive=True)):
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        scenarios.setdefault(Path(path).parent.name, []).extend(data.get("scenarios", []))
+    for group in sorted(set(groups) | set(timelines), key=lambda g: (len(g), g)):
+        trained = group in set(groups)
+        model = fold_model(group, x, labels, source, groups, HYPER, folds) if trained else PairModel.load()
+        for name, chosen in (("rules alone", _RulesAlone()), ("held out" if trained else "shipped", model)):
+            parts = []
+            if scenarios.get(group):
+                parts.append(f"scenarios cf/stale/coll/dup {scenarios_report(scenarios[group], chosen, encoder)}")
+            if timelines.get(group):
+                parts.append(f"timelines {timeline_report(timelines[group], chosen, encoder)}")
+            print(f"{group} {name:11} " + "; ".join(parts), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--search", action="store_true", help="cross-validate the grid; write nothing")
+    parser.add_argument("--held-out", action="store_true",
+                        help="per writer: the offline reconcile with a model fitted without their examples")
+    parser.add_argument("--folds", help="a folder keeping the models fitted without one writer (fold_model)")
     parser.add_argument("--examples", default=str(EXAMPLES / "**" / "*.json"), help="glob of the example files")
     args = parser.parse_args()
 
     rows = read_examples(args.examples)
     groups = np.array([r[0] for r in rows])
     labels = np.array([r[3] for r in rows])
-    persona = np.array([r[4] for r in rows])
+    source = np.array([r[4] for r in rows])
     encoder = MemoEmbedder(UniversalSentenceEncoder())
     x, rules = features(rows, encoder)
     counts = {label: int((labels == label).sum()) for label in LABELS}
-    print(f"{len(rows)} pairs from {len(set(groups))} writers: {counts}, {int(persona.sum())} of personas")
+    sources = {name: int((source == name).sum()) for name in ("scenario", "persona")}
+    print(f"{len(rows)} pairs from {len(set(groups))} writers: {counts}, by source {sources}")
     print("the rules alone:", report(labels, (rules == "update").astype(float), (rules == "same").astype(float)))
 
     if args.search:
         for values in itertools.product(*GRID.values()):
             hyper = dict(zip(GRID, values))
-            print(hyper, report(labels, *held_out_scores(x, labels, persona, groups, hyper)))
+            print(hyper, report(labels, *held_out_scores(x, labels, source, groups, hyper)), flush=True)
+        return
+    if args.held_out:
+        held_out_report(args.examples, x, labels, source, groups, encoder, args.folds)
         return
 
-    held = report(labels, *held_out_scores(x, labels, persona, groups, HYPER))
+    held = report(labels, *held_out_scores(x, labels, source, groups, HYPER, args.folds))
     digest = hashlib.sha256("\n".join("\t".join(map(str, r)) for r in rows).encode()).hexdigest()[:16]
-    model = fit(x, labels, persona, **HYPER, info={
-        "hyper": HYPER, "pairs": counts, "persona_pairs": int(persona.sum()), "examples_fingerprint": digest,
+    model = fit(x, labels, source, **HYPER, info={
+        "hyper": HYPER, "pairs": counts, "sources": sources, "examples_fingerprint": digest,
         "held_out_by_writer": held, "written": dt.date.today().isoformat(),
     })
     model.save(WEIGHTS_FILE)
