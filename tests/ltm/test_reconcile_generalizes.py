@@ -143,3 +143,20 @@ def test_a_judge_naming_every_candidate_supersedes_only_the_same_attribute(opena
     assert sorted(result.conflicts) == sorted(m.pk for m in others)
     pairs = {(p.new.pk, p.old.pk) for p in conflict_pairs(LongTermMemory.objects.all())}
     assert pairs == {(result.memory.pk, m.pk) for m in others}
+
+
+def test_one_value_ended_replaces_only_the_item_it_names_most(alice, use_embedder):
+    # "办公室" is the office's item, "宝安" the home's: the rules read both as ended; the office moved.
+    save(alice, "办公室在龙华")
+    save(alice, "我家住宝安")
+    result = save(alice, "办公室搬到宝安了，离家近了")
+    assert result.decision.verdict == "update", result.decision.reason
+    assert current(alice) == sorted(["我家住宝安", "办公室搬到宝安了，离家近了"])
+
+
+def test_a_move_and_a_new_job_in_one_statement_replace_both(alice, use_embedder):
+    save(alice, "I live in London.")
+    save(alice, "I work at Ford.")
+    result = save(alice, "I moved to Paris and now work at Renault.")
+    assert len(result.superseded) == 2, result.decision.reason
+    assert current(alice) == ["I moved to Paris and now work at Renault."]

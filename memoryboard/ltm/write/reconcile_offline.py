@@ -226,6 +226,7 @@ class Relation:
     strong: bool = False  # an update on a recognised slot or of a value the stored item names
     named: int = 0  # how many of the stored item's value words the statement ends
     others: str = ""  # "another": about another person than the stored item; "theirs": both about one other
+    slot: bool = False  # an update of a recognised slot's value (``statements``: where one lives, one's job, …)
 
 
 # The prototype attribute of each single-valued slot of the rules.
@@ -335,7 +336,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     cross_script = any(bool(_CJK_RUN.search(n.value)) != bool(_CJK_RUN.search(o.value))
                        for n in new_slots for o in old_slots if n.key == o.key and n.value and o.value)
     if slots[0] == "changed" and not cross_script:
-        return Relation("update", "; ".join(slots[1]), strong=True)
+        return Relation("update", "; ".join(slots[1]), strong=True, slot=True)
     if slots[0] == "partial" and not cross_script:
         return Relation("conflict", "; ".join(slots[1]))
     if new_keys and old_keys and not new_keys & old_keys and not (shared and ends):
@@ -562,13 +563,15 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
     first; the cosine is recomputed in ``encode``'s space, the shipped encoder's).
 
     - some candidate repeated (and none updated) → ``same`` of the nearest of them;
-    - updated candidates → ``update`` of them (all about one attribute); one repeated and another updated,
+    - updated candidates → ``update`` of them (all about one attribute; of the items one value ended may be,
+      the one it names most); one repeated and another updated,
       or a candidate in conflict → ``conflict``;
     - otherwise ``new``.
     """
     if not candidates:
         return RuleDecision("new", [], "offline: nothing to compare with")
-    same, updates, conflicts, reasons = [], [], [], []
+    same, updates, conflicts, ended = [], [], [], []
+    reasons: dict[str, str] = {}  # id -> why, of the updated and conflicting items
     nearest = ""
     found = _learned(compared(statement, candidates, encode=encode, encoder_name=encoder_name))
     strong = any(relation.kind == "update" and relation.strong for _pk, _c, relation, _w in found)
@@ -589,18 +592,26 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
             continue  # another item names more of the value ended
         elif relation.kind == "update":
             updates.append(pk)
-            reasons.append(f"{pk}: {relation.why}")
+            reasons[pk] = relation.why
+            if not relation.slot:
+                ended.append(((relation.named, cosine), pk))
         elif relation.kind == "conflict":
             conflicts.append(pk)
-            reasons.append(f"{pk}: {relation.why}")
+            reasons[pk] = relation.why
+    # One value ended, beside the recognised slots' changes: of the items it may be, only the one it names most
+    # (then the nearest) is replaced ("办公室搬到宝安了": the office in 龙华, not the home in 宝安).
+    if len(ended) > 1:
+        others = {pk for _rank, pk in ended} - {max(ended)[1]}
+        updates = [pk for pk in updates if pk not in others]
+    said = [f"{pk}: {reasons[pk]}" for pk in reasons if pk in updates or pk in conflicts]
     if same and not updates and not conflicts:
         _c, pk, why = max(same)
         return RuleDecision("same", [pk], f"offline: repeats {pk} ({why})")
     if updates and not same and not conflicts:
-        return RuleDecision("update", updates, "offline: " + " | ".join(reasons))
+        return RuleDecision("update", updates, "offline: " + " | ".join(said))
     if same or updates or conflicts:
         targets = list(dict.fromkeys(conflicts + updates + [pk for _c, pk, _w in same]))
         return RuleDecision("conflict", targets, "offline: unsure: " + " | ".join(
-            reasons + [f"{pk}: {why}" for _c, pk, why in same]))
+            said + [f"{pk}: {why}" for _c, pk, why in same]))
     return RuleDecision("new", [], "offline: no current item about the same attribute" + (
         f" (nearest: {nearest})" if nearest else ""))
