@@ -102,13 +102,13 @@ _ADDITION = re.compile(
     r"|也|(?<!还)还(?![是在有记没不挺行好算要得])|另外|又|再",
     re.IGNORECASE,
 )
-# Continues what was said: still, as I said, as usual; 还是, 依然, 一直. Not "again": "single again", "eating
-# meat again" return to an earlier value.
-_CONTINUATION = re.compile(
-    r"\b(?:still|as i said|as i mentioned|like i said|as usual|as always|remember|already told|"
-    r"as before|continue|continuing|keep on)\b|继续|还是|依然|仍然|仍旧|一直|照样|照旧|照例|还在|说过|还记得|老样子",
-    re.IGNORECASE,
-)
+# Continues what was said: still, as usual; 还是, 依然, 一直 (of its own clause: "in Bristol now, still unpacking")
+# and, of the whole message, said before: as I said, 说过. Not "again": "single again", "eating meat again"
+# return to an earlier value.
+_STILL = r"\b(?:still|as usual|as always|as before|continue|continuing|keep on)\b|继续|还是|依然|仍然|仍旧|一直|照样|照旧|照例|还在|老样子"
+_SAID_BEFORE = r"\b(?:as i said|as i mentioned|like i said|remember|already told)\b|说过|还记得"
+_CONTINUATION = re.compile(_STILL + "|" + _SAID_BEFORE, re.IGNORECASE)
+_SAID_BEFORE_RE = re.compile(_SAID_BEFORE, re.IGNORECASE)
 
 # Tells of a past time, not of a change ("used to", "back in uni", "when I was a kid", 以前, 小时候, 读书的时候).
 _PAST = re.compile(
@@ -141,6 +141,11 @@ def has_past_cue(text: str) -> bool:
 def has_continuation_cue(text: str) -> bool:
     """The statement says the same still holds ("still", "as I said", 还是, 一直)."""
     return bool(_CONTINUATION.search(text or ""))
+
+
+def says_said_before(text: str) -> bool:
+    """The message says it was said before ("as I said", "remember", 说过): of all it says, not one clause."""
+    return bool(_SAID_BEFORE_RE.search(text or ""))
 
 
 def prototype_text(sentence: str) -> str:

@@ -160,3 +160,16 @@ def test_a_move_and_a_new_job_in_one_statement_replace_both(alice, use_embedder)
     result = save(alice, "I moved to Paris and now work at Renault.")
     assert len(result.superseded) == 2, result.decision.reason
     assert current(alice) == ["I moved to Paris and now work at Renault."]
+
+
+@pytest.mark.parametrize("first, later", [
+    ("I live in Porto.", "I'm in Lyon now, still unpacking boxes lol"),
+    ("我住在成都", "我现在在重庆了，还在找工作"),
+])
+def test_still_in_another_clause_does_not_make_a_move_a_repeat(alice, use_embedder, first, later):
+    # "still" (还在) is of the unpacking (the job hunt), not of where the user lives.
+    save_as_update(alice, first, later)
+
+
+def test_as_i_said_makes_the_whole_message_a_repeat(alice, use_embedder):
+    save_as_repeat(alice, "I'm a paramedic.", "as I said, I work on the ambulances, so nights are a mess")

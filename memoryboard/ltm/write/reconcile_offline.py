@@ -42,6 +42,7 @@ from memoryboard.llm.attributes import (
     has_past_cue,
     one_family,
     says_now,
+    says_said_before,
 )
 from memoryboard.llm.cues import OTHER, names_a_moment, relations_named, statement_subject
 from memoryboard.llm.pair_model import pair_model
@@ -303,10 +304,12 @@ def forget_statement_texts() -> None:
 
 
 def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, float],
-           old_attr: tuple[str, float, float], profile: float = 0.0, new_on_old: float = -1.0) -> Relation:
+           old_attr: tuple[str, float, float], profile: float = 0.0, new_on_old: float = -1.0,
+           clause: str = "") -> Relation:
     """The relation of the statement ``new`` to the stored ``old`` given their cosine and nearest attributes
-    (``llm.attributes.AttributeSpace.attribute``), the cosine of their attribute profiles (``profile``) and the
-    new statement's cosine to the stored one's attribute (``new_on_old``)."""
+    (``llm.attributes.AttributeSpace.attribute``), the cosine of their attribute profiles (``profile``), the
+    new statement's cosine to the stored one's attribute (``new_on_old``) and its clause nearest to ``old``
+    (``clause``, when it has several: "still" is read there)."""
     mine, theirs = _parsed(new), _parsed(old)
     new_norm, old_norm = mine.norm, theirs.norm
     if repeats_statement(new_norm, old_norm):
@@ -391,7 +394,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("conflict", f"{attribute}: said as a change, far in meaning ({cosine:.2f})")
     if shared:
         return Relation("same", f"{attribute}: shares {', '.join(sorted(shared)[:3])}")
-    if cues.continuation:
+    if (has_continuation_cue(clause) or says_said_before(new)) if clause else cues.continuation:
         return Relation("same", f"{attribute}: said as still true")
     # An event ("last week", 上周) is one unless it says "now" in so many words ("a plumber now, started last
     # week"): a final 了 or "went" tell what happened, not that it replaced anything.
@@ -460,7 +463,7 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
         cosine = float(cosines[view, i])
         signals = dict(cosine=cosine, new_attr=attributes[view], old_attr=attr,
                        profile=float(profiles[view] @ profile), new_on_old=float(scores[view][index[attr[0]]]))
-        relation = relate(statement, content, **signals)
+        relation = relate(statement, content, **signals, clause=views[view] if view else "")
         found.append((pk, cosine, relation, None))
         if inputs == "none":
             continue
