@@ -38,7 +38,9 @@ import itertools
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -49,10 +51,13 @@ import django  # noqa: E402
 django.setup()
 
 import numpy as np  # noqa: E402
+from django.core.management import call_command  # noqa: E402
 
+from memoryboard.evaluation.updates import updates_evaluate  # noqa: E402
 from memoryboard.llm.embeddings import UniversalSentenceEncoder  # noqa: E402
 from memoryboard.llm.pair_model import CLASSES, WEIGHTS_FILE, PairModel, standardised  # noqa: E402
 from memoryboard.ltm.search.retrieval import MemoEmbedder  # noqa: E402
+from memoryboard.ltm.write import reconcile_offline  # noqa: E402
 from memoryboard.ltm.write.reconcile_offline import compared  # noqa: E402
 
 EXAMPLES = ROOT / "training" / "reconcile_examples"
@@ -95,15 +100,19 @@ def persona_pairs(persona: dict) -> list[tuple[str, str, str]]:
     return [(facts[j], facts[i], "new") for j in range(1, len(facts)) for i in range(j)]
 
 
-def read_examples(pattern: str) -> list[tuple[str, str, str, str, str]]:
-    """``(group, later, earlier, label, source)`` of every file matching ``pattern``; the group is the file's
-    folder (its writer), the source ``scenario`` or ``persona``."""
-    rows = []
+def example_files(pattern: str) -> Iterator[tuple[str, dict]]:
+    """``(group, data)`` of every file matching ``pattern``; the group is the file's folder (its writer)."""
     for path in sorted(glob.glob(pattern, recursive=True)):
         if "blind" in path or "/dev/" in path:
-            raise SystemExit(f"{path}: the development and blind sets are never trained on")
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        group = Path(path).parent.name
+            raise SystemExit(f"{path}: the development and blind sets are never read here")
+        yield Path(path).parent.name, json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def read_examples(pattern: str) -> list[tuple[str, str, str, str, str]]:
+    """``(group, later, earlier, label, source)`` of every file matching ``pattern`` (:func:`example_files`),
+    the source ``scenario`` or ``persona``."""
+    rows = []
+    for group, data in example_files(pattern):
         for scenario in data.get("scenarios", []):
             rows += [(group, *pair, "scenario") for pair in scenario_pairs(scenario)]
         for persona in data.get("personas", []):
@@ -111,13 +120,12 @@ def read_examples(pattern: str) -> list[tuple[str, str, str, str, str]]:
     return rows
 
 
-def read_timelines(pattern: str) -> dict[str, list[dict]]:
-    """The timelines of every file matching ``pattern``, per writer."""
+def read_per_writer(pattern: str, key: str) -> dict[str, list[dict]]:
+    """The ``key`` lists (``scenarios``, ``timelines``) of every file matching ``pattern``, per writer that has any."""
     found: dict[str, list[dict]] = {}
-    for path in sorted(glob.glob(pattern, recursive=True)):
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        found.setdefault(Path(path).parent.name, []).extend(data.get("timelines", []))
-    return {group: timelines for group, timelines in found.items() if timelines}
+    for group, data in example_files(pattern):
+        found.setdefault(group, []).extend(data.get(key, []))
+    return {group: items for group, items in found.items() if items}
 
 
 def features(rows, encoder) -> tuple[np.ndarray, np.ndarray]:
@@ -211,36 +219,32 @@ class _RulesAlone:
         return np.zeros(len(features)), np.zeros(len(features))
 
 
-def timeline_report(timelines: list[dict], model, encoder) -> dict[str, float]:
-    """How ``offline_decide`` with ``model`` treats each later message against all of its timeline's facts."""
-    from unittest import mock
-
-    from memoryboard.ltm.write import reconcile_offline
-
+def timeline_report(timelines: list[dict], encoder) -> dict[str, float]:
+    """How ``offline_decide`` (with the pair model in place) treats each later message against all of its
+    timeline's facts."""
     tally = {"updates": 0, "replaced": 0, "exactly": 0, "collateral": 0, "repeats": 0, "repeat_same": 0,
              "others": 0, "others_kept": 0, "conflict": 0}
-    with mock.patch.object(reconcile_offline, "pair_model", lambda: model):
-        for timeline in timelines:
-            facts = timeline["facts"]
-            candidates = [(str(i), fact, 0.0) for i, fact in enumerate(facts)]
-            for later in timeline["later"]:
-                decision = reconcile_offline.offline_decide(
-                    later["say"], candidates, encode=encoder.embed, encoder_name=UniversalSentenceEncoder.name)
-                targets = {int(pk) for pk in decision.targets}
-                replaces, repeats = set(later.get("replaces", [])), set(later.get("repeats", []))
-                changed = targets if decision.verdict == "update" else set()
-                tally["collateral"] += bool(changed - replaces)
-                tally["conflict"] += decision.verdict == "conflict"
-                if replaces:
-                    tally["updates"] += 1
-                    tally["replaced"] += bool(changed & replaces)
-                    tally["exactly"] += changed == replaces
-                elif repeats:
-                    tally["repeats"] += 1
-                    tally["repeat_same"] += decision.verdict == "same" and bool(targets & repeats)
-                else:
-                    tally["others"] += 1
-                    tally["others_kept"] += decision.verdict == "new"
+    for timeline in timelines:
+        facts = timeline["facts"]
+        candidates = [(str(i), fact, 0.0) for i, fact in enumerate(facts)]
+        for later in timeline["later"]:
+            decision = reconcile_offline.offline_decide(
+                later["say"], candidates, encode=encoder.embed, encoder_name=UniversalSentenceEncoder.name)
+            targets = {int(pk) for pk in decision.targets}
+            replaces, repeats = set(later.get("replaces", [])), set(later.get("repeats", []))
+            changed = targets if decision.verdict == "update" else set()
+            tally["collateral"] += bool(changed - replaces)
+            tally["conflict"] += decision.verdict == "conflict"
+            if replaces:
+                tally["updates"] += 1
+                tally["replaced"] += bool(changed & replaces)
+                tally["exactly"] += changed == replaces
+            elif repeats:
+                tally["repeats"] += 1
+                tally["repeat_same"] += decision.verdict == "same" and bool(targets & repeats)
+            else:
+                tally["others"] += 1
+                tally["others_kept"] += decision.verdict == "new"
     n = sum(len(t["later"]) for t in timelines)
     return {"messages": n, "replaced": round(tally["replaced"] / max(tally["updates"], 1), 3),
             "exactly": round(tally["exactly"] / max(tally["updates"], 1), 3),
@@ -249,38 +253,27 @@ def timeline_report(timelines: list[dict], model, encoder) -> dict[str, float]:
             "collateral": round(tally["collateral"] / n, 3), "conflict": round(tally["conflict"] / n, 3)}
 
 
-def scenarios_report(scenarios: list[dict], model, encoder) -> str:
-    """``memory_eval``'s figures of ``scenarios`` with ``model`` (current first / stale / collateral / duplicates)."""
-    from unittest import mock
-
-    from memoryboard.evaluation.updates import updates_evaluate
-    from memoryboard.ltm.write import reconcile_offline
-
-    with mock.patch.object(reconcile_offline, "pair_model", lambda: model):
-        f = updates_evaluate(data={"now": "2026-11-20T12:00:00Z", "scenarios": scenarios}, name="held",
-                             embedder=encoder)["splits"]["held"]
+def scenarios_report(scenarios: list[dict], encoder) -> str:
+    """``memory_eval``'s figures of ``scenarios`` (current first / stale / collateral / duplicates)."""
+    f = updates_evaluate(data={"now": "2026-11-20T12:00:00Z", "scenarios": scenarios}, name="held",
+                         embedder=encoder)["splits"]["held"]
     return f"{f['current_first']:.3f} / {f['stale_as_current']:.3f} / {f['collateral_supersede']:.3f} / {f['duplicates']}"
 
 
 def held_out_report(pattern: str, x, labels, source, groups, encoder, folds: str | None = None) -> None:
     """See the module docstring (``folds``: :func:`fold_model`)."""
-    from django.core.management import call_command
-
     call_command("migrate", verbosity=0)
-    timelines = read_timelines(pattern)
-    scenarios: dict[str, list[dict]] = {}
-    for path in sorted(glob.glob(pattern, recursive=True)):
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        scenarios.setdefault(Path(path).parent.name, []).extend(data.get("scenarios", []))
+    scenarios, timelines = read_per_writer(pattern, "scenarios"), read_per_writer(pattern, "timelines")
     for group in sorted(set(groups) | set(timelines), key=lambda g: (len(g), g)):
         trained = group in set(groups)
         model = fold_model(group, x, labels, source, groups, HYPER, folds) if trained else PairModel.load()
         for name, chosen in (("rules alone", _RulesAlone()), ("held out" if trained else "shipped", model)):
             parts = []
-            if scenarios.get(group):
-                parts.append(f"scenarios cf/stale/coll/dup {scenarios_report(scenarios[group], chosen, encoder)}")
-            if timelines.get(group):
-                parts.append(f"timelines {timeline_report(timelines[group], chosen, encoder)}")
+            with mock.patch.object(reconcile_offline, "pair_model", lambda model=chosen: model):
+                if scenarios.get(group):
+                    parts.append(f"scenarios cf/stale/coll/dup {scenarios_report(scenarios[group], encoder)}")
+                if timelines.get(group):
+                    parts.append(f"timelines {timeline_report(timelines[group], encoder)}")
             print(f"{group} {name:11} " + "; ".join(parts), flush=True)
 
 

@@ -143,33 +143,3 @@ def test_a_judge_naming_every_candidate_supersedes_only_the_same_attribute(opena
     assert sorted(result.conflicts) == sorted(m.pk for m in others)
     pairs = {(p.new.pk, p.old.pk) for p in conflict_pairs(LongTermMemory.objects.all())}
     assert pairs == {(result.memory.pk, m.pk) for m in others}
-
-
-def test_one_value_ended_replaces_only_the_item_it_names_most(alice, use_embedder):
-    # "办公室" is the office's item, "宝安" the home's: the rules read both as ended; the office moved.
-    save(alice, "办公室在龙华")
-    save(alice, "我家住宝安")
-    result = save(alice, "办公室搬到宝安了，离家近了")
-    assert result.decision.verdict == "update", result.decision.reason
-    assert current(alice) == sorted(["我家住宝安", "办公室搬到宝安了，离家近了"])
-
-
-def test_a_move_and_a_new_job_in_one_statement_replace_both(alice, use_embedder):
-    save(alice, "I live in London.")
-    save(alice, "I work at Ford.")
-    result = save(alice, "I moved to Paris and now work at Renault.")
-    assert len(result.superseded) == 2, result.decision.reason
-    assert current(alice) == ["I moved to Paris and now work at Renault."]
-
-
-@pytest.mark.parametrize("first, later", [
-    ("I live in Porto.", "I'm in Lyon now, still unpacking boxes lol"),
-    ("我住在成都", "我现在在重庆了，还在找工作"),
-])
-def test_still_in_another_clause_does_not_make_a_move_a_repeat(alice, use_embedder, first, later):
-    # "still" (还在) is of the unpacking (the job hunt), not of where the user lives.
-    save_as_update(alice, first, later)
-
-
-def test_as_i_said_makes_the_whole_message_a_repeat(alice, use_embedder):
-    save_as_repeat(alice, "I'm a paramedic.", "as I said, I work on the ambulances, so nights are a mess")

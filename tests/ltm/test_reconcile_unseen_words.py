@@ -22,6 +22,19 @@ def test_continuing_is_said_as_still_true(alice, use_embedder):
     save_as_repeat(alice, "I have high blood pressure", "the doctor says I should continue the pills")
 
 
+def test_as_i_said_makes_the_whole_message_a_repeat(alice, use_embedder):
+    save_as_repeat(alice, "I'm a paramedic.", "as I said, I work on the ambulances, so nights are a mess")
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I live in Porto.", "I'm in Lyon now, still unpacking boxes lol"),
+    ("我住在成都", "我现在在重庆了，还在找工作"),
+])
+def test_still_in_another_clause_does_not_make_a_move_a_repeat(alice, use_embedder, first, later):
+    # "still" (还在) is of the unpacking (the job hunt), not of where the user lives.
+    save_as_update(alice, first, later)
+
+
 @pytest.mark.parametrize("first,later", [
     ("I speak French", "I speak German"),
     ("I play tennis", "I play squash"),
@@ -154,8 +167,10 @@ def test_a_trip_said_with_a_final_了_is_an_event(alice, use_embedder):
 @pytest.mark.parametrize("items,later", [
     (["I drive a Golf", "I ride a Vespa to work"], "I drive a Tesla now"),
     (["I work as a nurse", "I'm a union rep at work"], "I'm a midwife now"),
+    # One value ended, read in both items ("办公室" the office's, "宝安" the home's): the office moved.
+    (["办公室在龙华", "我家住宝安"], "办公室搬到宝安了，离家近了"),
 ])
-def test_a_guessed_update_replaces_only_the_nearest_item(alice, use_embedder, items, later):
+def test_one_statement_replaces_only_the_likeliest_item(alice, use_embedder, items, later):
     stored = [save(alice, text).memory for text in items]
     result = save(alice, later)
     assert result.decision.verdict == "update", result.decision.reason
@@ -171,6 +186,14 @@ def test_an_end_replaces_the_item_naming_most_of_the_value_ended(alice, use_embe
     assert result.superseded == [work.pk]
     home.refresh_from_db()
     assert not home.archived
+
+
+def test_a_move_and_a_new_job_in_one_statement_replace_both(alice, use_embedder):
+    save(alice, "I live in London.")
+    save(alice, "I work at Ford.")
+    result = save(alice, "I moved to Paris and now work at Renault.")
+    assert len(result.superseded) == 2, result.decision.reason
+    assert current(alice) == ["I moved to Paris and now work at Renault."]
 
 
 @pytest.mark.parametrize("first,later", [

@@ -279,6 +279,7 @@ class _Cues:
     now: bool
     addition: bool
     continuation: bool
+    said_before: bool  # "as I said", 说过: of the whole message (``continuation`` includes it)
     moment: bool
     explicit_now: bool
     past: bool
@@ -291,7 +292,8 @@ def _cues(text: str) -> _Cues:
 
 def _read_cues(text: str) -> _Cues:
     return _Cues(ends=ends_value(text), now=says_now(text), addition=has_addition_cue(text),
-                 continuation=has_continuation_cue(text), moment=names_a_moment(text),
+                 continuation=has_continuation_cue(text), said_before=says_said_before(text),
+                 moment=names_a_moment(text),
                  explicit_now=bool(_EXPLICIT_NOW.search(text or "")), past=has_past_cue(text))
 
 
@@ -394,7 +396,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("conflict", f"{attribute}: said as a change, far in meaning ({cosine:.2f})")
     if shared:
         return Relation("same", f"{attribute}: shares {', '.join(sorted(shared)[:3])}")
-    if (has_continuation_cue(clause) or says_said_before(new)) if clause else cues.continuation:
+    if (cues.said_before or has_continuation_cue(clause)) if clause else cues.continuation:
         return Relation("same", f"{attribute}: said as still true")
     # An event ("last week", 上周) is one unless it says "now" in so many words ("a plumber now, started last
     # week"): a final 了 or "went" tell what happened, not that it replaced anything.
