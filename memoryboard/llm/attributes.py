@@ -92,6 +92,15 @@ ENDS = re.compile(
     r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|毕业|分手|离婚|去世|结束|戒|从.{1,15}(?:到|成)",
     re.IGNORECASE,
 )
+# A change denied ("没搬", "不想换", "haven't moved", "didn't change"): the value continues, nothing ended.
+_NO_CHANGE = (
+    r"(?:没|没有|不想|不打算|不会|不用|不准备|别|懒得)(?:再)?(?:换|搬|转|改|变|动|离职|辞职|跳槽)"
+    r"|\b(?:haven'?t|have not|hasn'?t|has not|didn'?t|did not|not|never|won'?t|no plans? to|not planning to)"
+    r"\s+(?:\w+\s+)?(?:move|moved|moving|change|changed|changing|switch|switched|switching|leave|left|leaving|quit)\b"
+)
+_NO_CHANGE_RE = re.compile(_NO_CHANGE, re.IGNORECASE)
+# An end said only as a past time ("I used to smoke"): of the value it names, not of another.
+_USED_TO = re.compile(r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )\bused to\b", re.IGNORECASE)
 # What holds now ("now", "went vegan", 现在, a final 了): a change only of an attribute already shared.
 NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|became|become|went|turned)\b"
                   r"|现在|如今|目前|已经|新|成了|变成|了[，。！!~\s]|了$", re.IGNORECASE)
@@ -105,7 +114,8 @@ _ADDITION = re.compile(
 # Continues what was said: still, as usual; 还是, 依然, 一直 (of its own clause: "in Bristol now, still unpacking")
 # and, of the whole message, said before: as I said, 说过. Not "again": "single again", "eating meat again"
 # return to an earlier value.
-_STILL = r"\b(?:still|as usual|as always|as before|continue|continuing|keep on)\b|继续|还是|依然|仍然|仍旧|一直|照样|照旧|照例|还在|老样子"
+_STILL = (r"\b(?:still|as usual|as always|as before|continue|continuing|keep on)\b|继续|还是|依然|仍然|仍旧|一直|照样|照旧|照例|还在|老样子|"
+          + _NO_CHANGE)
 _SAID_BEFORE = r"\b(?:as i said|as i mentioned|like i said|remember|already told)\b|说过|还记得"
 _CONTINUATION = re.compile(_STILL + "|" + _SAID_BEFORE, re.IGNORECASE)
 _SAID_BEFORE_RE = re.compile(_SAID_BEFORE, re.IGNORECASE)
@@ -119,8 +129,16 @@ _PAST = re.compile(
 
 
 def ends_value(text: str) -> bool:
-    """The statement ends or switches a value ("no longer", "quit", "switched", 不再, 改, 换, 从…到)."""
-    return bool(ENDS.search(text or ""))
+    """The statement ends or switches a value ("no longer", "quit", "switched", 不再, 改, 换, 从…到); not where
+    it denies one ("没搬", "haven't moved")."""
+    return bool(ENDS.search(_NO_CHANGE_RE.sub(" ", text or "")))
+
+
+def ends_only_in_the_past(text: str) -> bool:
+    """The statement's only cue of an end is "used to": it tells of a past time ("I used to smoke"), which
+    ends only the value it names."""
+    text = _NO_CHANGE_RE.sub(" ", text or "")
+    return bool(_USED_TO.search(text)) and not ENDS.search(_USED_TO.sub(" ", text))
 
 
 def says_now(text: str) -> bool:

@@ -216,3 +216,51 @@ def test_ending_something_that_shares_a_place_name_does_not_replace_the_home(ali
 ])
 def test_a_statement_repeats_another_only_by_whole_words(old, new, same):
     assert repeats_statement(new, old) is same
+
+
+@pytest.mark.parametrize("first,again", [
+    ("我住深圳南山，科技园那边", "还是住南山哈，没搬"),
+    ("I live in Leeds", "haven't moved, Leeds is home"),
+])
+def test_a_change_denied_is_the_same_fact(alice, use_embedder, first, again):
+    # 没搬 / "haven't moved" say the value continues: not an end of it.
+    save_as_repeat(alice, first, again)
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I run every morning before work, 5k loop around the park", "funny, I used to smoke a pack a day back in uni"),
+    ("im a software dev in austin", "ok so i used to be a barista for like 4 yrs before i got into coding"),
+])
+def test_a_past_habit_told_in_passing_keeps_the_stored_one(alice, use_embedder, first, later):
+    # "used to" ends the smoking and the barista job, not the running or the developer's job.
+    old = save(alice, first).memory
+    result = save(alice, later)
+    assert result.decision.verdict != "update" and not result.superseded, result.decision.reason
+    old.refresh_from_db()
+    assert not old.archived
+
+
+@pytest.mark.parametrize("first,later", [
+    ("my husband's a pilot with Ryanair, hardly home", "he's at easyJet now, better rosters, home for dinner sometimes"),
+    ("My kid goes to Sunflower 幼儿园, 离家有点远", "转学了, 现在去 Little Oak, 走路五分钟就到"),
+])
+def test_a_change_that_does_not_say_whose_it_is_may_be_the_stored_persons(alice, use_embedder, first, later):
+    # No subject ("he's", 转学了): the change may be of the husband's employer, the kid's school.
+    save_as_update(alice, first, later)
+
+
+def test_a_change_said_by_the_user_does_not_replace_another_persons_fact(alice, use_embedder):
+    old = save(alice, "my sister lives in Porto").memory
+    result = save(alice, "I moved to Lisbon last month")
+    assert not result.superseded, result.decision.reason
+    old.refresh_from_db()
+    assert not old.archived
+
+
+def test_two_recognised_slots_are_never_one_fact(alice, use_embedder):
+    # Short Chinese sentences are close in the encoder: the pair model must not call where one lives a repeat
+    # of one's name.
+    save(alice, "我叫小明。")
+    result = save(alice, "我住在天津。")
+    assert result.decision.verdict == "new", result.decision.reason
+    assert current(alice) == sorted(["我叫小明。", "我住在天津。"])

@@ -97,7 +97,10 @@ def _plant(*, alice, superuser, developer, client, fake) -> None:
 
     # /v1/chat/completions with the user's token.
     fake.push_reply(content=f"Nice dog, {MARK}-v1reply.")
-    fake.push_reply(content=json.dumps([{"type": "FACT", "content": f"User has a dog {MARK}-v1extract"}]))
+    # A fact of its own beside the pilot's: the marker two short texts share would read as one fact to the offline
+    # pair model, and the extraction would reinforce the pilot's item instead of saving this one.
+    fake.push_reply(content=json.dumps([{
+        "type": "FACT", "content": f"User has a dog called Biscuit and walks it every morning {MARK}-v1extract"}]))
     v1 = _api(alice, token).post("/v1/chat/completions", {
         "model": "chat", "messages": [{"role": "user", "content": f"My dog is called {MARK}-v1"}]}, format="json")
     assert v1.status_code == 200, v1.content

@@ -23,7 +23,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -36,6 +36,7 @@ from memoryboard.llm.attributes import (
     PROTOTYPES,
     attribute_space,
     attribute_words,
+    ends_only_in_the_past,
     ends_value,
     has_addition_cue,
     has_continuation_cue,
@@ -60,7 +61,7 @@ from memoryboard.ltm.write.statements import (
 # Chosen on the development set.
 # The pair model's probabilities (llm.pair_model), chosen on the development set and on the written examples
 # held out by writer (training/train_pair_model.py).
-UPDATE_PROBABILITY = 0.5  # a change this likely: an update
+UPDATE_PROBABILITY = 0.65  # a change this likely: an update (0.5 before W13–W18: a model fitted on them is surer)
 UPDATE_OVER_SAME = 0.8  # ... this likely, where the rules read the same fact again
 SAME_PROBABILITY = 0.5  # the same fact again, this likely: a repeat
 MODEL_NEAR = 0.20  # the model changes only an item at least this close, or sharing a value word
@@ -228,6 +229,8 @@ class Relation:
     named: int = 0  # how many of the stored item's value words the statement ends
     others: str = ""  # "another": about another person than the stored item; "theirs": both about one other
     slot: bool = False  # an update of a recognised slot's value (``statements``: where one lives, one's job, …)
+    slots_apart: bool = False  # each holds a recognised slot, not the same one: never one fact
+    fixed: bool = False  # what holds now beside where one comes from: never a change of it
 
 
 # The prototype attribute of each single-valued slot of the rules.
@@ -280,6 +283,7 @@ class _Cues:
     addition: bool
     continuation: bool
     said_before: bool  # "as I said", 说过: of the whole message (``continuation`` includes it)
+    past_end: bool  # its only end is "used to": of the value it names
     moment: bool
     explicit_now: bool
     past: bool
@@ -293,6 +297,7 @@ def _cues(text: str) -> _Cues:
 def _read_cues(text: str) -> _Cues:
     return _Cues(ends=ends_value(text), now=says_now(text), addition=has_addition_cue(text),
                  continuation=has_continuation_cue(text), said_before=says_said_before(text),
+                 past_end=ends_only_in_the_past(text),
                  moment=names_a_moment(text),
                  explicit_now=bool(_EXPLICIT_NOW.search(text or "")), past=has_past_cue(text))
 
@@ -324,17 +329,21 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         shared = set()
     new_whose, new_said, old_whose, old_said = mine.whose, mine.said, theirs.whose, theirs.said
     cues = _cues(new)
-    if new_whose != old_whose and (new_said and old_said or not shared):
+    # A statement that does not say whose it is ("he's at easyJet now", 转学了), or names the person of the stored
+    # fact ("my husband"), may be about that person.
+    theirs_maybe = new_whose == "user" and old_whose != "user" and (not new_said or old_whose in mine.people)
+    if new_whose != old_whose and (new_said and old_said or not shared) and not theirs_maybe:
         return Relation("new", f"about someone else ({new_whose} / {old_whose})", others="another")
-    if new_whose != "user" and old_whose != "user":  # someone else's: never replaced on a guess
+    if new_whose != "user" and old_whose != "user" or theirs_maybe:  # someone else's: never replaced on a guess
         if cosine >= SAME_COSINE and not cues.ends:
-            return Relation("same", f"about the user's {new_whose}: says the same ({cosine:.2f})", others="theirs")
-        return Relation("new", f"about the user's {new_whose}", others="theirs")
+            return Relation("same", f"about the user's {old_whose}: says the same ({cosine:.2f})", others="theirs")
+        return Relation("new", f"about the user's {old_whose}", others="theirs")
     new_slots, old_slots = list(mine.slots), list(theirs.slots)
     slots = compare_slots(new_slots, old_slots)
     # Single-valued slots (where one lives, one's job, …): a like of one thing is not an attribute of its own.
     new_keys, old_keys = mine.keys, theirs.keys
-    ends = cues.ends
+    # "I used to smoke" ends smoking, not the running stored: "used to" alone ends only a value it shares.
+    ends = cues.ends and not (cues.past_end and not shared)
     if slots[0] == "same":
         return Relation("same", "same slot: " + ", ".join(slots[1]))
     # A slot's value in the other language ("shanghai" / "上海") is left to the encoder.
@@ -345,7 +354,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     if slots[0] == "partial" and not cross_script:
         return Relation("conflict", "; ".join(slots[1]))
     if new_keys and old_keys and not new_keys & old_keys and not (shared and ends):
-        return Relation("new", "another slot")
+        return Relation("new", "another slot", slots_apart=True)
     new_latin, new_cjk = mine.latin, mine.cjk
     old_latin, old_cjk = theirs.latin, theirs.cjk
     other_language = bool(new_latin and not new_cjk and old_cjk and not old_latin
@@ -377,7 +386,8 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     slot_attributes = {_SLOT_ATTRIBUTES[key] for key in new_keys if key in _SLOT_ATTRIBUTES}
     if new_keys and not old_keys and not shared and cosine < ATTRIBUTE_COSINE \
             and (old_attr[0] not in slot_attributes if slot_attributes else new_attr[0] != old_attr[0]):
-        return Relation("new", f"the statement's slot ({', '.join(sorted(new_keys))}) is not the stored one's")
+        return Relation("new", f"the statement's slot ({', '.join(sorted(new_keys))}) is not the stored one's",
+                        slots_apart=True)
     if not same_attr:
         if cosine >= CONFLICT_COSINE and ends:
             return Relation("conflict", f"said as a change, near in meaning ({cosine:.2f}), no attribute in common")
@@ -403,7 +413,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     if cues.moment and not ends and not cues.explicit_now:
         return Relation("new", f"{attribute}: an event")
     if cues.now and old_attr[0] in FIXED and not ends:
-        return Relation("new", f"{attribute}: what holds now does not change where one comes from")
+        return Relation("new", f"{attribute}: what holds now does not change where one comes from", fixed=True)
     if cues.now:  # of this attribute for sure, or unsure
         if cue_near or unclear or new_attr[0] == old_attr[0] and both_clear:
             return Relation("update", f"{attribute}: another value now")
@@ -469,8 +479,9 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
         found.append((pk, cosine, relation, None))
         if inputs == "none":
             continue
-        if every or relation.kind in ("new", "same") and relation.others != "another":
-            values, shared = pair_signals(statement, content, relation=relation, clauses=len(views) - 1, **signals)
+        if every or relation.kind in ("new", "same") and relation.others != "another" and not relation.fixed:
+            values, shared = pair_signals(statement, content, relation=relation, clauses=len(views) - 1,
+                                          clause=views[view] if view else "", **signals)
             if every or cosine >= MODEL_NEAR or shared:
                 rows.append(values)
                 chosen.append(i)
@@ -486,8 +497,10 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
 def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]]) -> list[tuple[str, float, Relation, float]]:
     """The rules' relations, with the pair model's verdict (``llm.pair_model``) on the pairs :func:`compared`
     gave it: a change where it is sure (surer still over the rules' repeat; never of another person's fact by
-    the user's), the same fact where the rules find one more fact about the user. The rules' updates and
-    conflicts stand: on the short, clean statements they were written for the model is weaker than they are.
+    the user's, nor of where one comes from by where one is now), the same fact where the rules find one more
+    fact about the user (never two recognised slots). The rules' updates and conflicts stand: on the short,
+    clean statements they were written for the model is weaker than they are ("I'm in Bristol now" after "I
+    live in Leeds": 0.00 a change; docs/decisions.md).
     ``(id, cosine, relation, weight)``: how sure, the model's probability of the kind it gave, else the cosine."""
     asked = [f[3] for f in found if f[3] is not None]
     if not asked:
@@ -498,7 +511,8 @@ def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]]) -> lis
         pu, ps = (next(p_update), next(p_same)) if row is not None else (0.0, 0.0)
         if row is not None and pu >= ps and pu >= (UPDATE_OVER_SAME if relation.kind == "same" else UPDATE_PROBABILITY):
             kind, why = "update", f"a change ({pu:.2f})"
-        elif row is not None and relation.kind == "new" and ps >= SAME_PROBABILITY and not relation.others:
+        elif row is not None and relation.kind == "new" and ps >= SAME_PROBABILITY and not relation.others \
+                and not relation.slots_apart:
             kind, why = "same", f"the same ({ps:.2f})"
         else:
             learned.append((pk, cosine, relation, cosine))
@@ -513,12 +527,16 @@ _SLOT_RELATIONS = ("same", "changed", "partial")
 
 def pair_signals(new: str, old: str, *, relation: Relation, cosine: float, new_attr: tuple[str, float, float],
                  old_attr: tuple[str, float, float], profile: float, new_on_old: float, clauses: int,
-                 ) -> tuple[list[float], bool]:
+                 clause: str = "") -> tuple[list[float], bool]:
     """The offline rules' readings of one pair (statement, stored item) as numbers: the pair model's cues;
-    and whether they share a value word."""
+    and whether they share a value word. ``clause``: the statement's clause nearest to the stored item, when
+    it has several ("still" is read there, as :func:`relate` reads it)."""
     mine, theirs = _parsed(new), _parsed(old)
     cues, old_cues = mine.cues, theirs.cues
     shared = _shared_words(mine.words, theirs.words, old_latin=theirs.latin)
+    # The cues as relate reads them: "still" of the nearest clause, "used to" an end only of a value shared.
+    cues = replace(cues, ends=cues.ends and not (cues.past_end and not shared),
+                   continuation=cues.said_before or has_continuation_cue(clause) if clause else cues.continuation)
     slots = compare_slots(list(mine.slots), list(theirs.slots))[0]
     other_language = bool(mine.latin and not mine.cjk and theirs.cjk and not theirs.latin
                           or mine.cjk and not mine.latin and theirs.latin and not theirs.cjk)
