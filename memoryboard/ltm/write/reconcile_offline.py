@@ -302,6 +302,18 @@ def _read_cues(text: str) -> _Cues:
                  explicit_now=bool(_EXPLICIT_NOW.search(text or "")), past=has_past_cue(text))
 
 
+def _ends_here(cues: _Cues, shared: set[str]) -> bool:
+    """The statement ends the stored item's value: "used to" alone ends only a value it shares ("I used to
+    smoke" ends smoking, not the running stored)."""
+    return cues.ends and not (cues.past_end and not shared)
+
+
+def _continues_here(cues: _Cues, clause: str) -> bool:
+    """The statement says the stored item still holds: "still" read in ``clause`` (its clause nearest to the
+    item, when it has several), "as I said" in the whole message."""
+    return (cues.said_before or has_continuation_cue(clause)) if clause else cues.continuation
+
+
 def forget_statement_texts() -> None:
     """Empty this process's caches of statements' texts (what the rules read of stored items and statements):
     an erase leaves none of the user's words in memory."""
@@ -342,8 +354,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     slots = compare_slots(new_slots, old_slots)
     # Single-valued slots (where one lives, one's job, …): a like of one thing is not an attribute of its own.
     new_keys, old_keys = mine.keys, theirs.keys
-    # "I used to smoke" ends smoking, not the running stored: "used to" alone ends only a value it shares.
-    ends = cues.ends and not (cues.past_end and not shared)
+    ends = _ends_here(cues, shared)
     if slots[0] == "same":
         return Relation("same", "same slot: " + ", ".join(slots[1]))
     # A slot's value in the other language ("shanghai" / "上海") is left to the encoder.
@@ -406,7 +417,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("conflict", f"{attribute}: said as a change, far in meaning ({cosine:.2f})")
     if shared:
         return Relation("same", f"{attribute}: shares {', '.join(sorted(shared)[:3])}")
-    if (cues.said_before or has_continuation_cue(clause)) if clause else cues.continuation:
+    if _continues_here(cues, clause):
         return Relation("same", f"{attribute}: said as still true")
     # An event ("last week", 上周) is one unless it says "now" in so many words ("a plumber now, started last
     # week"): a final 了 or "went" tell what happened, not that it replaced anything.
@@ -534,9 +545,8 @@ def pair_signals(new: str, old: str, *, relation: Relation, cosine: float, new_a
     mine, theirs = _parsed(new), _parsed(old)
     cues, old_cues = mine.cues, theirs.cues
     shared = _shared_words(mine.words, theirs.words, old_latin=theirs.latin)
-    # The cues as relate reads them: "still" of the nearest clause, "used to" an end only of a value shared.
-    cues = replace(cues, ends=cues.ends and not (cues.past_end and not shared),
-                   continuation=cues.said_before or has_continuation_cue(clause) if clause else cues.continuation)
+    # The cues as relate reads them for this item.
+    cues = replace(cues, ends=_ends_here(cues, shared), continuation=_continues_here(cues, clause))
     slots = compare_slots(list(mine.slots), list(theirs.slots))[0]
     other_language = bool(mine.latin and not mine.cjk and theirs.cjk and not theirs.latin
                           or mine.cjk and not mine.latin and theirs.latin and not theirs.cjk)
