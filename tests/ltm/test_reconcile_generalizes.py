@@ -40,6 +40,17 @@ def save_as_update(user, first, later):
     return result
 
 
+def save_as_kept(user, first, later):
+    """Save ``first`` then ``later``, asserting ``later`` replaced nothing and ``first`` is still current.
+    Returns the second save's result."""
+    old = save(user, first).memory
+    result = save(user, later)
+    assert not result.superseded, result.decision.reason
+    old.refresh_from_db()
+    assert not old.archived
+    return result
+
+
 def save_as_repeat(user, first, again):
     """Save ``first`` then ``again``, asserting ``again`` was taken for the same fact: ``first``'s item
     reinforced and alone current. Returns that item and the second save's result."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memoryboard.ltm.write.statements import repeats_statement
-from tests.ltm.test_reconcile_generalizes import current, save, save_as_repeat, save_as_update
+from tests.ltm.test_reconcile_generalizes import current, save, save_as_kept, save_as_repeat, save_as_update
 
 pytestmark = pytest.mark.django_db
 
@@ -150,11 +150,7 @@ def test_where_one_lives_now_keeps_where_one_comes_from(alice, use_embedder, fir
 
 
 def test_quitting_something_far_from_the_stored_item_does_not_replace_it(alice, use_embedder):
-    old = save(alice, "I work at Google").memory
-    result = save(alice, "I quit Twitter, too toxic")
-    assert not result.superseded, result.decision.reason
-    old.refresh_from_db()
-    assert not old.archived
+    save_as_kept(alice, "I work at Google", "I quit Twitter, too toxic")
 
 
 def test_a_trip_said_with_a_final_了_is_an_event(alice, use_embedder):
@@ -201,11 +197,7 @@ def test_a_move_and_a_new_job_in_one_statement_replace_both(alice, use_embedder)
     ("我住在上海", "离开了上海的公司，现在自己创业"),
 ])
 def test_ending_something_that_shares_a_place_name_does_not_replace_the_home(alice, use_embedder, first, later):
-    old = save(alice, first).memory
-    result = save(alice, later)
-    assert not result.superseded, result.decision.reason
-    old.refresh_from_db()
-    assert not old.archived
+    save_as_kept(alice, first, later)
 
 
 @pytest.mark.parametrize("old,new,same", [
@@ -233,11 +225,8 @@ def test_a_change_denied_is_the_same_fact(alice, use_embedder, first, again):
 ])
 def test_a_past_habit_told_in_passing_keeps_the_stored_one(alice, use_embedder, first, later):
     # "used to" ends the smoking and the barista job, not the running or the developer's job.
-    old = save(alice, first).memory
-    result = save(alice, later)
-    assert result.decision.verdict != "update" and not result.superseded, result.decision.reason
-    old.refresh_from_db()
-    assert not old.archived
+    result = save_as_kept(alice, first, later)
+    assert result.decision.verdict != "update", result.decision.reason
 
 
 @pytest.mark.parametrize("first,later", [
@@ -250,11 +239,7 @@ def test_a_change_that_does_not_say_whose_it_is_may_be_the_stored_persons(alice,
 
 
 def test_a_change_said_by_the_user_does_not_replace_another_persons_fact(alice, use_embedder):
-    old = save(alice, "my sister lives in Porto").memory
-    result = save(alice, "I moved to Lisbon last month")
-    assert not result.superseded, result.decision.reason
-    old.refresh_from_db()
-    assert not old.archived
+    save_as_kept(alice, "my sister lives in Porto", "I moved to Lisbon last month")
 
 
 def test_two_recognised_slots_are_never_one_fact(alice, use_embedder):
