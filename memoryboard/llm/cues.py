@@ -117,7 +117,14 @@ _RELATIONS_NAMED = re.compile(rf"\b(?:{_EN_RELATIONS})s?\b|{_ZH_RELATIONS}|隔�
 def relations_named(text: str) -> frozenset[str]:
     """The people (and pets) of the person's life a statement names anywhere ("my son's best friend" →
     son, friend; 隔壁, 配偶): whose fact it is may be one of them, not the person's."""
-    return frozenset(m.group(0).casefold().rstrip("s") for m in _RELATIONS_NAMED.finditer(text or ""))
+    return frozenset(person_word(m.group(0)) for m in _RELATIONS_NAMED.finditer(text or ""))
+
+
+def person_word(word: str) -> str:
+    """A word naming a person of one's life as compared: case-folded, singular ("my sons" and "my son" name
+    one person; "boss" stays "boss")."""
+    word = word.casefold()
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 USER, OTHER, NOBODY = "user", "other", "none"
@@ -147,7 +154,7 @@ def statement_subject(text: str) -> Subject:
     clean = _EN_FILLER.sub("", (text or "").strip())
     match = _EN_POSSESSED.match(clean) or _ZH_POSSESSED.match(clean)
     if match:
-        return Subject(OTHER, match.group("holder").lower())
+        return Subject(OTHER, person_word(match.group("holder")))
     if _THIRD_PERSON_USER.search(clean) or _FIRST_PERSON.search(clean):
         return Subject(USER)
     if re.match(r"^(?:the|a|an|this|that|these|those|it|there|he|she|they|his|her|their)\b", clean, re.IGNORECASE) \

@@ -16,6 +16,7 @@ from memoryboard.llm.cues import (
     is_question,
     is_request,
     is_small_talk,
+    relations_named,
     statement_subject,
 )
 from memoryboard.llm.embeddings import RecentVectors
@@ -61,10 +62,19 @@ def test_only_the_last_clause_carries_the_question_mark():
     ("my older sister lives in Rome", Subject("other", "sister")), ("My landlord raised the rent", Subject("other", "landlord")),
     ("我妈退休了", Subject("other", "妈")), ("我家猫叫土豆", Subject("other", "猫")), ("我老婆是老师", Subject("other", "老婆")),
     ("The user's daughter is 7", Subject("other", "daughter")),
+    ("my sons go to Hilltop Primary", Subject("other", "son")), ("my boss is strict", Subject("other", "boss")),
     ("the trains are on strike", Subject("none")), ("听说明天要降温", Subject("none")),
 ])
 def test_who_a_statement_is_about(text, subject):
     assert statement_subject(text) == subject
+
+
+def test_a_person_named_in_the_plural_is_the_one_a_subject_names():
+    """"my sons" as the subject and "our son" named later are one person of the user's life (the reconcile
+    asks whether a statement names the stored fact's person)."""
+    assert statement_subject("My sons go to Hilltop Primary").holder in relations_named("we moved our son to Riverside")
+    assert statement_subject("my kids love swimming").holder in relations_named("the kid hates it now")
+    assert relations_named("my boss and my friends") == {"boss", "friend"}
 
 
 def test_cues():
