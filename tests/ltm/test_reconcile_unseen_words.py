@@ -249,3 +249,15 @@ def test_two_recognised_slots_are_never_one_fact(alice, use_embedder):
     result = save(alice, "我住在天津。")
     assert result.decision.verdict == "new", result.decision.reason
     assert current(alice) == sorted(["我叫小明。", "我住在天津。"])
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I go to the gym on Mondays.", "我现在在腾讯上班。"),
+    ("I play the piano.", "我搬到北京了。"),
+])
+def test_a_recognised_slot_never_replaces_another_attribute(alice, use_embedder, first, later):
+    # Short clean sentences are close in the encoder, across languages too, and a change cue (现在, 搬) is
+    # strong in the pair model: where one works or lives must not retire the gym or the piano.
+    result = save_as_kept(alice, first, later)
+    assert result.decision.verdict == "new", result.decision.reason
+

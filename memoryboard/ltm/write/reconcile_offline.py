@@ -380,9 +380,12 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     # ... or of one family of attributes, both clearly ("用户已转行做销售" after "用户是一名护士").
     cue_near = (ends or cues.now) and (cosine >= CUE_COSINE or both_clear
                                                     and one_family(new_attr[0], old_attr[0], ended=ends))
+    slot_attributes = {_SLOT_ATTRIBUTES[key] for key in new_keys if key in _SLOT_ATTRIBUTES}
     if both_clear and new_attr[0] != old_attr[0] and min(new_attr[2], old_attr[2]) >= ATTRIBUTE_MARGIN \
             and cosine < SAME_COSINE and not (shared and ends) and not cue_near:
-        return Relation("new", f"another attribute ({new_attr[0]} / {old_attr[0]})")
+        # A recognised slot's statement, clearly of another attribute than the stored one: never one fact.
+        slot_apart = bool(slot_attributes) and not any(one_family(a, old_attr[0], ended=True) for a in slot_attributes)
+        return Relation("new", f"another attribute ({new_attr[0]} / {old_attr[0]})", slots_apart=slot_apart)
     # A statement near no prototype ("现在开的是理想 L7 了") takes the stored one's attribute when that is
     # as near to it as its own nearest.
     unclear = new_attr[1] < ATTRIBUTE_MIN <= old_attr[1] and new_on_old >= new_attr[1] - UNCLEAR_MARGIN
@@ -394,7 +397,6 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         and not one_family(new_attr[0], old_attr[0], ended=True)
     if not same_attr and shared and ends and not apart:  # the value it ends is the stored one's
         return Relation("update", f"ends {', '.join(sorted(shared)[:3])}", strong=True, named=len(shared))
-    slot_attributes = {_SLOT_ATTRIBUTES[key] for key in new_keys if key in _SLOT_ATTRIBUTES}
     if new_keys and not old_keys and not shared and cosine < ATTRIBUTE_COSINE \
             and (old_attr[0] not in slot_attributes if slot_attributes else new_attr[0] != old_attr[0]):
         return Relation("new", f"the statement's slot ({', '.join(sorted(new_keys))}) is not the stored one's",
@@ -461,9 +463,9 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
     """``(id, cosine, relation, features)`` of ``statement`` to each candidate: :func:`relations` and each
     pair's input to the pair model (``llm.pair_model``: :func:`pair_features`), or None where the model may
     not change the rules' verdict. ``inputs``: ``"model"`` those pairs', ``"every"`` all pairs' (as training
-    reads them), ``"none"`` no pair's (the relations alone). The model may change
-    only the rules' one more fact or repeat, never between two people, and only of an item close in meaning
-    or sharing a value word: far from its examples, a cue of change alone must not retire an unrelated item."""
+    reads them), ``"none"`` no pair's (the relations alone). The model is asked only where :func:`_asked`
+    says, and only of an item close in meaning or sharing a value word: far from its examples, a cue of change
+    alone must not retire an unrelated item."""
     if not candidates:
         return []
     space = attribute_space(encoder_name, encode)
@@ -490,7 +492,7 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
         found.append((pk, cosine, relation, None))
         if inputs == "none":
             continue
-        if every or relation.kind in ("new", "same") and relation.others != "another" and not relation.fixed:
+        if every or _asked(relation):
             values, shared = pair_signals(statement, content, relation=relation, clauses=len(views) - 1,
                                           clause=views[view] if view else "", **signals)
             if every or cosine >= MODEL_NEAR or shared:
@@ -505,31 +507,43 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
     return found
 
 
+def _asked(relation: Relation) -> bool:
+    """The pair model is asked only about the rules' one more fact or repeat, never between two people, nor of
+    where one comes from: the rules' updates and conflicts stand (on the short, clean statements they were written
+    for the model is weaker: "I'm in Bristol now" after "I live in Leeds", 0.00 a change; docs/decisions.md)."""
+    return relation.kind in ("new", "same") and relation.others != "another" and not relation.fixed
+
+
 def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]]) -> list[tuple[str, float, Relation, float]]:
     """The rules' relations, with the pair model's verdict (``llm.pair_model``) on the pairs :func:`compared`
-    gave it: a change where it is sure (surer still over the rules' repeat; never of another person's fact by
-    the user's, nor of where one comes from by where one is now), the same fact where the rules find one more
-    fact about the user (never two recognised slots). The rules' updates and conflicts stand: on the short,
-    clean statements they were written for the model is weaker than they are ("I'm in Bristol now" after "I
-    live in Leeds": 0.00 a change; docs/decisions.md).
-    ``(id, cosine, relation, weight)``: how sure, the model's probability of the kind it gave, else the cosine."""
+    gave it (:func:`_model_verdict`). ``(id, cosine, relation, weight)``: how sure, the model's probability of
+    the kind it gave, else the cosine."""
     asked = [f[3] for f in found if f[3] is not None]
     if not asked:
         return [(pk, cosine, relation, cosine) for pk, cosine, relation, _row in found]
     p_update, p_same = (iter(p.tolist()) for p in pair_model().probabilities(np.vstack(asked)))
     learned = []
     for pk, cosine, relation, row in found:
-        pu, ps = (next(p_update), next(p_same)) if row is not None else (0.0, 0.0)
-        if row is not None and pu >= ps and pu >= (UPDATE_OVER_SAME if relation.kind == "same" else UPDATE_PROBABILITY):
-            kind, why = "update", f"a change ({pu:.2f})"
-        elif row is not None and relation.kind == "new" and ps >= SAME_PROBABILITY and not relation.others \
-                and not relation.slots_apart:
-            kind, why = "same", f"the same ({ps:.2f})"
-        else:
+        verdict = _model_verdict(relation, next(p_update), next(p_same)) if row is not None else None
+        if verdict is None:
             learned.append((pk, cosine, relation, cosine))
             continue
-        learned.append((pk, cosine, Relation(kind, f"the pair model: {why}; the rules: {relation.why}"), max(pu, ps)))
+        kind, why, weight = verdict
+        learned.append((pk, cosine, Relation(kind, f"the pair model: {why}; the rules: {relation.why}"), weight))
     return learned
+
+
+def _model_verdict(relation: Relation, p_update: float, p_same: float) -> tuple[str, str, float] | None:
+    """The pair model's verdict where it is sure, else None (the rules' stands):
+
+    - a change (surer still over the rules' repeat), never of another attribute than a recognised slot's;
+    - the same fact, of the rules' one more fact, never between two recognised slots or two people."""
+    if p_update >= p_same and p_update >= (UPDATE_OVER_SAME if relation.kind == "same" else UPDATE_PROBABILITY) \
+            and not relation.slots_apart:
+        return "update", f"a change ({p_update:.2f})", p_update
+    if relation.kind == "new" and p_same >= SAME_PROBABILITY and not relation.others and not relation.slots_apart:
+        return "same", f"the same ({p_same:.2f})", p_same
+    return None
 
 
 _KINDS = ("same", "update", "new", "conflict")
