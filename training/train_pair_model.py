@@ -101,19 +101,27 @@ def persona_pairs(persona: dict) -> list[tuple[str, str, str]]:
     return [(facts[j], facts[i], "new") for j in range(1, len(facts)) for i in range(j)]
 
 
-def example_files(pattern: str) -> Iterator[tuple[str, dict]]:
-    """``(group, data)`` of every file matching ``pattern``; the group is the file's folder (its writer)."""
+# Written and kept, not trained on: fitted with these writers' short clean statements the model called "User owns
+# a blue car" a change of "User owns a red bicycle" (1.00), and a refit moved every figure by more than the changes
+# compared (docs/decisions.md). ``--with-clean`` reads them.
+NOT_TRAINED = frozenset({"W19", "W20", "W21", "W22", "W23", "W24", "W25"})
+
+
+def example_files(pattern: str, *, skip: frozenset[str] = NOT_TRAINED) -> Iterator[tuple[str, dict]]:
+    """``(group, data)`` of every file matching ``pattern``, but of the writers in ``skip``; the group is the
+    file's folder (its writer)."""
     for path in sorted(glob.glob(pattern, recursive=True)):
         if "blind" in path or "/dev/" in path:
             raise SystemExit(f"{path}: the development and blind sets are never read here")
-        yield Path(path).parent.name, json.loads(Path(path).read_text(encoding="utf-8"))
+        if Path(path).parent.name not in skip:
+            yield Path(path).parent.name, json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def read_examples(pattern: str) -> list[tuple[str, str, str, str, str]]:
+def read_examples(pattern: str, skip: frozenset[str] = NOT_TRAINED) -> list[tuple[str, str, str, str, str]]:
     """``(group, later, earlier, label, source)`` of every file matching ``pattern`` (:func:`example_files`),
     the source ``scenario`` or ``persona``."""
     rows = []
-    for group, data in example_files(pattern):
+    for group, data in example_files(pattern, skip=skip):
         for scenario in data.get("scenarios", []):
             rows += [(group, *pair, "scenario") for pair in scenario_pairs(scenario)]
         for persona in data.get("personas", []):
@@ -121,10 +129,10 @@ def read_examples(pattern: str) -> list[tuple[str, str, str, str, str]]:
     return rows
 
 
-def read_per_writer(pattern: str, key: str) -> dict[str, list[dict]]:
+def read_per_writer(pattern: str, key: str, skip: frozenset[str] = NOT_TRAINED) -> dict[str, list[dict]]:
     """The ``key`` lists (``scenarios``, ``timelines``) of every file matching ``pattern``, per writer that has any."""
     found: dict[str, list[dict]] = {}
-    for group, data in example_files(pattern):
+    for group, data in example_files(pattern, skip=skip):
         found.setdefault(group, []).extend(data.get(key, []))
     return {group: items for group, items in found.items() if items}
 
@@ -261,10 +269,11 @@ def scenarios_report(scenarios: list[dict], encoder) -> str:
     return f"{f['current_first']:.3f} / {f['stale_as_current']:.3f} / {f['collateral_supersede']:.3f} / {f['duplicates']}"
 
 
-def held_out_report(pattern: str, x, labels, source, groups, encoder, folds: str | None = None) -> None:
+def held_out_report(pattern: str, x, labels, source, groups, encoder, folds: str | None = None,
+                    skip: frozenset[str] = NOT_TRAINED) -> None:
     """See the module docstring (``folds``: :func:`fold_model`)."""
     call_command("migrate", verbosity=0)
-    scenarios, timelines = read_per_writer(pattern, "scenarios"), read_per_writer(pattern, "timelines")
+    scenarios, timelines = read_per_writer(pattern, "scenarios", skip), read_per_writer(pattern, "timelines", skip)
     for group in sorted(set(groups) | set(timelines), key=lambda g: (len(g), g)):
         trained = group in set(groups)
         model = fold_model(group, x, labels, source, groups, HYPER, folds) if trained else PairModel.load()
@@ -285,9 +294,11 @@ def main() -> None:
                         help="per writer: the offline reconcile with a model fitted without their examples")
     parser.add_argument("--folds", help="a folder keeping the models fitted without one writer (fold_model)")
     parser.add_argument("--examples", default=str(EXAMPLES / "**" / "*.json"), help="glob of the example files")
+    parser.add_argument("--with-clean", action="store_true", help=f"read {', '.join(sorted(NOT_TRAINED))} too")
     args = parser.parse_args()
 
-    rows = read_examples(args.examples)
+    skip = frozenset() if args.with_clean else NOT_TRAINED
+    rows = read_examples(args.examples, skip)
     groups = np.array([r[0] for r in rows])
     labels = np.array([r[3] for r in rows])
     source = np.array([r[4] for r in rows])
@@ -304,7 +315,7 @@ def main() -> None:
             print(hyper, report(labels, *held_out_scores(x, labels, source, groups, hyper)), flush=True)
         return
     if args.held_out:
-        held_out_report(args.examples, x, labels, source, groups, encoder, args.folds)
+        held_out_report(args.examples, x, labels, source, groups, encoder, args.folds, skip)
         return
 
     held = report(labels, *held_out_scores(x, labels, source, groups, HYPER, args.folds))
