@@ -229,7 +229,9 @@ class Relation:
     named: int = 0  # how many of the stored item's value words the statement ends
     others: str = ""  # "another": about another person than the stored item; "theirs": both about one other
     slot: bool = False  # an update of a recognised slot's value (``statements``: where one lives, one's job, …)
-    slots_apart: bool = False  # each holds a recognised slot, not the same one: never one fact
+    # The statement holds a recognised slot the stored item does not (or each another one), or the stored item is
+    # clearly of another attribute: never one fact, never a change of it by the pair model.
+    slots_apart: bool = False
     fixed: bool = False  # what holds now beside where one comes from: never a change of it
 
 
