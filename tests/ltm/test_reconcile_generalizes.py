@@ -51,6 +51,15 @@ def save_as_kept(user, first, later):
     return result
 
 
+def save_as_new(user, first, later):
+    """Save ``first`` then ``later``, asserting ``later`` is one more fact: nothing replaced, both current."""
+    save(user, first)
+    result = save(user, later)
+    assert result.decision.verdict == "new", result.decision.reason
+    assert not result.superseded and current(user) == sorted([first, later])
+    return result
+
+
 def save_as_repeat(user, first, again):
     """Save ``first`` then ``again``, asserting ``again`` was taken for the same fact: ``first``'s item
     reinforced and alone current. Returns that item and the second save's result."""

@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 
 from memoryboard.ltm.write.statements import repeats_statement
-from tests.ltm.test_reconcile_generalizes import current, save, save_as_kept, save_as_repeat, save_as_update
+from tests.ltm.test_reconcile_generalizes import (
+    current,
+    save,
+    save_as_kept,
+    save_as_new,
+    save_as_repeat,
+    save_as_update,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -41,10 +48,7 @@ def test_still_in_another_clause_does_not_make_a_move_a_repeat(alice, use_embedd
     ("I have a cat", "I have a rabbit"),
 ])
 def test_another_value_of_an_attribute_held_many_times_is_one_more(alice, use_embedder, first, later):
-    save(alice, first)
-    result = save(alice, later)
-    assert result.decision.verdict == "new", result.decision.reason
-    assert current(alice) == sorted([first, later])
+    save_as_new(alice, first, later)
 
 
 def test_another_value_near_two_attributes_is_flagged_not_superseded(alice, use_embedder):
@@ -245,10 +249,7 @@ def test_a_change_said_by_the_user_does_not_replace_another_persons_fact(alice, 
 def test_two_recognised_slots_are_never_one_fact(alice, use_embedder):
     # Short Chinese sentences are close in the encoder: the pair model must not call where one lives a repeat
     # of one's name.
-    save(alice, "我叫小明。")
-    result = save(alice, "我住在天津。")
-    assert result.decision.verdict == "new", result.decision.reason
-    assert current(alice) == sorted(["我叫小明。", "我住在天津。"])
+    save_as_new(alice, "我叫小明。", "我住在天津。")
 
 
 @pytest.mark.parametrize("first,later", [
@@ -258,6 +259,5 @@ def test_two_recognised_slots_are_never_one_fact(alice, use_embedder):
 def test_a_recognised_slot_never_replaces_another_attribute(alice, use_embedder, first, later):
     # Short clean sentences are close in the encoder, across languages too, and a change cue (现在, 搬) is
     # strong in the pair model: where one works or lives must not retire the gym or the piano.
-    result = save_as_kept(alice, first, later)
-    assert result.decision.verdict == "new", result.decision.reason
+    save_as_new(alice, first, later)
 
