@@ -323,6 +323,9 @@ MEMORYBOARD_ANN_DIR = os.environ.get("MEMORYBOARD_ANN_DIR", str(BASE_DIR / "var"
 # How often each process's follower applies the index change log to this host's files (seconds; at once
 # when a search sees a removal or a long backlog). 0: no thread; a staff search follows the log itself.
 MEMORYBOARD_ANN_FOLLOW_SECONDS = float(os.environ.get("MEMORYBOARD_ANN_FOLLOW_SECONDS", "10"))
+# How often each process looks for an erase made by another one, to empty its caches of what users said
+# (ltm.people.process_texts). 0: no thread (the erasing process still empties its own).
+MEMORYBOARD_ERASE_FOLLOW_SECONDS = float(os.environ.get("MEMORYBOARD_ERASE_FOLLOW_SECONDS", "5"))
 
 # What searches build per scope (vectors, keyword index), kept in each process (ltm.search.vector_cache).
 # 160 MB: a scope of ~110,000 items (1.4 KB each: the vector, its keyword postings, id and version).

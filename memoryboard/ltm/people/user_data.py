@@ -21,13 +21,12 @@ from django_tasks.base import TaskResultStatus
 
 from memoryboard.audit import audit_record, item_texts
 from memoryboard.conversations import conversation_list
-from memoryboard.llm.embeddings import UniversalSentenceEncoder
 from memoryboard.ltm.search.ann import ann_erase
+from memoryboard.ltm.people.process_texts import forget_user_texts
 from memoryboard.ltm.store.change_log import memory_changes_erase
 from memoryboard.ltm.store.erase_gate import erase_gate_close
 from memoryboard.ltm.store.selectors import exact_text_q, own_memories, user_namespaces_q
 from memoryboard.ltm.store.states import state_counts, state_of
-from memoryboard.ltm.write.reconcile_offline import forget_statement_texts
 from memoryboard.models import (
     AskFirst,
     AuditLog,
@@ -518,7 +517,6 @@ def user_data_erase(*, user_id: str, actor, reason: str = "privacy request") -> 
                    ERASED_TRACES: erased.get(PlaygroundTrace._meta.db_table, [])},
             reason=reason,
         )
-    # This process's memory of recent texts (the encoder's vectors, what the reconcile rules read of them).
-    UniversalSentenceEncoder.recent.clear()
-    forget_statement_texts()
+    # This process's memory of what users said (other processes: ltm.people.process_texts's follower).
+    forget_user_texts()
     return erased
