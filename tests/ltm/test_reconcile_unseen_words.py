@@ -261,3 +261,15 @@ def test_a_recognised_slot_never_replaces_another_attribute(alice, use_embedder,
     # strong in the pair model: where one works or lives must not retire the gym or the piano.
     save_as_new(alice, first, later)
 
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I live in Perth.", "I lived in Adelaide before."),
+    ("I live in Perth.", "I lived in Adelaide for two years after uni."),
+])
+def test_where_one_lived_once_never_replaces_where_one_lives(alice, use_embedder, first, later):
+    # "I lived in" tells of the past: the slot rules read it as where one lives now, and retired Perth.
+    save(alice, first)
+    result = save(alice, later)
+    assert not result.superseded, result.decision.reason
+    assert first in current(alice)
