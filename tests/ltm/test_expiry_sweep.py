@@ -68,12 +68,12 @@ def test_one_process_of_the_deployment_sweeps_per_interval(settings, alice, make
 def test_the_schedule_sweeps_at_start_then_every_interval_and_stops_at_zero(settings, monkeypatch):
     runs = []
     monkeypatch.setattr(store_tasks, "expiry_sweep_now", lambda: runs.append(time.monotonic()))
-    monkeypatch.setattr(store_tasks, "_sweeper", {"pid": None, "thread": None})
+    monkeypatch.setattr(store_tasks._sweeper, "thread", None)
     settings.MEMORYBOARD_EXPIRY_SWEEP_MINUTES = 0.2 / 60
     started = time.monotonic()
     expiry_sweep_start()
     expiry_sweep_start()  # once per process
-    thread = store_tasks._sweeper["thread"]
+    thread = store_tasks._sweeper.thread
     deadline = time.monotonic() + 10
     while len(runs) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -28,7 +28,8 @@ SAID = ("I keep bees on the allotment in Hebden Bridge.", "My bees swarmed twice
 
 @pytest.fixture(autouse=True)
 def _fresh_follower(monkeypatch):
-    monkeypatch.setattr(process_texts, "_follower", {"pid": None, "thread": None, "seen": None})
+    monkeypatch.setattr(process_texts, "_seen", {"erases": None})
+    monkeypatch.setattr(process_texts._follower, "thread", None)
 
 
 def _warm(user) -> None:
@@ -86,7 +87,7 @@ def test_the_follower_thread_empties_the_caches_within_its_interval(alice, bob, 
     process_texts.erase_follow_start()
     try:
         deadline = time.monotonic() + 5
-        while process_texts._follower["seen"] is None and time.monotonic() < deadline:
+        while process_texts._seen["erases"] is None and time.monotonic() < deadline:
             time.sleep(0.02)  # its first turn
         _warm(alice)
         with transaction.atomic():
@@ -96,6 +97,6 @@ def test_the_follower_thread_empties_the_caches_within_its_interval(alice, bob, 
         assert _forgotten()
     finally:
         settings.MEMORYBOARD_ERASE_FOLLOW_SECONDS = 0  # the thread stops at its next turn
-        thread = process_texts._follower["thread"]
+        thread = process_texts._follower.thread
         thread.join(timeout=5)
         assert not thread.is_alive()

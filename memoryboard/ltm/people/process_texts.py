@@ -12,24 +12,17 @@ and what follows is one cold read per scope.
 
 from __future__ import annotations
 
-import logging
-import os
-import threading
-import time
-
 from django.conf import settings
-from django.db import close_old_connections
 from django.db.models import Count, Max
 
 from memoryboard.llm.embeddings import forget_text_features
 from memoryboard.ltm.search.vector_cache import scope_cache
+from memoryboard.ltm.store.schedule import Schedule
 from memoryboard.ltm.write.reconcile_offline import forget_statement_texts
 from memoryboard.ltm.write.reconcile_scope import forget_scope_indexes
 from memoryboard.models import EraseTombstone
 
-logger = logging.getLogger(__name__)
-
-_follower: dict = {"pid": None, "thread": None, "seen": None}
+_seen: dict[str, tuple | None] = {"erases": None}  # where the erases stood at this process's last turn
 
 
 def forget_user_texts() -> None:
@@ -51,7 +44,7 @@ def erase_follow_turn() -> bool:
     """One turn of the follower: empty this process's caches when an erase happened since the last turn (the
     first turn only notes where the erases stand). True when it emptied them."""
     now = erases_seen()
-    seen, _follower["seen"] = _follower["seen"], now
+    seen, _seen["erases"] = _seen["erases"], now
     if seen is None or seen == now:
         return False
     forget_user_texts()
@@ -62,23 +55,11 @@ def _interval() -> float:
     return float(getattr(settings, "MEMORYBOARD_ERASE_FOLLOW_SECONDS", 0) or 0)
 
 
+_follower = Schedule("erase-follow", interval=_interval, turn=lambda: erase_follow_turn(),
+                     failed="reading the erase tombstones failed")
+
+
 def erase_follow_start() -> None:
     """Start this process's follower (once per process; nothing when the interval is 0): a turn now, then one
     every ``MEMORYBOARD_ERASE_FOLLOW_SECONDS`` (read at each turn: set to 0, it stops)."""
-    thread = _follower["thread"]
-    if _interval() <= 0 or (_follower["pid"] == os.getpid() and thread is not None and thread.is_alive()):
-        return
-    thread = threading.Thread(target=_follow_forever, name="erase-follow", daemon=True)
-    _follower.update(pid=os.getpid(), thread=thread, seen=None)
-    thread.start()
-
-
-def _follow_forever() -> None:
-    while (seconds := _interval()) > 0:
-        try:
-            erase_follow_turn()
-        except Exception:
-            logger.exception("reading the erase tombstones failed")
-        finally:
-            close_old_connections()
-        time.sleep(seconds)
+    _follower.start()

@@ -11,21 +11,19 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
-import time
 from collections.abc import Iterable
 
 from datetime import datetime
 
 from django.conf import settings
 from django.core.cache import caches
-from django.db import close_old_connections
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django_tasks import task
 
 from memoryboard.ltm.store.change_log import memory_change_prune_now_and_then
 from memoryboard.ltm.store.expiry import memory_archive_expired
+from memoryboard.ltm.store.schedule import Schedule
 from memoryboard.ltm.store.states import current_q, is_past_expiry, past_expiry_q
 from memoryboard.models import LongTermMemory
 
@@ -91,26 +89,12 @@ def expiry_sweep_now() -> None:
         archive_expired_task.enqueue()
 
 
-_sweeper: dict[str, object] = {"pid": None, "thread": None}
+# Now, then every interval (read at each turn: set to 0, the schedule stops); once per process.
+_sweeper = Schedule("expiry-sweep", interval=lambda: _sweep_interval(), turn=lambda: expiry_sweep_now(),
+                    failed="queuing the expiry sweep failed")
 
 
 def expiry_sweep_start() -> None:
     """Start this process's sweep schedule (once per process; nothing when the interval is 0): now, then
     every ``MEMORYBOARD_EXPIRY_SWEEP_MINUTES`` (read at each turn: set to 0, the schedule stops)."""
-    thread = _sweeper["thread"]
-    if _sweep_interval() <= 0 or (_sweeper["pid"] == os.getpid() and thread is not None and thread.is_alive()):
-        return
-    thread = threading.Thread(target=_sweep_forever, name="expiry-sweep", daemon=True)
-    _sweeper.update(pid=os.getpid(), thread=thread)
-    thread.start()
-
-
-def _sweep_forever() -> None:
-    while (seconds := _sweep_interval()) > 0:
-        try:
-            expiry_sweep_now()
-        except Exception:
-            logger.exception("queuing the expiry sweep failed")
-        finally:
-            close_old_connections()
-        time.sleep(seconds)
+    _sweeper.start()
