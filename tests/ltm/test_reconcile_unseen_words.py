@@ -234,6 +234,23 @@ def test_a_past_habit_told_in_passing_keeps_the_stored_one(alice, use_embedder, 
 
 
 @pytest.mark.parametrize("first,later", [
+    ("I live in Perth.", "I used to live in Adelaide."),
+    ("我住在北京。", "我以前住在上海。"),
+])
+def test_where_one_lived_before_is_history_beside_where_one_lives(alice, use_embedder, first, later):
+    # Said of a past time with a value of its own: one more fact; "used to" retired Perth, 以前 went to review.
+    save_as_new(alice, first, later)
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I live in Perth.", "I used to live in Perth, now I'm in Sydney."),
+    ("我住在北京。", "我以前住在北京，现在搬到上海了。"),
+])
+def test_a_value_said_to_be_past_with_what_holds_now_is_still_a_change(alice, use_embedder, first, later):
+    save_as_update(alice, first, later)
+
+
+@pytest.mark.parametrize("first,later", [
     ("my husband's a pilot with Ryanair, hardly home", "he's at easyJet now, better rosters, home for dinner sometimes"),
     ("My kid goes to Sunflower 幼儿园, 离家有点远", "转学了, 现在去 Little Oak, 走路五分钟就到"),
 ])

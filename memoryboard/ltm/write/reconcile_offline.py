@@ -11,7 +11,8 @@ For a new statement and each candidate (an owner's current item near it, ``ltm.w
    of the prototypes: "Python", "成都", "42k"), or say the same thing (a cosine near a repeat's), or a
    continuation cue ("still", "as I said", 还是); across languages the encoder carries it.
 4. **The decision**: an addition cue ("also", 也, 还) → new; the same value without a cue of an end or a
-   switch → same (reinforce); the same attribute with a change cue or another value → update; unsure
+   switch → same (reinforce); another value told of a past time ("I used to live in Adelaide", 以前) → new;
+   the same attribute with a change cue or another value → update; unsure
    (close in meaning and said as a change, but no attribute in common) → conflict, never a silent supersede.
 
 Constants are chosen on the development set (tests/data/dev/updates.json), never on the blind one.
@@ -427,6 +428,10 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     # week"): a final 了 or "went" tell what happened, not that it replaced anything.
     if cues.moment and not ends and not cues.explicit_now:
         return Relation("new", f"{attribute}: an event")
+    # Told of a past time with a value of its own ("I used to live in Adelaide", 我以前住在上海): history beside
+    # what holds now, never a change of it (an end of the stored value names it, and is read above).
+    if cues.past and not cues.now:
+        return Relation("new", f"{attribute}: of a past time")
     if cues.now and old_attr[0] in FIXED and not ends:
         return Relation("new", f"{attribute}: what holds now does not change where one comes from", fixed=True)
     if cues.now:  # of this attribute for sure, or unsure
