@@ -287,3 +287,29 @@ def test_a_recognised_slot_never_replaces_another_attribute(alice, use_embedder,
 def test_where_one_lived_once_never_replaces_where_one_lives(alice, use_embedder, first, later):
     # "I lived in" tells of the past: the slot rules read it as where one lives now, and retired Perth.
     save_as_kept(alice, first, later)
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I live in Perth.", "我住在北京。"),
+    ("I work at Google.", "我在腾讯工作。"),
+])
+def test_another_value_in_the_other_language_is_a_change_not_a_repeat(alice, use_embedder, first, later):
+    # The pair model took the same sentence frame in the other language for a repeat (0.84): the move to Beijing
+    # was never stored. The two values, encoded alone, are far apart ("perth" / "北京" 0.29).
+    save_as_update(alice, first, later)
+
+
+def test_the_same_value_in_the_other_language_is_still_a_repeat(alice, use_embedder):
+    save_as_repeat(alice, "I live in Sydney.", "我住在悉尼。")
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I live in Hangzhou.", "我住在苏州。"),
+    ("I work at Microsoft.", "我在华为工作。"),
+])
+def test_a_value_in_the_other_language_that_may_differ_goes_to_review(alice, use_embedder, first, later):
+    # "hangzhou" / "苏州" (0.60), "microsoft" / "华为" (0.36): neither clearly one value nor clearly two. Taken for
+    # a repeat, the move was lost; now it is kept, nothing replaced, and the two wait for a decision.
+    result = save_as_kept(alice, first, later)
+    assert result.decision.verdict == "conflict", result.decision.reason
+    assert later in current(alice)

@@ -79,6 +79,10 @@ CONFLICT_COSINE = 0.80  # said as a change, this close, no attribute in common: 
 DIFFERENT_VALUE_COSINE = 0.50  # the same attribute, other value words, this close: another value
 CROSS_SAME_COSINE = 0.60  # in the other language (no words to compare), this close: the same
 UNSURE_COSINE = 0.55  # the same attribute, nothing else to go by, this close: a conflict for review
+# A recognised slot's two values in two scripts ("perth" / "北京"), encoded alone: this close, one value ("shanghai" /
+# "上海" 0.76, "beijing" / "北京" 0.69); under the other bound, two ("perth" / "北京" 0.29, "google" / "腾讯" 0.26);
+# between them, unsure ("tencent" / "腾讯" 0.37, "hangzhou" / "苏州" 0.60): a conflict unless said as a change.
+SLOT_VALUE_SAME, SLOT_VALUE_OTHER = 0.65, 0.33
 STEM, SUFFIX = 5, 3  # a word and its derived form: a common start this long, at most this many letters more
 
 _EXPLICIT_NOW = re.compile(r"\b(?:now|nowadays|these days|currently)\b|现在|如今|目前", re.IGNORECASE)
@@ -234,6 +238,9 @@ class Relation:
     # clearly of another attribute: never one fact, never a change of it by the pair model.
     slots_apart: bool = False
     fixed: bool = False  # what holds now beside where one comes from: never a change of it
+    # A recognised slot's values in two scripts, neither clearly one nor clearly two (SLOT_VALUE_SAME / _OTHER): the
+    # pair model never decides it, and a repeat or one more fact becomes a conflict.
+    value_unsure: bool = False
 
 
 # The prototype attribute of each single-valued slot of the rules.
@@ -327,11 +334,12 @@ def forget_statement_texts() -> None:
 
 def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, float],
            old_attr: tuple[str, float, float], profile: float = 0.0, new_on_old: float = -1.0,
-           clause: str = "") -> Relation:
+           clause: str = "", value_cosine: float | None = None) -> Relation:
     """The relation of the statement ``new`` to the stored ``old`` given their cosine and nearest attributes
     (``llm.attributes.AttributeSpace.attribute``), the cosine of their attribute profiles (``profile``), the
-    new statement's cosine to the stored one's attribute (``new_on_old``) and its clause nearest to ``old``
-    (``clause``, when it has several: "still" is read there)."""
+    new statement's cosine to the stored one's attribute (``new_on_old``), its clause nearest to ``old``
+    (``clause``, when it has several: "still" is read there) and, when they hold a recognised slot with its
+    values in two scripts, the cosine of those values (``value_cosine``, :func:`slot_values_cosine`)."""
     mine, theirs = _parsed(new), _parsed(old)
     new_norm, old_norm = mine.norm, theirs.norm
     if repeats_statement(new_norm, old_norm):
@@ -363,6 +371,10 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     # A slot's value in the other language ("shanghai" / "上海") is left to the encoder.
     cross_script = any(bool(_CJK_RUN.search(n.value)) != bool(_CJK_RUN.search(o.value))
                        for n in new_slots for o in old_slots if n.key == o.key and n.value and o.value)
+    if cross_script and slots[0] in ("changed", "partial") and value_cosine is not None:
+        if value_cosine >= SLOT_VALUE_SAME:  # "I live in Shanghai" / "我住在上海"
+            return Relation("same", f"same slot, its value in the other language ({value_cosine:.2f})")
+        cross_script = value_cosine >= SLOT_VALUE_OTHER  # "I live in Perth" / "我住在北京": another value
     if slots[0] == "changed" and not cross_script:
         return Relation("update", "; ".join(slots[1]), strong=True, slot=True)
     if slots[0] == "partial" and not cross_script:
@@ -464,6 +476,24 @@ def relations(statement: str, candidates: Sequence[tuple[str, str, float]], *,
             compared(statement, candidates, encode=encode, encoder_name=encoder_name, inputs="none")]
 
 
+def slot_values_cosine(statement: str, contents: Sequence[str], *,
+                       encode: Callable[[Sequence[str]], np.ndarray]) -> list[float | None]:
+    """For each stored text, the cosine of the values of a recognised slot it and the statement both assert in
+    two scripts ("perth" / "北京"), each value encoded alone (the highest, when several); None when they hold no
+    such slot. One call of ``encode``, only when some do."""
+    mine = [n for n in _parsed(statement).slots if n.positive and n.value]
+    pairs = [[(n.value, o.value) for n in mine for o in _parsed(content).slots
+              if o.key == n.key and o.positive and o.value
+              and bool(_CJK_RUN.search(n.value)) != bool(_CJK_RUN.search(o.value))] for content in contents]
+    values = sorted({value for found in pairs for pair in found for value in pair})
+    if not values:
+        return [None] * len(contents)
+    vectors = np.asarray(encode(values), dtype=np.float64)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    at = {value: vectors[i] for i, value in enumerate(values)}
+    return [max(float(at[a] @ at[b]) for a, b in found) if found else None for found in pairs]
+
+
 def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
              encode: Callable[[Sequence[str]], np.ndarray], encoder_name: str, inputs: str = "model",
              ) -> list[tuple[str, float, Relation, np.ndarray | None]]:
@@ -489,13 +519,21 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
     cosines = mine @ theirs.T
     nearest_view = cosines.argmax(axis=0)
     every = inputs == "every"
+    value_cosines = slot_values_cosine(statement, [content for _pk, content, _c in candidates], encode=encode)
     found, rows, chosen = [], [], []
     for i, ((pk, content, _c), attr, profile) in enumerate(zip(candidates, old_attributes, old_profiles)):
         view = int(nearest_view[i])
         cosine = float(cosines[view, i])
         signals = dict(cosine=cosine, new_attr=attributes[view], old_attr=attr,
                        profile=float(profiles[view] @ profile), new_on_old=float(scores[view][index[attr[0]]]))
-        relation = relate(statement, content, **signals, clause=views[view] if view else "")
+        value_cosine = value_cosines[i]
+        relation = relate(statement, content, **signals, clause=views[view] if view else "", value_cosine=value_cosine)
+        if value_cosine is not None and SLOT_VALUE_OTHER <= value_cosine < SLOT_VALUE_SAME:
+            # One single-valued slot, unsure whether "hangzhou" and "苏州" are one value: for review, unless said as
+            # a change; never a silent repeat or a second current value, never the model's guess.
+            relation = replace(relation, value_unsure=True, **({"kind": "conflict", "why": (
+                f"{relation.why}; the same slot, its values in two languages may differ ({value_cosine:.2f})")}
+                if relation.kind in ("same", "new") else {}))
         found.append((pk, cosine, relation, None))
         if inputs == "none":
             continue
@@ -545,6 +583,8 @@ def _model_verdict(relation: Relation, p_update: float, p_same: float) -> tuple[
 
     - a change (surer still over the rules' repeat), never of another attribute than a recognised slot's;
     - the same fact, of the rules' one more fact, never between two recognised slots or two people."""
+    if relation.value_unsure:
+        return None
     if p_update >= p_same and p_update >= (UPDATE_OVER_SAME if relation.kind == "same" else UPDATE_PROBABILITY) \
             and not relation.slots_apart:
         return "update", f"a change ({p_update:.2f})", p_update
