@@ -156,6 +156,16 @@ def has_past_cue(text: str) -> bool:
     return bool(_PAST.search(text or ""))
 
 
+# "back in" of a place one is in again ("I'm back in the office", "we moved back in with my parents"): no past time.
+_BACK_AGAIN = re.compile(r"\b(?:i'?m|i am|we'?re|we are|i'?ve been|we'?ve been|be|being|got|get|getting|moved|"
+                         r"move|moving)\s+back in\b", re.IGNORECASE)
+
+
+def tells_of_a_past_time(text: str) -> bool:
+    """:func:`has_past_cue`, but for "back in" said of being somewhere again ("I'm back in the office full time")."""
+    return has_past_cue(_BACK_AGAIN.sub(" ", text or ""))
+
+
 def has_continuation_cue(text: str) -> bool:
     """The statement says the same still holds ("still", "as I said", 还是, 一直)."""
     return bool(_CONTINUATION.search(text or ""))

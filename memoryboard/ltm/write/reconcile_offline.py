@@ -45,6 +45,7 @@ from memoryboard.llm.attributes import (
     one_family,
     says_now,
     says_said_before,
+    tells_of_a_past_time,
 )
 from memoryboard.llm.cues import OTHER, names_a_moment, relations_named, statement_subject
 from memoryboard.llm.pair_model import pair_model
@@ -297,6 +298,7 @@ class _Cues:
     moment: bool
     explicit_now: bool
     past: bool
+    past_time: bool  # tells of a past time, not of being somewhere again ("I'm back in the office")
 
 
 def _cues(text: str) -> _Cues:
@@ -309,7 +311,8 @@ def _read_cues(text: str) -> _Cues:
                  continuation=has_continuation_cue(text), said_before=says_said_before(text),
                  past_end=ends_only_in_the_past(text),
                  moment=names_a_moment(text),
-                 explicit_now=bool(_EXPLICIT_NOW.search(text or "")), past=has_past_cue(text))
+                 explicit_now=bool(_EXPLICIT_NOW.search(text or "")), past=has_past_cue(text),
+                 past_time=tells_of_a_past_time(text))
 
 
 def _ends_here(cues: _Cues, shared: set[str]) -> bool:
@@ -442,7 +445,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
         return Relation("new", f"{attribute}: an event")
     # Told of a past time with a value of its own ("I used to live in Adelaide", 我以前住在上海): history beside
     # what holds now, never a change of it (an end of the stored value names it, and is read above).
-    if cues.past and not cues.now:
+    if cues.past_time and not cues.now:
         return Relation("new", f"{attribute}: of a past time")
     if cues.now and old_attr[0] in FIXED and not ends:
         return Relation("new", f"{attribute}: what holds now does not change where one comes from", fixed=True)
