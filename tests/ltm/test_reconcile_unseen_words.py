@@ -279,7 +279,6 @@ def test_a_recognised_slot_never_replaces_another_attribute(alice, use_embedder,
     save_as_new(alice, first, later)
 
 
-
 @pytest.mark.parametrize("first,later", [
     ("I live in Perth.", "I lived in Adelaide before."),
     ("I live in Perth.", "I lived in Adelaide for two years after uni."),
