@@ -21,8 +21,8 @@ from django_tasks.base import TaskResultStatus
 
 from memoryboard.audit import audit_record, item_texts
 from memoryboard.conversations import conversation_list
-from memoryboard.ltm.search.ann import ann_erase
 from memoryboard.ltm.people.process_texts import forget_user_texts
+from memoryboard.ltm.search.ann import ann_erase
 from memoryboard.ltm.store.change_log import memory_changes_erase
 from memoryboard.ltm.store.erase_gate import erase_gate_close
 from memoryboard.ltm.store.selectors import exact_text_q, own_memories, user_namespaces_q

@@ -342,7 +342,25 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     (``llm.attributes.AttributeSpace.attribute``), the cosine of their attribute profiles (``profile``), the
     new statement's cosine to the stored one's attribute (``new_on_old``), its clause nearest to ``old``
     (``clause``, when it has several: "still" is read there) and, when they hold a recognised slot with its
-    values in two scripts, the cosine of those values (``value_cosine``, :func:`slot_values_cosine`)."""
+    values in two scripts, the cosine of those values (``value_cosine``, :func:`slot_values_cosine`): one
+    value at ``SLOT_VALUE_SAME`` or more (a repeat), two under ``SLOT_VALUE_OTHER`` (the slot changed), unsure
+    between (``value_unsure``: a conflict unless said as a change, and the pair model does not decide)."""
+    relation = _relate(new, old, cosine=cosine, new_attr=new_attr, old_attr=old_attr, profile=profile,
+                       new_on_old=new_on_old, clause=clause, value_cosine=value_cosine)
+    if value_cosine is None or not SLOT_VALUE_OTHER <= value_cosine < SLOT_VALUE_SAME:
+        return relation
+    # One single-valued slot, unsure whether "hangzhou" and "苏州" are one value: never a silent repeat or a
+    # second current value.
+    if relation.kind in ("same", "new"):
+        relation = replace(relation, kind="conflict", why=(
+            f"{relation.why}; the same slot, its values in two languages may differ ({value_cosine:.2f})"))
+    return replace(relation, value_unsure=True)
+
+
+def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, float],
+            old_attr: tuple[str, float, float], profile: float, new_on_old: float, clause: str,
+            value_cosine: float | None) -> Relation:
+    """:func:`relate`, but for the slot values it is unsure of."""
     mine, theirs = _parsed(new), _parsed(old)
     new_norm, old_norm = mine.norm, theirs.norm
     if repeats_statement(new_norm, old_norm):
@@ -529,14 +547,8 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
         cosine = float(cosines[view, i])
         signals = dict(cosine=cosine, new_attr=attributes[view], old_attr=attr,
                        profile=float(profiles[view] @ profile), new_on_old=float(scores[view][index[attr[0]]]))
-        value_cosine = value_cosines[i]
-        relation = relate(statement, content, **signals, clause=views[view] if view else "", value_cosine=value_cosine)
-        if value_cosine is not None and SLOT_VALUE_OTHER <= value_cosine < SLOT_VALUE_SAME:
-            # One single-valued slot, unsure whether "hangzhou" and "苏州" are one value: for review, unless said as
-            # a change; never a silent repeat or a second current value, never the model's guess.
-            relation = replace(relation, value_unsure=True, **({"kind": "conflict", "why": (
-                f"{relation.why}; the same slot, its values in two languages may differ ({value_cosine:.2f})")}
-                if relation.kind in ("same", "new") else {}))
+        relation = relate(statement, content, **signals, clause=views[view] if view else "",
+                          value_cosine=value_cosines[i])
         found.append((pk, cosine, relation, None))
         if inputs == "none":
             continue
