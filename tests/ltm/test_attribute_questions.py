@@ -34,6 +34,15 @@ def test_a_question_about_the_job_finds_the_stated_job(use_embedder, alice, make
     assert other not in found
 
 
+def test_a_question_near_two_attributes_finds_a_statement_of_either(use_embedder, alice, make_memory):
+    # "Where does the user work now" is nearer how one works (from home, in shifts: 0.43) than where (the
+    # employer: 0.35); the move to another employer still counts.
+    make_memory(alice, "从设计院跳槽到一家地产公司了，人还在南京")
+    make_memory(alice, "家里养了只猫叫芝麻，超黏人")
+
+    assert ask(alice, "用户现在在哪里工作？") == ["从设计院跳槽到一家地产公司了，人还在南京"]
+
+
 @pytest.mark.parametrize("query", ["what's the weather like", "What's the weather like?", "今天天气怎么样？",
                                    "Who won the 1998 football World Cup?"])
 def test_an_unrelated_question_still_finds_nothing_among_attribute_facts(use_embedder, alice, make_memory, query):

@@ -19,10 +19,11 @@ embeds its query with :func:`query_vector` and ranks its candidates here::
                  + ATTRIBUTE_WEIGHT * attribute
     gate       = clip((max keyword over the scope - KEYWORD_GATE) / (1 - KEYWORD_GATE), 0, 1)
                                                                   floor, ceiling = COSINE_RANGE[model]
-    attribute  = clip((cos(e(query), A) - q0) / (q1 - q0), 0, 1) * clip((cos(item, A) - i0) / (i1 - i0), 0, 1)
+    attribute  = max over attributes A with cos(e(query), A) > q0 of
+                 clip((cos(e(query), A) - q0) / (q1 - q0), 0, 1) * clip((cos(item, A) - i0) / (i1 - i0), 0, 1)
                  * clip(1 - (max over attributes B of cos(item, B) - cos(item, A)) / ATTRIBUTE_MARGIN, 0, 1)
-                 A: the direction of the attribute nearest the query (llm.attributes: prototype sentences of
-                 where one lives, one's job, pets, diet, …)       (q0, q1), (i0, i1) = ATTRIBUTE_RANGE[model]
+                 A: an attribute's direction (llm.attributes: prototype sentences of where one lives, one's
+                 job, pets, diet, …)                            (q0, q1), (i0, i1) = ATTRIBUTE_RANGE[model]
                  (0 beyond the ATTRIBUTE_POOL items nearest A)
 
 The order is by ``final`` (:func:`rank_order`, equal ``final`` by the centred cosine, then by id), the
@@ -292,21 +293,24 @@ def attribute_affinity(embedder, query: np.ndarray, item_cosines: Callable[[np.n
     (q0, q1), (i0, i1) = bounds
     space = attribute_space(embedder.name, embedder.embed)
     nearness = space.scores(np.asarray(query, dtype=np.float32)[None, :])[0]
-    nearest = int(np.argmax(nearness))
-    about = min(1.0, (float(nearness[nearest]) - q0) / (q1 - q0))
-    if about <= 0.0:
-        return None
-    near = np.asarray(item_cosines(space.matrix[nearest]), dtype=np.float32)
-    term = np.zeros_like(near)
-    pool = np.flatnonzero(near > i0)
-    if len(pool) > ATTRIBUTE_POOL:
-        pool = pool[np.argpartition(-near[pool], ATTRIBUTE_POOL - 1)[:ATTRIBUTE_POOL]]
-    if not len(pool):
-        return term
-    # How far the attribute is below the item's own nearest one: 0 when it is the nearest.
-    below = space.scores(item_vectors(pool)).max(axis=1) - near[pool]
-    term[pool] = (about * np.clip((near[pool] - i0) / (i1 - i0), 0.0, 1.0)
-                  * np.clip(1.0 - below / ATTRIBUTE_MARGIN, 0.0, 1.0))
+    about = np.minimum(1.0, (nearness - q0) / (q1 - q0))
+    term = None
+    # Every attribute the query is about, nearest first ("what does the user do for a living": how one
+    # works 0.32, one's job 0.30): an item counts by the one it is nearest to.
+    for attribute in np.argsort(-nearness):
+        if about[attribute] <= 0.0:
+            break
+        near = np.asarray(item_cosines(space.matrix[attribute]), dtype=np.float32)
+        term = np.zeros_like(near) if term is None else term
+        pool = np.flatnonzero(near > i0)
+        if len(pool) > ATTRIBUTE_POOL:
+            pool = pool[np.argpartition(-near[pool], ATTRIBUTE_POOL - 1)[:ATTRIBUTE_POOL]]
+        if not len(pool):
+            continue
+        # How far the attribute is below the item's own nearest one: 0 when it is the nearest.
+        below = space.scores(item_vectors(pool)).max(axis=1) - near[pool]
+        term[pool] = np.maximum(term[pool], float(about[attribute]) * np.clip((near[pool] - i0) / (i1 - i0), 0.0, 1.0)
+                                * np.clip(1.0 - below / ATTRIBUTE_MARGIN, 0.0, 1.0))
     return term
 
 
