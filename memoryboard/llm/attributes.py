@@ -128,17 +128,37 @@ _PAST = re.compile(
 )
 
 
+# Then and now set against each other ("以前在腾讯，现在在阿里", "I used to hate it, now I love it"): what held
+# then ended, what is said after "now" holds.
+_THEN_NOW = re.compile(
+    r"(?:\bused to\b|\bback then\b|以前|之前|曾经|原来|本来)[^.!?。！？]{0,40}?"
+    r"(?P<now>\bnow\b|\bnowadays\b|\bthese days\b|现在|如今|目前)",
+    re.IGNORECASE,
+)
+
+
 def ends_value(text: str) -> bool:
-    """The statement ends or switches a value ("no longer", "quit", "switched", 不再, 改, 换, 从…到); not where
-    it denies one ("没搬", "haven't moved")."""
-    return bool(ENDS.search(_NO_CHANGE_RE.sub(" ", text or "")))
+    """The statement ends or switches a value ("no longer", "quit", "switched", 不再, 改, 换, 从…到, 以前…现在);
+    not where it denies one ("没搬", "haven't moved")."""
+    text = _NO_CHANGE_RE.sub(" ", text or "")
+    return bool(ENDS.search(text) or _THEN_NOW.search(text))
 
 
 def ends_only_in_the_past(text: str) -> bool:
-    """The statement's only cue of an end is "used to": it tells of a past time ("I used to smoke"), which
-    ends only the value it names."""
+    """The statement's only cue of an end is "used to", with no "now" set against it: it tells of a past time
+    ("I used to smoke"), which ends only the value it names."""
     text = _NO_CHANGE_RE.sub(" ", text or "")
-    return bool(_USED_TO.search(text)) and not ENDS.search(_USED_TO.sub(" ", text))
+    return bool(_USED_TO.search(text)) and not ENDS.search(_USED_TO.sub(" ", text)) and not _THEN_NOW.search(text)
+
+
+def then_and_now(text: str) -> tuple[str, str] | None:
+    """When the statement's only end is a then set against a now ("以前在腾讯，现在在阿里，还是做后台"): the text
+    before its "now" and from it on ("以前在腾讯，", "现在在阿里，还是做后台"); else None."""
+    text = _NO_CHANGE_RE.sub(" ", text or "")
+    found = _THEN_NOW.search(text)
+    if found is None or ENDS.search(_USED_TO.sub(" ", text)):
+        return None
+    return text[: found.start("now")], text[found.start("now"):]
 
 
 def says_now(text: str) -> bool:

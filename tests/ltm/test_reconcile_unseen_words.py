@@ -251,6 +251,25 @@ def test_a_value_said_to_be_past_with_what_holds_now_is_still_a_change(alice, us
 
 
 @pytest.mark.parametrize("first,later", [
+    ("我在腾讯做后台开发，天天加班", "以前在腾讯，现在在阿里，还是做后台"),
+    ("I work at Google.", "I used to work at Google but these days I'm at Meta."),
+])
+def test_then_set_against_now_ends_what_held_then(alice, use_embedder, first, later):
+    # The company named only before "now" (现在) ended; the words shared after it (后台) do not make a repeat.
+    save_as_update(alice, first, later)
+
+
+@pytest.mark.parametrize("first,later", [
+    ("我住在上海", "我以前住在北京，现在住在上海"),
+    ("I play tennis every week.", "I used to play squash, now tennis only."),
+])
+def test_then_set_against_now_keeps_what_is_said_to_hold_now(alice, use_embedder, first, later):
+    # The stored value is the one said after "now": nothing it holds ended (tennis was retired for squash).
+    result = save_as_kept(alice, first, later)
+    assert result.decision.verdict != "update", result.decision.reason
+
+
+@pytest.mark.parametrize("first,later", [
     ("my husband's a pilot with Ryanair, hardly home", "he's at easyJet now, better rosters, home for dinner sometimes"),
     ("My kid goes to Sunflower 幼儿园, 离家有点远", "转学了, 现在去 Little Oak, 走路五分钟就到"),
 ])

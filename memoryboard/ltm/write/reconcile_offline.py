@@ -46,6 +46,7 @@ from memoryboard.llm.attributes import (
     says_now,
     says_said_before,
     tells_of_a_past_time,
+    then_and_now,
 )
 from memoryboard.llm.cues import OTHER, names_a_moment, relations_named, statement_subject
 from memoryboard.llm.pair_model import pair_model
@@ -299,6 +300,8 @@ class _Cues:
     explicit_now: bool
     past: bool
     past_time: bool  # tells of a past time, not of being somewhere again ("I'm back in the office")
+    # Its only end is a then set against a now: the value words of each part (``llm.attributes.then_and_now``).
+    then_now: tuple[frozenset[str], frozenset[str]] | None
 
 
 def _cues(text: str) -> _Cues:
@@ -312,13 +315,24 @@ def _read_cues(text: str) -> _Cues:
                  past_end=ends_only_in_the_past(text),
                  moment=names_a_moment(text),
                  explicit_now=bool(_EXPLICIT_NOW.search(text or "")), past=has_past_cue(text),
-                 past_time=tells_of_a_past_time(text))
+                 past_time=tells_of_a_past_time(text), then_now=_then_now_words(text))
+
+
+def _then_now_words(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    parts = then_and_now(text)
+    return None if parts is None else (_value_words(parts[0]), _value_words(parts[1]))
 
 
 def _ends_here(cues: _Cues, shared: set[str]) -> bool:
     """The statement ends the stored item's value: "used to" alone ends only a value it shares ("I used to
-    smoke" ends smoking, not the running stored)."""
-    return cues.ends and not (cues.past_end and not shared)
+    smoke" ends smoking, not the running stored); a then set against a now, a value it shares said then and
+    not now ("以前在腾讯，现在在阿里" ends 腾讯; "我以前住在北京，现在住在上海" ends no 上海)."""
+    if not cues.ends or cues.past_end and not shared:
+        return False
+    if cues.then_now is None or not shared:
+        return True
+    then, now = cues.then_now
+    return any(any(w.startswith(s) for w in then) and not any(w.startswith(s) for w in now) for s in shared)
 
 
 def _continues_here(cues: _Cues, clause: str) -> bool:
