@@ -1,6 +1,7 @@
 """A question about an attribute of the person (their job, where they live, their pets) finds the statement of
-it with the agent's minimum relevance even when the two share no word and their cosine is low; a question
-about nothing of the person still finds nothing (ranking's attribute term, docs/retrieval.md § The ranking)."""
+it with the agent's minimum relevance even when the two share no word and their cosine is low, or when the
+statement says more around it; a question about nothing of the person still finds nothing (ranking's attribute
+term and best clause, docs/retrieval.md § The ranking)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,18 @@ def test_a_question_near_two_attributes_finds_a_statement_of_either(use_embedder
     make_memory(alice, "家里养了只猫叫芝麻，超黏人")
 
     assert ask(alice, "用户现在在哪里工作？") == ["从设计院跳槽到一家地产公司了，人还在南京"]
+
+
+@pytest.mark.parametrize("fact, question", [
+    ("cancelled PureGym, joined the climbing wall near work instead", "Where does the user work out?"),
+    ("最近换了工作，在一家银行做柜员，工资一般般", "用户的主业是什么？"),
+], ids=["english", "chinese"])
+def test_a_fact_said_with_more_around_it_is_given_by_its_best_clause(use_embedder, alice, make_memory, fact, question):
+    # As a whole the message is under the agent's minimum; the clause that answers is not.
+    make_memory(alice, fact)
+    make_memory(alice, "we have a tortoise called Shelly")
+
+    assert ask(alice, question) == [fact]
 
 
 @pytest.mark.parametrize("query", ["what's the weather like", "What's the weather like?", "今天天气怎么样？",

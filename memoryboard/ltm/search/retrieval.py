@@ -38,6 +38,7 @@ from django.db.models import CharField, Exists, FilteredRelation, Min, OuterRef,
 from django.db.models.functions import Cast
 from django.utils import timezone
 
+from memoryboard.llm.clauses import split_clauses
 from memoryboard.llm.factory import get_embedder
 from memoryboard.ltm.search import ranking
 from memoryboard.ltm.search.access_log import record_access
@@ -666,6 +667,7 @@ def memory_rank(
         centrality=central,
         attribute=ranking.attribute_affinity(embedder, qvec, data.cosines, data.vectors),
     )
+    scores = _related_by_clauses(scores, present, paused_flags, qvec, embedder)
     order = ranking.rank_order(scores)
     paused = paused_flags[order]
     below = (scores.relevance < minimum)[order]
@@ -687,6 +689,35 @@ def memory_rank(
         result.results = _with_successors(result.results, queryset=queryset, query=query, k=k, embedder=embedder,
                                           user_id=user_id, minimum=minimum, rules=rules, sql_key=sql_key)
     return result
+
+
+def _related_by_clauses(scores: ranking.Scores, present: Sequence[str], paused: np.ndarray, qvec: np.ndarray,
+                        embedder) -> ranking.Scores:
+    """``scores`` with the ``ranking.CLAUSE_POOL`` candidates ranked first below the agent's minimum that share a
+    word with the query or its attribute related by their best clause (``ranking.with_clause_cosines``), whoever
+    searches (the agent is given what a search shows, less what is under its minimum): "cancelled PureGym,
+    joined the climbing wall near work instead" is far from "Where does the user work out?" as a whole (0.13), its
+    second clause is not (0.20). Items of one clause are left as they are; the clauses' vectors are the embedder's
+    (the shipped one remembers its last 1,024 texts)."""
+    below = np.flatnonzero((scores.relevance < ranking.MIN_RELEVANCE) & ~paused
+                           & ((scores.keyword > 0) | (scores.attribute > 0)))
+    if not len(below):
+        return scores
+    top = below[np.argsort(-scores.final[below], kind="stable")[: ranking.CLAUSE_POOL]]
+    contents = {m.pk: m.content for m in LongTermMemory.objects.filter(pk__in=[present[i] for i in top]).only("value_json")}
+    positions, texts, owners = [], [], []
+    for i in top.tolist():
+        pieces = [clause.text for clause in split_clauses(contents.get(present[i], ""))]
+        if len(pieces) > 1:
+            positions.append(i)
+            owners.extend([len(positions) - 1] * len(pieces))
+            texts.extend(pieces)
+    if not texts:
+        return scores
+    cosines = np.asarray(embedder.embed(texts), dtype=np.float32) @ np.asarray(qvec, dtype=np.float32)
+    best = np.full(len(positions), -1.0, np.float32)
+    np.maximum.at(best, np.asarray(owners), cosines)
+    return ranking.with_clause_cosines(scores, np.asarray(positions), best, embedder.name)
 
 
 def _diversified(order: np.ndarray, ranks: np.ndarray, scores: ranking.Scores,
