@@ -56,6 +56,17 @@ def test_a_fact_said_with_more_around_it_is_given_by_its_best_clause(use_embedde
     assert ask(alice, question) == [fact]
 
 
+def test_an_embeddings_endpoint_is_asked_for_the_query_only(openai_settings, alice, make_memory):
+    # The clauses are read with an offline embedder only: online, a second request per search.
+    make_memory(alice, "cancelled PureGym, joined the climbing wall near work instead")
+    make_memory(alice, "we have a tortoise called Shelly, she is 40")
+    openai_settings.reset()
+
+    ask(alice, "Where does the user work out?")
+
+    assert [body["input"] for body in openai_settings.embedding_requests()] == [["Where does the user work out?"]]
+
+
 @pytest.mark.parametrize("query", ["what's the weather like", "What's the weather like?", "今天天气怎么样？",
                                    "Who won the 1998 football World Cup?"])
 def test_an_unrelated_question_still_finds_nothing_among_attribute_facts(use_embedder, alice, make_memory, query):

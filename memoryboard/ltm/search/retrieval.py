@@ -698,7 +698,10 @@ def _related_by_clauses(scores: ranking.Scores, present: Sequence[str], paused: 
     searches (the agent is given what a search shows, less what is under its minimum): "cancelled PureGym,
     joined the climbing wall near work instead" is far from "Where does the user work out?" as a whole (0.13), its
     second clause is not (0.20). Items of one clause are left as they are; the clauses' vectors are the embedder's
-    (the shipped one remembers its last 1,024 texts)."""
+    (the shipped one remembers its last 1,024 texts), and only an offline one's: an embeddings endpoint would be
+    asked a second time per search."""
+    if not getattr(embedder, "is_offline", False):
+        return scores
     below = np.flatnonzero((scores.relevance < ranking.MIN_RELEVANCE) & ~paused
                            & ((scores.keyword > 0) | (scores.attribute > 0)))
     if not len(below):
