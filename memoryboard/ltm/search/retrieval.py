@@ -707,10 +707,11 @@ def _related_by_clauses(scores: ranking.Scores, present: Sequence[str], paused: 
     if not len(below):
         return scores
     top = below[np.argsort(-scores.final[below], kind="stable")[: ranking.CLAUSE_POOL]]
-    contents = {m.pk: m.content for m in LongTermMemory.objects.filter(pk__in=[present[i] for i in top]).only("value_json")}
+    memories = memories_by_id([present[i] for i in top])
     positions, texts, owners = [], [], []
     for i in top.tolist():
-        pieces = [clause.text for clause in split_clauses(contents.get(present[i], ""))]
+        memory = memories.get(present[i])
+        pieces = [clause.text for clause in split_clauses(memory.content)] if memory is not None else []
         if len(pieces) > 1:
             positions.append(i)
             owners.extend([len(positions) - 1] * len(pieces))
