@@ -144,11 +144,16 @@ def ends_value(text: str) -> bool:
     return bool(ENDS.search(text) or _THEN_NOW.search(text))
 
 
+def _ends_besides_used_to(text: str) -> bool:
+    """An end cue other than "used to" (``text`` with its denied changes already taken out)."""
+    return bool(ENDS.search(_USED_TO.sub(" ", text)))
+
+
 def ends_only_in_the_past(text: str) -> bool:
     """The statement's only cue of an end is "used to", with no "now" set against it: it tells of a past time
     ("I used to smoke"), which ends only the value it names."""
     text = _NO_CHANGE_RE.sub(" ", text or "")
-    return bool(_USED_TO.search(text)) and not ENDS.search(_USED_TO.sub(" ", text)) and not _THEN_NOW.search(text)
+    return bool(_USED_TO.search(text)) and not _ends_besides_used_to(text) and not _THEN_NOW.search(text)
 
 
 def then_and_now(text: str) -> tuple[str, str] | None:
@@ -156,7 +161,7 @@ def then_and_now(text: str) -> tuple[str, str] | None:
     before its "now" and from it on ("以前在腾讯，", "现在在阿里，还是做后台"); else None."""
     text = _NO_CHANGE_RE.sub(" ", text or "")
     found = _THEN_NOW.search(text)
-    if found is None or ENDS.search(_USED_TO.sub(" ", text)):
+    if found is None or _ends_besides_used_to(text):
         return None
     return text[: found.start("now")], text[found.start("now"):]
 
