@@ -2,6 +2,7 @@
 
     .venv/bin/python training/train_pair_model.py            # fit with the constants below, write the weights
     .venv/bin/python training/train_pair_model.py --search   # cross-validate a grid (folds by writer), write nothing
+    .venv/bin/python training/train_pair_model.py --unseen   # the shipped model on writers it never saw
 
 Data: the examples in ``training/reconcile_examples/`` (update scenarios and personas written from the
 brief ``tests/data/blind/BRIEF.md`` by helper sessions that saw neither the code nor the dev and blind
@@ -26,6 +27,9 @@ rolled-back transaction on the configured database, migrated first: point ``DATA
 SQLite file); on its timelines (with the shipped model, which never saw them), how ``offline_decide`` treats
 each later message against all the facts (the fact replaced and nothing else, the repeat recognised, the
 look-alike kept apart).
+
+``--unseen`` reports the shipped model on the update scenarios of the writers it is not trained on (W19–W22, short
+clean statements; W26–W31, six writers by life topic): writers it never saw.
 """
 
 from __future__ import annotations
@@ -101,10 +105,14 @@ def persona_pairs(persona: dict) -> list[tuple[str, str, str]]:
     return [(facts[j], facts[i], "new") for j in range(1, len(facts)) for i in range(j)]
 
 
-# Written and kept, not trained on: fitted with these writers' short clean statements the model called "User owns
-# a blue car" a change of "User owns a red bicycle" (1.00), and a refit moved every figure by more than the changes
-# compared (docs/decisions.md). ``--with-clean`` reads them.
-NOT_TRAINED = frozenset({"W19", "W20", "W21", "W22", "W23", "W24", "W25"})
+# Written and kept, not trained on (docs/decisions.md):
+# - short clean statements: fitted with them the model called "User owns a blue car" a change of "User owns a red
+#   bicycle" (1.00), and a refit moved every figure by more than the changes compared. ``--with-clean`` reads them;
+# - six writers by life topic (8,283 scenarios): fitted with them, held-out stale fell but collateral rose, on the
+#   timelines too, and "I speak German" became a change of "I speak French" (0.97). ``--with-topics`` reads them.
+CLEAN = frozenset({"W19", "W20", "W21", "W22", "W23", "W24", "W25"})
+TOPICS = frozenset({"W26", "W27", "W28", "W29", "W30", "W31"})
+NOT_TRAINED = CLEAN | TOPICS
 
 
 def example_files(pattern: str, *, skip: frozenset[str] = NOT_TRAINED) -> Iterator[tuple[str, dict]]:
@@ -287,6 +295,16 @@ def held_out_report(pattern: str, x, labels, source, groups, encoder, folds: str
             print(f"{group} {name:11} " + "; ".join(parts), flush=True)
 
 
+def unseen_report(pattern: str, encoder) -> None:
+    """``memory_eval``'s figures of the shipped model on the update scenarios of each writer it is not trained on
+    (:data:`NOT_TRAINED`): writers it never saw."""
+    call_command("migrate", verbosity=0)
+    scenarios = read_per_writer(pattern, "scenarios", frozenset())
+    for group in sorted(NOT_TRAINED & set(scenarios), key=lambda g: (len(g), g)):
+        print(f"{group} shipped     {len(scenarios[group])} scenarios cf/stale/coll/dup "
+              f"{scenarios_report(scenarios[group], encoder)}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--search", action="store_true", help="cross-validate the grid; write nothing")
@@ -294,10 +312,16 @@ def main() -> None:
                         help="per writer: the offline reconcile with a model fitted without their examples")
     parser.add_argument("--folds", help="a folder keeping the models fitted without one writer (fold_model)")
     parser.add_argument("--examples", default=str(EXAMPLES / "**" / "*.json"), help="glob of the example files")
-    parser.add_argument("--with-clean", action="store_true", help=f"read {', '.join(sorted(NOT_TRAINED))} too")
+    parser.add_argument("--with-clean", action="store_true", help=f"read {', '.join(sorted(CLEAN))} too")
+    parser.add_argument("--with-topics", action="store_true", help=f"read {', '.join(sorted(TOPICS))} too")
+    parser.add_argument("--unseen", action="store_true",
+                        help="the shipped model on the update scenarios of the writers it is not trained on")
     args = parser.parse_args()
+    if args.unseen:
+        unseen_report(args.examples, MemoEmbedder(UniversalSentenceEncoder()))
+        return
 
-    skip = frozenset() if args.with_clean else NOT_TRAINED
+    skip = NOT_TRAINED - (CLEAN if args.with_clean else frozenset()) - (TOPICS if args.with_topics else frozenset())
     rows = read_examples(args.examples, skip)
     groups = np.array([r[0] for r in rows])
     labels = np.array([r[3] for r in rows])
