@@ -60,6 +60,38 @@ PROTOTYPES: dict[str, tuple[str, ...]] = {
     "tool": ("I use {Vim} as my editor.", "I program in {Python}.", "The user codes in {Java}.", "我用{Python}写代码。"),
 }
 
+# Questions about each attribute, English and Chinese, as one asks them of a person's memory: a question is far
+# from the statements that answer it ("What does the user do?" is nearer a phone, 0.27, than a job, 0.23: "user"),
+# near another question about the same attribute. Only the search reads them (``ltm.search.ranking``).
+QUESTIONS: dict[str, tuple[str, ...]] = {
+    "residence": ("Where does the user live?", "Which city is the user in?", "用户住在哪里？", "用户现在在哪个城市？"),
+    "job": ("What does the user do?", "What is the user's job?", "用户是做什么的？", "用户做什么工作？"),
+    "employer": ("Where does the user work?", "Which company does the user work for?", "用户在哪家公司上班？"),
+    "name": ("What is the user's name?", "What should the user be called?", "用户叫什么名字？", "怎么称呼用户？"),
+    "partner": ("Is the user married?", "Who is the user's partner?", "用户有对象吗？"),
+    "pet": ("Does the user have pets?", "What is the user's dog called?", "用户养了什么宠物？"),
+    "children": ("Does the user have children?", "How old is the user's son?", "用户有几个孩子？"),
+    "diet": ("Does the user eat meat?", "What does the user not eat?", "用户吃素吗？"),
+    "allergy": ("What is the user allergic to?", "Does the user have any allergies?", "用户对什么过敏？"),
+    "health": ("Does the user have any health conditions?", "What medication does the user take?", "用户身体有什么问题？"),
+    "phone": ("What phone does the user have?", "用户用什么手机？"),
+    "car": ("What car does the user drive?", "用户开什么车？"),
+    "computer": ("What computer does the user use?", "用户用什么电脑？"),
+    "language": ("What languages does the user speak?", "Which language is the user learning?", "用户在学什么语言？"),
+    "sport": ("What sport does the user play?", "How does the user exercise?", "用户做什么运动？"),
+    "hobby": ("What are the user's hobbies?", "What does the user do for fun?", "用户有什么爱好？"),
+    "study": ("What does the user study?", "Where does the user go to school?", "用户在哪里上学？"),
+    "income": ("How much does the user earn?", "What is the user's salary?", "用户工资多少？"),
+    "food": ("What is the user's favourite food?", "What food does the user like?", "用户喜欢吃什么？"),
+    "drink": ("What does the user drink?", "Does the user drink coffee?", "用户每天喝什么？"),
+    "routine": ("When does the user get up?", "What is the user's daily routine?", "用户几点睡觉？"),
+    "work_mode": ("Does the user work from home?", "What hours does the user work?", "用户在家办公吗？"),
+    "plan": ("What is the user planning?", "Where is the user travelling next?", "用户打算做什么？"),
+    "origin": ("Where is the user from?", "Where did the user grow up?", "用户老家是哪里的？"),
+    "preference": ("How does the user like answers?", "What format does the user prefer?", "用户喜欢什么样的回答？"),
+    "tool": ("What programming language does the user use?", "Which editor does the user use?", "用户用什么写代码？"),
+}
+
 # Attributes a person has several values of at once (pets, languages, sports, allergies, …): another value
 # said without a cue of an end is one more, not a replacement. The others have one value at a time.
 MANY_VALUED = frozenset({"pet", "children", "allergy", "health", "language", "sport", "hobby", "food", "plan",
@@ -229,11 +261,21 @@ class AttributeSpace:
                 names.append(name)
                 texts.append(prototype_text(sentence))
         self.names = tuple(PROTOTYPES)
-        vectors = np.asarray(encode(texts), dtype=np.float32)
+        asked = [(name, question) for name, questions in QUESTIONS.items() for question in questions]
+        vectors = np.asarray(encode(texts + [question for _name, question in asked]), dtype=np.float32)
         index = np.array([self.names.index(n) for n in names])
         # One row per attribute: its prototypes' mean direction, of unit length.
-        means = np.vstack([vectors[index == i].mean(axis=0) for i in range(len(self.names))])
+        means = np.vstack([vectors[: len(texts)][index == i].mean(axis=0) for i in range(len(self.names))])
         self.matrix = means / np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-9)
+        self.questions = vectors[len(texts):]
+        self.question_owners = np.array([self.names.index(name) for name, _question in asked])
+
+    def question_scores(self, vector: np.ndarray) -> np.ndarray:
+        """``(attributes,)``: a question's highest cosine with each attribute's questions (:data:`QUESTIONS`)."""
+        cosines = self.questions @ np.asarray(vector, dtype=np.float32)
+        best = np.full(len(self.names), -1.0, np.float32)
+        np.maximum.at(best, self.question_owners, cosines)
+        return best
 
     def scores(self, vectors: np.ndarray) -> np.ndarray:
         """``(n, attributes)``: each vector's cosine to each attribute's prototype direction."""

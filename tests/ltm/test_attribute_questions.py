@@ -35,6 +35,22 @@ def test_a_question_about_the_job_finds_the_stated_job(use_embedder, alice, make
     assert other not in found
 
 
+@pytest.mark.parametrize("job, question", [
+    ("I'm a nurse", "What does the user do for a living?"),
+    ("I'm a paramedic in Cork", "What does the user do?"),
+    ("我是会计", "用户是做什么的？"),
+    ("我是一名厨师", "用户现在做什么？"),
+], ids=["for-a-living", "do", "chinese", "chinese-now"])
+def test_a_question_near_no_statement_of_the_attribute_is_read_by_the_questions_like_it(
+        use_embedder, alice, make_memory, job, question):
+    # "What does the user do?" is nearer a phone (0.27: "user") than a job (0.23) as a statement, and near the job's
+    # questions (llm.attributes.QUESTIONS); before, each of these was given nothing.
+    make_memory(alice, job)
+    make_memory(alice, "我养了一只兔子")
+
+    assert ask(alice, question) == [job]
+
+
 def test_a_question_near_two_attributes_finds_a_statement_of_either(use_embedder, alice, make_memory):
     # "Where does the user work now" is nearer how one works (from home, in shifts: 0.43) than where (the
     # employer: 0.35); the move to another employer still counts.
@@ -68,7 +84,8 @@ def test_an_embeddings_endpoint_is_asked_for_the_query_only(openai_settings, ali
 
 
 @pytest.mark.parametrize("query", ["what's the weather like", "What's the weather like?", "今天天气怎么样？",
-                                   "Who won the 1998 football World Cup?"])
+                                   "Who won the 1998 football World Cup?", "What time is it in Tokyo?",
+                                   "What's the capital of Australia?"])
 def test_an_unrelated_question_still_finds_nothing_among_attribute_facts(use_embedder, alice, make_memory, query):
     for fact in ("I'm a solicitor now", "we have a tortoise called Shelly", "I've been vegan since January",
                  "我在一家医院当护士", "我养了一只兔子"):
