@@ -156,6 +156,7 @@ class ScoreExplanationSerializer(serializers.Serializer):
     type_weight = serializers.FloatField()
     decay = serializers.FloatField()
     redundancy = serializers.FloatField()
+    someone_else = serializers.FloatField()
     final = serializers.FloatField()
 
 

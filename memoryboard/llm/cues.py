@@ -163,6 +163,28 @@ def statement_subject(text: str) -> Subject:
     return Subject(USER)
 
 
+# The person a question about someone's memory asks about, in the third person: "the user", "customer", 用户, 客户.
+_USER_NAMED = re.compile(r"\b(?:user|customer|client|patient|member|caller|account holder)s?\b|用户|客户|顾客|患者|会员|来电人",
+                         re.IGNORECASE)
+
+
+def asks_about_the_user(question: str) -> bool:
+    """``question`` names the person in the third person and no one of theirs: "What does the user do for work?",
+    "用户对什么过敏？"; not "What does the user's wife do?", "Which school does Theo go to?", nor "Which team does the
+    user support?" (:func:`relations_named` reads "team" as colleagues)."""
+    return bool(_USER_NAMED.search(question or "")) and not relations_named(question)
+
+
+# The person with someone of theirs: "my wife and I", "me and my brother", 我和老婆, 我们.
+_WITH_THE_PERSON = re.compile(r"\b(?:and|&) (?:i|me|myself)\b|\bme and\b|我们|咱们|咱俩|我俩|我和|我跟", re.IGNORECASE)
+
+
+def tells_of_someone_else(text: str) -> bool:
+    """``text`` is about someone of the person's and not the person with them: "my husband is a paramedic",
+    我女儿对花生过敏; not "My wife and I moved to Leeds" (:func:`statement_subject` reads those as the wife's)."""
+    return statement_subject(text).kind == OTHER and not _WITH_THE_PERSON.search(text or "")
+
+
 # --- the cues as one record ------------------------------------------------------------------------------
 
 

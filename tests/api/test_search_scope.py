@@ -42,7 +42,7 @@ def test_explain_gives_the_score_parts_and_unrelated_items_rank_last(as_user, al
     assert explained[1]["explain"]["relevance"] < MIN_RELEVANCE <= explained[0]["explain"]["relevance"]
     parts = explained[0]["explain"]
     assert set(parts) == {"cosine", "centrality", "semantic", "keyword", "keyword_z", "gate", "match", "relevance",
-                          "attribute", "time", "type_weight", "decay", "redundancy", "final"}
+                          "attribute", "time", "type_weight", "decay", "redundancy", "someone_else", "final"}
     assert parts["final"] == explained[0]["score"] and parts["keyword"] > 0 and parts["type_weight"] == 1.0
     assert parts["gate"] == 1.0 and parts["time"] == 0.0
 

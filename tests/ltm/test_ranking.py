@@ -262,7 +262,7 @@ def test_rank_order_is_by_final_then_by_the_cosine_net_of_centrality():
     zeros = np.zeros(count, np.float32)
     scores = ranking.Scores(cosine=cosine, centrality=centrality, semantic=zeros, keyword=zeros, keyword_z=zeros,
                             gate=zeros, match=zeros, relevance=zeros, attribute=zeros, time=zeros, type_weight=zeros,
-                            decay=zeros, redundancy=zeros, final=final)
+                            decay=zeros, redundancy=zeros, someone_else=zeros, final=final)
     expected = np.lexsort((-(cosine - ranking.CENTRALITY_WEIGHT * centrality), -final))
     assert ranking.rank_order(scores).tolist() == expected.tolist()
 

@@ -38,6 +38,7 @@ from django.db.models import CharField, Exists, FilteredRelation, Min, OuterRef,
 from django.db.models.functions import Cast
 from django.utils import timezone
 
+from memoryboard.llm.cues import asks_about_the_user, tells_of_someone_else
 from memoryboard.llm.clauses import split_clauses
 from memoryboard.llm.factory import get_embedder
 from memoryboard.ltm.search import ranking
@@ -675,10 +676,13 @@ def memory_rank(
     # Diversity among the first eligible items that are related at all (the agent's minimum): an item
     # is never put below one that is probably unrelated for being like one above it.
     related = eligible & (scores.relevance >= ranking.MIN_RELEVANCE)[order]
-    order, scores = _diversified(order, np.flatnonzero(related)[: ranking.DIVERSITY_POOL], scores, data)
+    pool = np.flatnonzero(related)[: ranking.DIVERSITY_POOL]
+    order, scores, loaded = _own_facts_first(order, pool, scores, present, query)
+    order, scores = _diversified(order, pool, scores, data)
     result._scored, result._order = present, order
     result._scores = scores.reordered(order)
-    returned, expired, memories = _load_unexpired(present, order, np.flatnonzero(eligible), k, now=as_of or now)
+    returned, expired, memories = _load_unexpired(present, order, np.flatnonzero(eligible), k, now=as_of or now,
+                                                  loaded=loaded)
     # Outcomes as codes, named when read (``Ranking._outcomes``, ``Ranking.top_candidates``).
     result._codes = np.where(paused, 0, np.where(below, 1, np.where(returned, 2, np.where(expired, 4, 3))))
     chosen = [(present[order[i]], result._scores.parts(int(i))) for i in np.flatnonzero(returned)]
@@ -724,6 +728,26 @@ def _related_by_clauses(scores: ranking.Scores, present: Sequence[str], paused: 
     return ranking.with_clause_cosines(scores, np.asarray(positions), best, embedder.name)
 
 
+def _own_facts_first(order: np.ndarray, ranks: np.ndarray, scores: ranking.Scores, present: Sequence[str],
+                     query: str) -> tuple[np.ndarray, ranking.Scores, dict[str, LongTermMemory]]:
+    """When ``query`` asks about the person (``llm.cues.asks_about_the_user``), the candidates at ``ranks`` (the first
+    related ones) that are about someone else of theirs ("my husband just started as a paramedic" for "What does the user
+    do for work?") lower by ``ranking.SUBJECT_WEIGHT`` (``ranking.about_someone_else``), in order again; and the items read
+    to know it, by id (the results are among them)."""
+    if len(ranks) < 2 or not asks_about_the_user(query):
+        return order, scores, {}
+    positions = order[ranks]
+    loaded = memories_by_id([present[i] for i in positions])
+    others = np.array([present[i] in loaded and tells_of_someone_else(loaded[present[i]].content)
+                       for i in positions.tolist()])
+    if not others.any():
+        return order, scores, loaded
+    scores = ranking.about_someone_else(scores, positions, others)
+    order = order.copy()
+    order[ranks] = positions[np.argsort(-scores.final[positions], kind="stable")]
+    return order, scores, loaded
+
+
 def _diversified(order: np.ndarray, ranks: np.ndarray, scores: ranking.Scores,
                  data: ScopeData) -> tuple[np.ndarray, ranking.Scores]:
     """``order`` with the candidates at ``ranks`` (the first eligible ones) put in the order of
@@ -758,7 +782,7 @@ def _time_matches(data: ScopeData, query: str, now, embedder, relevances: np.nda
 
 
 def _load_unexpired(ids: list[str], order: np.ndarray, eligible: np.ndarray, k: int, *,
-                    now=None) -> tuple[np.ndarray, np.ndarray, dict]:
+                    now=None, loaded: dict[str, LongTermMemory] | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
     """The best ``k`` eligible candidates not past their expiry at ``now`` (``ltm.store.states``: current),
     loaded: masks over the ranked candidates (returned, expired) and the loaded items by id.
     ``ids[order[i]]`` is the ``i``-th ranked candidate; ``eligible`` are ranks.
@@ -766,7 +790,7 @@ def _load_unexpired(ids: list[str], order: np.ndarray, eligible: np.ndarray, k: 
     Expiry is checked on the items about to be returned only (their rows are read anyway), not in the
     candidates' SQL: an expired item is rare (the worker's sweep archives it) and each one found costs one
     more read for the next candidate. One found not archived yet is archived at once
-    (``ltm.store.tasks.archive_expired_met``)."""
+    (``ltm.store.tasks.archive_expired_met``). ``loaded``: items of this search already read, by id."""
     returned = np.zeros(len(order), dtype=bool)
     expired = np.zeros(len(order), dtype=bool)
     memories: dict[str, LongTermMemory] = {}
@@ -775,9 +799,10 @@ def _load_unexpired(ids: list[str], order: np.ndarray, eligible: np.ndarray, k: 
     while taken < k and cursor < len(eligible):
         batch = eligible[cursor : cursor + (k - taken)]
         cursor += len(batch)
-        loaded = memories_by_id([ids[order[i]] for i in batch])
+        read = loaded or {}
+        read = {**read, **memories_by_id([ids[order[i]] for i in batch if ids[order[i]] not in read])}
         for i in batch.tolist():
-            memory = loaded.get(ids[order[i]])
+            memory = read.get(ids[order[i]])
             if memory is None:
                 continue
             if is_past_expiry(memory, now=now):
