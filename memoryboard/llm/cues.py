@@ -175,14 +175,14 @@ def asks_about_the_user(question: str) -> bool:
     return bool(_USER_NAMED.search(question or "")) and not relations_named(question)
 
 
-# The person with someone of theirs: "my wife and I", "me and my brother", 我和老婆, 我们.
-_WITH_THE_PERSON = re.compile(r"\b(?:and|&) (?:i|me|myself)\b|\bme and\b|我们|咱们|咱俩|我俩|我和|我跟", re.IGNORECASE)
+# The person with someone of theirs: "my wife and I", "me and my brother", 我和老婆, 跟我.
+WITH_THE_PERSON = re.compile(r"\band (?:i|me)\b|\b(?:i|me) and\b|和我|跟我|我和|我跟", re.IGNORECASE)
 
 
 def tells_of_someone_else(text: str) -> bool:
     """``text`` is about someone of the person's and not the person with them: "my husband is a paramedic",
     我女儿对花生过敏; not "My wife and I moved to Leeds" (:func:`statement_subject` reads those as the wife's)."""
-    return statement_subject(text).kind == OTHER and not _WITH_THE_PERSON.search(text or "")
+    return statement_subject(text).kind == OTHER and not WITH_THE_PERSON.search(text or "")
 
 
 # --- the cues as one record ------------------------------------------------------------------------------

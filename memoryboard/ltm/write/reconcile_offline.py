@@ -48,7 +48,7 @@ from memoryboard.llm.attributes import (
     tells_of_a_past_time,
     then_and_now,
 )
-from memoryboard.llm.cues import OTHER, names_a_moment, relations_named, statement_subject
+from memoryboard.llm.cues import OTHER, WITH_THE_PERSON, names_a_moment, relations_named, statement_subject
 from memoryboard.llm.pair_model import pair_model
 from memoryboard.ltm.write.statements import (
     LIKES,
@@ -210,12 +210,11 @@ def _whose(text: str) -> tuple[str, bool]:
     person named ("sister", "妈"); and whether the statement says so (a sentence without a subject, "Jamie's
     at St Anne's now", may be about anyone)."""
     subject = statement_subject(text)
-    if subject.kind == OTHER and _is_person(subject.holder) and not _WITH_ME.search(text or ""):
+    if subject.kind == OTHER and _is_person(subject.holder) and not WITH_THE_PERSON.search(text or ""):
         return subject.holder, True
     return "user", subject.kind == OTHER or bool(_FIRST_PERSON.search(text or ""))
 
 
-_WITH_ME = re.compile(r"\band (?:i|me)\b|\b(?:i|me) and\b|和我|跟我|我和|我跟", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|my|me|we|our|us)\b|我|咱|用户|\buser\b|\bcustomer\b|\bclient\b",
                            re.IGNORECASE)
 _ANIMALS = re.compile(r"dog|puppy|cat|kitten|pet|horse|rabbit|bunny|hamster|parrot|bird|fish|tortoise|turtle|狗|猫|宠物|兔|仓鼠|鹦鹉|鱼")
