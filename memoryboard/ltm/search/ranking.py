@@ -13,7 +13,7 @@ embeds its query with :func:`query_vector` and ranks its candidates here::
     type       = TYPE_WEIGHTS[item type]                                   FACT 1.0 ... EPISODE 0.97
     decay      = DECAY_FLOOR + (1 - DECAY_FLOOR) * clip(relevance_score, 0, 1)
     redundancy = the highest cosine of the item with an item ranked above it (the first DIVERSITY_POOL)
-    someone_else = 1 for an item about someone else of the person's ("my wife …", 我女儿…: ``llm.cues.statement_subject``)
+    someone_else = 1 for an item about someone of the person's ("my wife …", 我女儿…: ``llm.cues.tells_of_someone_else``)
                  among the first DIVERSITY_POOL related ones when the query asks about the person ("the user", 用户,
                  and no one of theirs: ``llm.cues.asks_about_the_user``), else 0
     final      = match + TIME_WEIGHT * time - PRIOR_WEIGHT * (1 - type * decay) - SUBJECT_WEIGHT * someone_else
@@ -308,7 +308,8 @@ def about_someone_else(scores: Scores, positions: np.ndarray, others: np.ndarray
     person's, when the question is about the person) marked and ``SUBJECT_WEIGHT`` lower in ``final``."""
     someone_else = scores.someone_else.copy()
     someone_else[positions] = np.asarray(others, dtype=np.float32)
-    return replace(scores, someone_else=someone_else, final=(scores.final - SUBJECT_WEIGHT * someone_else).astype(np.float32))
+    final = (scores.final - SUBJECT_WEIGHT * someone_else).astype(np.float32)
+    return replace(scores, someone_else=someone_else, final=final)
 
 
 def with_clause_cosines(scores: Scores, positions: np.ndarray, clause_cosines: np.ndarray, model_name: str) -> Scores:
@@ -351,7 +352,7 @@ def attribute_affinity(embedder, query: np.ndarray, item_cosines: Callable[[np.n
         about[nearest] = max(about[nearest], min(1.0, (questions[nearest] - asked[0]) / (asked[1] - asked[0])))
     term = None
     # Every attribute the query is about, most first ("what does the user do for a living": how one works 0.32,
-    # one's job 0.30, and the job's questions 0.85): an item counts by the one it is nearest to.
+    # one's job 0.30, and the job's questions 0.79): an item counts by the one it is nearest to.
     for attribute in np.argsort(-about):
         if about[attribute] <= 0.0:
             break

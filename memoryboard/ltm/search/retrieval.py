@@ -38,8 +38,8 @@ from django.db.models import CharField, Exists, FilteredRelation, Min, OuterRef,
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from memoryboard.llm.cues import asks_about_the_user, tells_of_someone_else
 from memoryboard.llm.clauses import split_clauses
+from memoryboard.llm.cues import asks_about_the_user, tells_of_someone_else
 from memoryboard.llm.factory import get_embedder
 from memoryboard.ltm.search import ranking
 from memoryboard.ltm.search.access_log import record_access
@@ -731,9 +731,9 @@ def _related_by_clauses(scores: ranking.Scores, present: Sequence[str], paused: 
 def _own_facts_first(order: np.ndarray, ranks: np.ndarray, scores: ranking.Scores, present: Sequence[str],
                      query: str) -> tuple[np.ndarray, ranking.Scores, dict[str, LongTermMemory]]:
     """When ``query`` asks about the person (``llm.cues.asks_about_the_user``), the candidates at ``ranks`` (the first
-    related ones) that are about someone else of theirs ("my husband just started as a paramedic" for "What does the user
-    do for work?") lower by ``ranking.SUBJECT_WEIGHT`` (``ranking.about_someone_else``), in order again; and the items read
-    to know it, by id (the results are among them)."""
+    related ones) that are about someone else of theirs ("my husband just started as a paramedic" for "What does the
+    user do for work?") lower by ``ranking.SUBJECT_WEIGHT`` (``ranking.about_someone_else``), in order again; and the
+    items read to know it, by id (the results are among them)."""
     if len(ranks) < 2 or not asks_about_the_user(query):
         return order, scores, {}
     positions = order[ranks]
