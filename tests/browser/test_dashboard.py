@@ -95,7 +95,9 @@ def test_sliding_window_budget_updates_only_its_column(session, developer, alice
     # The screen as seen (not the full page: capturing beyond the viewport re-lays out the sideways-scrolling
     # row while the edited field has focus, and its change could fire again after the next edit's).
     s.page.screenshot(path=str(_artifact("playground_sliding_window_120")), caret="initial")
-    # A bad value is a 400 naming the field, shown in the column.
+    # A bad value is a 400 naming the field, shown in the column. The swapped column is settled first: an edit made
+    # before htmx has processed the new column sends nothing (seen once, under load, on MariaDB).
+    s.page.wait_for_function("() => !document.querySelector('.htmx-request, .htmx-settling, .htmx-swapping')")
     field = column.locator("input[name='c-sliding_window-max_tokens']")
     field.fill("0")
     field.dispatch_event("change")
