@@ -796,11 +796,11 @@ def _load_unexpired(ids: list[str], order: np.ndarray, eligible: np.ndarray, k: 
     memories: dict[str, LongTermMemory] = {}
     now = now or timezone.now()
     cursor, taken, met = 0, 0, []
+    read = dict(loaded or {})
     while taken < k and cursor < len(eligible):
         batch = eligible[cursor : cursor + (k - taken)]
         cursor += len(batch)
-        read = loaded or {}
-        read = {**read, **memories_by_id([ids[order[i]] for i in batch if ids[order[i]] not in read])}
+        read.update(memories_by_id([ids[order[i]] for i in batch if ids[order[i]] not in read]))
         for i in batch.tolist():
             memory = read.get(ids[order[i]])
             if memory is None:
