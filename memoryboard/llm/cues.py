@@ -81,11 +81,14 @@ _FIRST_PERSON = re.compile(
     r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us)\b|我|咱|俺|本人",
     re.IGNORECASE,
 )
+# The words naming the person in the third person (a support note's, an API's, a question about their memory).
+_USER_WORDS_EN = "user|customer|client|account holder|member|patient|caller"
+_USER_WORDS_ZH = "用户|客户|顾客|会员|患者|来电人"
 # The person described by someone else: "The user …", "Customer …", 用户…, 客户….
 _THIRD_PERSON_USER = re.compile(
     r"^(?:\W*(?:profile note|note|ticket|system note|crm|update)\W+)?"
-    r"(?:the |this |our )?(?:user|customer|client|account holder|member|patient|caller)(?:'s)?\b"
-    r"|^(?:该|此|这位)?(?:用户|客户|顾客|会员|患者|来电人)",
+    rf"(?:the |this |our )?(?:{_USER_WORDS_EN})(?:'s)?\b"
+    rf"|^(?:该|此|这位)?(?:{_USER_WORDS_ZH})",
     re.IGNORECASE,
 )
 # Who else a first-person clause may be about: "my X" is the speaker's own when X is a thing of theirs
@@ -164,8 +167,7 @@ def statement_subject(text: str) -> Subject:
 
 
 # The person a question about someone's memory asks about, in the third person: "the user", "customer", 用户, 客户.
-_USER_NAMED = re.compile(r"\b(?:user|customer|client|patient|member|caller|account holder)s?\b|用户|客户|顾客|患者|会员|来电人",
-                         re.IGNORECASE)
+_USER_NAMED = re.compile(rf"\b(?:{_USER_WORDS_EN})s?\b|{_USER_WORDS_ZH}", re.IGNORECASE)
 
 
 def asks_about_the_user(question: str) -> bool:
