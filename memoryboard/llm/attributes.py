@@ -115,9 +115,12 @@ FIXED = frozenset({"origin"})
 
 # --- the cues -----------------------------------------------------------------------------------------
 
+# "left" as a verb ("I left Google", "she left"), not as a side ("left-handed", "on the left", "my left leg").
+_LEFT_AS_VERB = r"(?<!the )(?<!my )(?<!his )(?<!her )(?<!our )(?<!your )(?<!their )(?<!on )(?<!to )left(?![-‐])"
 # An end or a switch of a value.
 ENDS = re.compile(
-    r"\b(?:no longer|not anymore|any ?more|no more|stopped|quit|left|switched|changed|moved|relocated|instead|"
+    r"\b(?:no longer|not anymore|any ?more|no more|stopped|quit|" + _LEFT_AS_VERB
+    + r"|switched|changed|moved|relocated|instead|"
     r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )used to|gave up|traded|sold|cancelled|canceled|retired|"
     r"replaced|correction|upgraded|swapped|got rid of|ended|broke up|split up|split|separated|divorced|passed away|died|graduated|not\b.{1,30}\bbut|"
     r"from\b.{1,40}\bto)\b"
@@ -148,7 +151,9 @@ _ADDITION = re.compile(
 # return to an earlier value.
 _STILL = (r"\b(?:still|as usual|as always|as before|continue|continuing|keep on)\b|继续|还是|依然|仍然|仍旧|一直|照样|照旧|照例|还在|老样子|"
           + _NO_CHANGE)
-_SAID_BEFORE = r"\b(?:as i said|as i mentioned|like i said|remember|already told)\b|说过|还记得"
+_SAID_BEFORE = (r"\b(?:as i (?:said|mentioned|told you)|like i (?:said|told you)|as you know|you know already|remember|"
+                r"already told|the usual|same as (?:before|last time|always|usual))\b"
+                r"|说过|还记得|你记得|记得(?:吧|的|嘛)|你記得|記得(?:㗎|嘛)|跟上次一样|和上次一样|老规矩")
 _CONTINUATION = re.compile(_STILL + "|" + _SAID_BEFORE, re.IGNORECASE)
 _SAID_BEFORE_RE = re.compile(_SAID_BEFORE, re.IGNORECASE)
 

@@ -94,17 +94,26 @@ _THIRD_PERSON_USER = re.compile(
 # Who else a first-person clause may be about: "my X" is the speaker's own when X is a thing of theirs
 # ("my birthday", "my flat": about the user) and someone else when X is a person or an animal ("my sister",
 # 我妈, 我家猫). Those are a closed class of words, the one list of nouns here (no topic's vocabulary).
-_EN_FILLER = re.compile(r"^(?:(?:so|and|but|oh|also|well|btw|anyway|ugh|lol|ok|okay|tbh|honestly|yeah|fyi)\W+)+",
-                        re.IGNORECASE)
+# Words before the subject that say nothing of whom ("side note: my sister …", "ha my partner …").
+_EN_FILLER = re.compile(r"^(?:(?:so|and|but|oh|also|well|btw|anyway|ugh|lol|ok|okay|tbh|honestly|yeah|fyi|ha|haha|hah|"
+                        r"omg|side ?note|fun fact|guess what|quick update|update|news|ps|p\.s\.)\W+)+", re.IGNORECASE)
+# Said of the person by someone else, the person's own words reported: "The user mentioned that his brother …",
+# 用户说她妈妈…: what follows is read as the person's.
+_REPORTED = re.compile(
+    rf"^(?:the |this )?(?:{_USER_WORDS_EN})\s+(?:mentioned|mentions|said|says|reported|reports|noted|notes|shared|"
+    r"explained|told (?:me|us|the agent))\s+(?:that\s+)?(?P<own>his|her|their)?\b"
+    rf"|^(?:该|此|这位)?(?:{_USER_WORDS_ZH})(?:说|表示|提到|反映|称)[，,:：]?\s*(?P<own_zh>他的|她的|他|她)?",
+    re.IGNORECASE)
 _EN_RELATIONS = (
     r"mum|mom|mother|dad|father|parents?|husband|wife|partner|spouse|boyfriend|girlfriend|fianc[eé]e?|ex|"
     r"son|daughter|kids?|child|children|baby|twins|brother|sister|siblings?|grand(?:ma|pa|mother|father|son|"
     r"daughter|parents?|kids?)|nan|nana|granny|aunt|uncle|cousin|nephew|niece|in-laws?|friends?|bff|"
-    r"flatmate|roommate|housemate|neighbou?r|landlord|landlady|boss|manager|colleague|coworker|co-worker|"
+    r"flatmate|roommate|housemate|mate|pal|buddy|neighbou?r|landlord|landlady|boss|manager|colleague|coworker|co-worker|"
     r"team|teacher|doctor|therapist|dog|puppy|cat|kitten|pets?|horse|rabbit|bunny|hamster|parrot|bird|fish|tortoise|turtle"
 )
 _EN_POSSESSED = re.compile(
-    rf"^(?:my|our|the user's|user's|the customer's|customer's)\s+(?:[\w-]+\s+){{0,2}}?(?P<holder>{_EN_RELATIONS})s?\b",
+    rf"^(?:my|our|me(?!\s+and\b)|the user's|user's|the customer's|customer's)\s+(?:[\w-]+\s+){{0,2}}?"
+    rf"(?P<holder>{_EN_RELATIONS})s?\b",
     re.IGNORECASE)
 _ZH_RELATIONS = (
     "爸爸|妈妈|爸妈|爸|妈|父亲|母亲|父母|爹|娘|老公|老婆|丈夫|妻子|媳妇|爱人|对象|男朋友|女朋友|男友|女友|未婚夫|未婚妻|"
@@ -155,6 +164,9 @@ def statement_subject(text: str) -> Subject:
         Subject(kind='other', holder='sister')
     """
     clean = _EN_FILLER.sub("", (text or "").strip())
+    reported = _REPORTED.match(clean)
+    if reported and (reported.group("own") or reported.group("own_zh")):  # "his brother" of the person: "my brother"
+        clean = ("my " if reported.group("own") else "我的") + clean[reported.end():].lstrip()
     match = _EN_POSSESSED.match(clean) or _ZH_POSSESSED.match(clean)
     if match:
         return Subject(OTHER, person_word(match.group("holder")))

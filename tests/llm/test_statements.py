@@ -64,6 +64,13 @@ def test_only_the_last_clause_carries_the_question_mark():
     ("The user's daughter is 7", Subject("other", "daughter")),
     ("my sons go to Hilltop Primary", Subject("other", "son")), ("my boss is strict", Subject("other", "boss")),
     ("the trains are on strike", Subject("none")), ("听说明天要降温", Subject("none")),
+    # After words that say nothing of whom, in dialect, and in a note reporting the person's words.
+    ("fun fact my brother just became a pilot", Subject("other", "brother")),
+    ("side note: my sister qualified as a dentist", Subject("other", "sister")),
+    ("me best mate moved to Melbourne", Subject("other", "mate")), ("me and my brother moved to Leeds", Subject("user")),
+    ("The customer said that her husband lost his job.", Subject("other", "husband")),
+    ("用户说她老公换工作了", Subject("other", "老公")), ("The user said that he moved to Ghent.", Subject("user")),
+    ("用户表示现在更希望通过微信联系", Subject("user")),
 ])
 def test_who_a_statement_is_about(text, subject):
     assert statement_subject(text) == subject

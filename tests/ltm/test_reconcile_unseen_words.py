@@ -33,6 +33,35 @@ def test_as_i_said_makes_the_whole_message_a_repeat(alice, use_embedder):
     save_as_repeat(alice, "I'm a paramedic.", "as I said, I work on the ambulances, so nights are a mess")
 
 
+def test_as_you_know_makes_the_whole_message_a_repeat(alice, use_embedder):
+    save_as_repeat(alice, "I'm a night owl, never book me before 10",
+                   "don't put me down for early slots, I'm not a morning person as you know")
+
+
+@pytest.mark.parametrize("first,again", [
+    ("用户是左撇子。", "The user is left-handed."),
+    ("I'm left-handed", "left-handed here, so the scissors thing is a real problem"),
+    ("I've got arthritis in my left knee", "my left knee is playing up again"),
+])
+def test_left_as_a_side_is_no_end(alice, use_embedder, first, again):
+    # "left" of a hand, a side or a knee, not "left" a job: a repeat, not a change.
+    save_as_repeat(alice, first, again)
+
+
+def test_left_as_a_verb_still_ends(alice, use_embedder):
+    save_as_update(alice, "I work at Google.", "I left Google in May")
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I'm a flight attendant", "fun fact my brother just became a pilot"),
+    ("I live in Cork", "me sister moved to Dublin last week"),
+    ("用户在医院当护士", "用户说她老公换工作了"),
+])
+def test_a_change_of_someone_of_theirs_keeps_the_persons_own_fact(alice, use_embedder, first, later):
+    # Said after a filler ("fun fact"), in dialect ("me sister") or reported ("用户说她老公…"): the relative's.
+    save_as_new(alice, first, later)
+
+
 @pytest.mark.parametrize("first,later", [
     ("I live in Porto.", "I'm in Lyon now, still unpacking boxes lol"),
     ("我住在成都", "我现在在重庆了，还在找工作"),
