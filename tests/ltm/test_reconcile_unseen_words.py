@@ -52,6 +52,34 @@ def test_left_as_a_verb_still_ends(alice, use_embedder):
     save_as_update(alice, "I work at Google.", "I left Google in May")
 
 
+@pytest.mark.parametrize("first,again", [
+    ("I earn about 70k", "i make roughly 70 grand"),
+    ("my take home is about 2.1k a month", "take home is around 2,100 a month"),
+    ("客户公司规模约200人。", "客户公司员工两百人左右。"),
+])
+def test_one_amount_written_two_ways_is_a_repeat(alice, use_embedder, first, again):
+    save_as_repeat(alice, first, again)
+
+
+def test_another_amount_is_still_a_change(alice, use_embedder):
+    save_as_update(alice, "my salary is £31,500", "my salary is £33,800")
+
+
+@pytest.mark.parametrize("first,later", [
+    ("My girlfriend is Lena, she's a vet", "Lena and I split up in March, I'm seeing Tom now"),
+    ("我女朋友叫小美", "我和小美分手了"),
+    ("Our daughter Mia goes to Riverside Primary",
+     "can you help me write a note to Mia's new teacher at St Aidan's? she started there on Monday"),
+])
+def test_a_change_naming_the_person_of_the_stored_fact_replaces_it(alice, use_embedder, first, later):
+    # The statement is the user's ("I", "me"), but names the boyfriend, the daughter the stored fact names.
+    save_as_update(alice, first, later)
+
+
+def test_doing_something_with_the_person_named_keeps_their_fact(alice, use_embedder):
+    save_as_kept(alice, "My best friend is Sam.", "Sam and I are moving to Berlin together")
+
+
 @pytest.mark.parametrize("first,later", [
     ("I'm a flight attendant", "fun fact my brother just became a pilot"),
     ("I live in Cork", "me sister moved to Dublin last week"),

@@ -135,6 +135,55 @@ def _numbers(words: frozenset[str]) -> frozenset[str]:
     return frozenset(_NUMBER.match(w).group(0) for w in words if w[0].isdigit())
 
 
+# An amount as written: digits (a thousands comma, a decimal point) and a word of magnitude ("38k", "38 grand",
+# "2,100", "2.1k", "3万"); or in Chinese numerals ("两百", "三十五").
+_AMOUNT = re.compile(r"(\d+(?:[.,]\d+)*)\s*(k\b|grand\b|thousand\b|千|万|w\b|亿)?|([零一二两三四五六七八九十百千万亿]{2,})",
+                     re.IGNORECASE)
+_MAGNITUDE = {"k": 1e3, "grand": 1e3, "thousand": 1e3, "千": 1e3, "万": 1e4, "w": 1e4, "亿": 1e8}
+_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
+
+
+def _zh_number(text: str) -> float | None:
+    """Chinese numerals as a number: "两百" → 200, "三十五" → 35, "两万" → 20000; a shorthand ("一百五": 150) or
+    a run of digits ("一二三") → None."""
+    total, section, digit = 0.0, 0.0, None
+    for ch in text:
+        if ch in _ZH_DIGITS:
+            if digit is not None:
+                return None
+            digit = _ZH_DIGITS[ch]
+        elif ch in _ZH_UNITS:
+            section += (1 if digit is None else digit) * _ZH_UNITS[ch]
+            digit = None
+        else:  # 万, 亿
+            total = (total + section + (digit or 0)) * (1e4 if ch == "万" else 1e8)
+            section, digit = 0.0, None
+    if digit is not None and len(text) > 1 and text[-2] in "百千":
+        return None
+    return total + section + (digit or 0)
+
+
+def _amounts(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The amounts a statement writes, each as one number ("38k", "38 grand" → "38000"), and as written."""
+    values, written = set(), set()
+    for m in _AMOUNT.finditer(text):
+        if m.group(3):
+            value = _zh_number(m.group(3))
+        else:
+            digits = m.group(1)
+            thousands = re.fullmatch(r"\d{1,3}(?:,\d{3})+", digits)
+            try:
+                value = float(digits.replace(",", "" if thousands else ".")) \
+                    * _MAGNITUDE.get((m.group(2) or "").casefold(), 1)
+            except ValueError:  # "1.2.3"
+                value = None
+        if value is not None:
+            values.add(f"{value:g}")
+            written.add(m.group(0).strip().casefold())
+    return frozenset(values), frozenset(written)
+
+
 def _shared_words(new_words: frozenset[str], old_words: frozenset[str], *,
                   old_latin: frozenset[str] | None = None) -> set[str]:
     """The value words both statements hold, a word and its derived form counted as one ("peanut" /
@@ -154,6 +203,25 @@ def _shared_words(new_words: frozenset[str], old_words: frozenset[str], *,
             if common >= STEM and len(a) - common <= SUFFIX and len(b) - common <= SUFFIX:
                 shared.add(a[:common])
     return shared
+
+
+def _one_amount(mine: _Parsed, theirs: _Parsed) -> bool:
+    """Both write the same amounts, each its own way ("38k" / "38 grand", "200人" / "两百人")."""
+    return bool(mine.amounts) and mine.amounts == theirs.amounts and mine.amounts_written != theirs.amounts_written
+
+
+def _other_numbers(mine: _Parsed, theirs: _Parsed) -> bool:
+    """Other numbers for the same words ("rent is 1200" / "put the rent up to 1400"): another value."""
+    return bool(mine.numbers and theirs.numbers and not mine.numbers & theirs.numbers) and not _one_amount(mine, theirs)
+
+
+def _shared_values(mine: _Parsed, theirs: _Parsed) -> set[str]:
+    """The value words both say (:func:`_shared_words`), none when they give other numbers, and an amount both
+    write their own way."""
+    if _other_numbers(mine, theirs):
+        return set()
+    shared = _shared_words(mine.words, theirs.words, old_latin=theirs.latin)
+    return shared | set(mine.amounts) if _one_amount(mine, theirs) else shared
 
 
 def _prototype_words() -> frozenset[str]:
@@ -202,6 +270,23 @@ def first_person(text: str) -> str:
         verb = match.group("verb") or ""
         return "I " + _verb_for_i(verb) + text[match.end():]
     return _ZH_THIRD_PERSON.sub("我", text or "", count=1)
+
+
+# A name given inside a sentence ("our daughter Mia", "my boyfriend is Nico"), or after 叫 ("我儿子叫乐乐").
+_NAME_EN = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+\b")
+_NAME_ZH = re.compile(r"叫([\u4e00-\u9fff]{1,3}?)(?=[，。,.!！\s]|$|今年)")
+
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(m.group(0) for m in _NAME_EN.finditer(text or "")) \
+        | frozenset(m.group(1) for m in _NAME_ZH.finditer(text or ""))
+
+
+def _says_name(text: str, names: frozenset[str]) -> bool:
+    """``text`` names one of ``names``, as a word of its own in English ("Mia's new teacher", not "Miami")."""
+    text = text or ""
+    return any(name in text if _CJK_RUN.match(name) else re.search(rf"(?<!\w){re.escape(name)}(?![^\W_'’])", text)
+               for name in names)
 
 
 @lru_cache(maxsize=8192)
@@ -262,6 +347,9 @@ class _Parsed:
     latin: frozenset[str]  # of those, the words not in Chinese
     cjk: frozenset[str]  # and the Chinese ones
     numbers: frozenset[str]
+    amounts: frozenset[str]  # the amounts it writes, each as one number ("38k", "38 grand" → "38000")
+    amounts_written: frozenset[str]  # and as written
+    names: frozenset[str]  # the names it gives (a capitalised word inside a sentence, 叫…)
     whose: str
     said: bool
     slots: tuple[Slot, ...]  # its slots, read in the first person
@@ -276,10 +364,12 @@ def _parsed(text: str) -> _Parsed:
     words = _value_words(text)
     latin, cjk = _script_words(words)
     whose, said = _whose(text)
+    amounts, written = _amounts(unicodedata.normalize("NFKC", text or ""))
     slots = tuple(statement_slots(first_person(text)))
     return _Parsed(
         norm=normalize_statement(text), words=words, latin=frozenset(latin), cjk=frozenset(cjk),
-        numbers=_numbers(words), whose=whose, said=said, slots=slots,
+        numbers=_numbers(words), amounts=amounts, amounts_written=written, names=_names(text), whose=whose,
+        said=said, slots=slots,
         keys=frozenset(s.key for s in slots if not s.key.startswith(LIKES)),
         likes=frozenset(s.key for s in slots if s.key.startswith(LIKES) and s.positive),
         people=relations_named(text), cues=_read_cues(text))
@@ -379,16 +469,13 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     if repeats_statement(new_norm, old_norm):
         return Relation("same", "the same statement" if new_norm == old_norm else "contained in the other")
     new_words, old_words = mine.words, theirs.words
-    shared = _shared_words(new_words, old_words, old_latin=theirs.latin)
-    # Other numbers for the same words ("rent is 1200" / "put the rent up to 1400"): another value, not a repeat.
-    new_numbers, old_numbers = mine.numbers, theirs.numbers
-    if new_numbers and old_numbers and not new_numbers & old_numbers:
-        shared = set()
+    shared = _shared_values(mine, theirs)
     new_whose, new_said, old_whose, old_said = mine.whose, mine.said, theirs.whose, theirs.said
     cues = _cues(new)
     # A statement that does not say whose it is ("he's at easyJet now", 转学了), or names the person of the stored
-    # fact ("my husband"), may be about that person.
-    theirs_maybe = new_whose == "user" and old_whose != "user" and (not new_said or old_whose in mine.people)
+    # fact ("my husband", or the name it gives: "Mia's new teacher" after "our daughter Mia …"), may be about them.
+    theirs_maybe = new_whose == "user" and old_whose != "user" and (
+        not new_said or old_whose in mine.people or _says_name(new, theirs.names))
     if new_whose != old_whose and (new_said and old_said or not shared) and not theirs_maybe:
         return Relation("new", f"about someone else ({new_whose} / {old_whose})", others="another")
     if new_whose != "user" and old_whose != "user" or theirs_maybe:  # someone else's: never replaced on a guess
@@ -633,7 +720,9 @@ def pair_signals(new: str, old: str, *, relation: Relation, cosine: float, new_a
     it has several ("still" is read there, as :func:`relate` reads it)."""
     mine, theirs = _parsed(new), _parsed(old)
     cues, old_cues = mine.cues, theirs.cues
-    shared = _shared_words(mine.words, theirs.words, old_latin=theirs.latin)
+    shared = _shared_words(mine.words, theirs.words, old_latin=theirs.latin)  # other numbers too, as trained
+    if _one_amount(mine, theirs):
+        shared |= mine.amounts
     # The cues as relate reads them for this item.
     cues = replace(cues, ends=_ends_here(cues, shared), continuation=_continues_here(cues, clause))
     slots = compare_slots(list(mine.slots), list(theirs.slots))[0]
@@ -648,8 +737,9 @@ def pair_signals(new: str, old: str, *, relation: Relation, cosine: float, new_a
         bool(people - old_people), bool(old_people - people), bool(people & old_people),
         cosine, profile, new_on_old, new_attr[1], old_attr[1], new_attr[2], old_attr[2],
         new_attr[0] == old_attr[0], one_family(new_attr[0], old_attr[0]), one_family(new_attr[0], old_attr[0], ended=True),
-        min(len(shared), 3) / 3, bool(shared), bool(mine.numbers and theirs.numbers and not mine.numbers & theirs.numbers),
-        bool(mine.numbers & theirs.numbers), bool(mine.words) and not (mine.words - theirs.words),
+        min(len(shared), 3) / 3, bool(shared), _other_numbers(mine, theirs),
+        bool(mine.numbers & theirs.numbers) or _one_amount(mine, theirs),
+        bool(mine.words) and not (mine.words - theirs.words),
         cues.ends, cues.now, cues.addition, cues.continuation, cues.moment, cues.explicit_now,
         old_cues.ends, old_cues.now, old_cues.moment,
         mine.whose != theirs.whose, mine.whose != "user", theirs.whose != "user", mine.said, theirs.said,
