@@ -116,8 +116,8 @@ _EN_POSSESSED = re.compile(
     rf"(?P<holder>{_EN_RELATIONS})s?\b",
     re.IGNORECASE)
 _ZH_RELATIONS = (
-    "爸爸|妈妈|爸妈|爸|妈|父亲|母亲|父母|爹|娘|老公|老婆|丈夫|妻子|媳妇|爱人|对象|男朋友|女朋友|男友|女友|未婚夫|未婚妻|"
-    "儿子|女儿|孩子|小孩|娃|宝宝|老大|老二|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|孙子|孙女|"
+    "老爸|老妈|爸爸|妈妈|爸妈|爸|妈|父亲|母亲|父母|爹|娘|老公|老婆|丈夫|妻子|媳妇|爱人|对象|男朋友|女朋友|男友|女友|未婚夫|未婚妻|"
+    "儿子|女儿|闺女|孩子|小孩|娃|宝宝|老大|老二|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|孙子|孙女|"
     "老板|领导|上司|同事|朋友|室友|邻居|房东|导师|老师|闺蜜|兄弟|舅舅|姑姑|阿姨|叔叔|表哥|表姐|堂哥|堂姐|"
     "狗狗|狗|猫咪|猫|宠物|兔子|仓鼠|鹦鹉|鱼"
 )
@@ -132,11 +132,30 @@ def relations_named(text: str) -> frozenset[str]:
     return frozenset(person_word(m.group(0)) for m in _RELATIONS_NAMED.finditer(text or ""))
 
 
+# The words of the closed class above that name one person of one's life, in either language: "mum", "妈妈" and
+# "母亲" are one mother, "闺女" and "女儿" one daughter (a word not here names its own).
+_ONE_PERSON = {
+    "mother": "mum mom mother 妈妈 妈 母亲 娘 老妈", "father": "dad father 爸爸 爸 父亲 爹 老爸",
+    "parents": "parent parents 爸妈 父母", "husband": "husband 老公 丈夫", "wife": "wife 老婆 妻子 媳妇",
+    "partner": "partner spouse 爱人 对象 配偶", "boyfriend": "boyfriend 男朋友 男友", "girlfriend": "girlfriend 女朋友 女友",
+    "fiance": "fiance fiancé fiancee fiancée 未婚夫 未婚妻", "son": "son 儿子", "daughter": "daughter 女儿 闺女",
+    "child": "kid kids child children 孩子 小孩 娃", "baby": "baby 宝宝", "brother": "brother 哥哥 弟弟 哥 弟",
+    "sister": "sister 姐姐 妹妹 姐 妹", "grandmother": "grandma grandmother nan nana granny 奶奶 外婆 姥姥",
+    "grandfather": "grandpa grandfather 爷爷 外公 姥爷", "friend": "friend friends bff mate pal buddy 朋友 闺蜜",
+    "roommate": "flatmate roommate housemate 室友", "neighbour": "neighbour neighbor 邻居", "boss": "boss 老板 领导 上司",
+    "colleague": "colleague coworker co-worker 同事", "landlord": "landlord landlady 房东", "teacher": "teacher 老师",
+    "dog": "dog 狗狗 狗", "cat": "cat 猫咪 猫", "pet": "pet pets 宠物", "rabbit": "rabbit bunny 兔子",
+}
+_PERSON_OF = {word: name for name, words in _ONE_PERSON.items() for word in words.split()}
+
+
 def person_word(word: str) -> str:
     """A word naming a person of one's life as compared: case-folded, singular ("my sons" and "my son" name
-    one person; "boss" stays "boss")."""
+    one person; "boss" stays "boss"), one word for each person the closed class names in either language ("mum",
+    "妈妈" → "mother")."""
     word = word.casefold()
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+    word = word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+    return _PERSON_OF.get(word, word)
 
 
 USER, OTHER, NOBODY = "user", "other", "none"

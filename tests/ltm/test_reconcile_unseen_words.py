@@ -76,6 +76,15 @@ def test_a_change_naming_the_person_of_the_stored_fact_replaces_it(alice, use_em
     save_as_update(alice, first, later)
 
 
+@pytest.mark.parametrize("first,later", [
+    ("My mum lives in Leeds.", "我妈搬到约克了"),
+    ("我女儿在学钢琴", "我闺女改学小提琴了"),
+])
+def test_a_change_of_one_person_named_by_other_words_replaces_their_fact(alice, use_embedder, first, later):
+    # "mum" and 妈, 女儿 and 闺女 name one person: the change is hers, not someone else's fact beside it.
+    save_as_update(alice, first, later)
+
+
 def test_doing_something_with_the_person_named_keeps_their_fact(alice, use_embedder):
     save_as_kept(alice, "My best friend is Sam.", "Sam and I are moving to Berlin together")
 
