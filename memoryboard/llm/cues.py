@@ -133,18 +133,19 @@ def relations_named(text: str) -> frozenset[str]:
 
 
 # The words of the closed class above that name one person of one's life, in either language: "mum", "妈妈" and
-# "母亲" are one mother, "闺女" and "女儿" one daughter (a word not here names its own).
+# "母亲" are one mother, "闺女" and "女儿" one daughter (a word not here names its own). Singular, as person_word
+# reads them ("kids" → "kid").
 _ONE_PERSON = {
     "mother": "mum mom mother 妈妈 妈 母亲 娘 老妈", "father": "dad father 爸爸 爸 父亲 爹 老爸",
-    "parents": "parent parents 爸妈 父母", "husband": "husband 老公 丈夫", "wife": "wife 老婆 妻子 媳妇",
+    "parents": "parent 爸妈 父母", "husband": "husband 老公 丈夫", "wife": "wife 老婆 妻子 媳妇",
     "partner": "partner spouse 爱人 对象 配偶", "boyfriend": "boyfriend 男朋友 男友", "girlfriend": "girlfriend 女朋友 女友",
     "fiance": "fiance fiancé fiancee fiancée 未婚夫 未婚妻", "son": "son 儿子", "daughter": "daughter 女儿 闺女",
-    "child": "kid kids child children 孩子 小孩 娃", "baby": "baby 宝宝", "brother": "brother 哥哥 弟弟 哥 弟",
+    "child": "kid child children 孩子 小孩 娃", "baby": "baby 宝宝", "brother": "brother 哥哥 弟弟 哥 弟",
     "sister": "sister 姐姐 妹妹 姐 妹", "grandmother": "grandma grandmother nan nana granny 奶奶 外婆 姥姥",
-    "grandfather": "grandpa grandfather 爷爷 外公 姥爷", "friend": "friend friends bff mate pal buddy 朋友 闺蜜",
+    "grandfather": "grandpa grandfather 爷爷 外公 姥爷", "friend": "friend bff mate pal buddy 朋友 闺蜜",
     "roommate": "flatmate roommate housemate 室友", "neighbour": "neighbour neighbor 邻居", "boss": "boss 老板 领导 上司",
     "colleague": "colleague coworker co-worker 同事", "landlord": "landlord landlady 房东", "teacher": "teacher 老师",
-    "dog": "dog 狗狗 狗", "cat": "cat 猫咪 猫", "pet": "pet pets 宠物", "rabbit": "rabbit bunny 兔子",
+    "dog": "dog 狗狗 狗", "cat": "cat 猫咪 猫", "pet": "pet 宠物", "rabbit": "rabbit bunny 兔子",
 }
 _PERSON_OF = {word: name for name, words in _ONE_PERSON.items() for word in words.split()}
 

@@ -216,12 +216,9 @@ def _other_numbers(mine: _Parsed, theirs: _Parsed) -> bool:
 
 
 def _shared_values(mine: _Parsed, theirs: _Parsed) -> set[str]:
-    """The value words both say (:func:`_shared_words`), none when they give other numbers, and an amount both
-    write their own way."""
-    if _other_numbers(mine, theirs):
-        return set()
+    """The value words both say (:func:`_shared_words`) and an amount both write their own way."""
     shared = _shared_words(mine.words, theirs.words, old_latin=theirs.latin)
-    return shared | set(mine.amounts) if _one_amount(mine, theirs) else shared
+    return shared | mine.amounts if _one_amount(mine, theirs) else shared
 
 
 def _prototype_words() -> frozenset[str]:
@@ -469,7 +466,7 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     if repeats_statement(new_norm, old_norm):
         return Relation("same", "the same statement" if new_norm == old_norm else "contained in the other")
     new_words, old_words = mine.words, theirs.words
-    shared = _shared_values(mine, theirs)
+    shared = set() if _other_numbers(mine, theirs) else _shared_values(mine, theirs)
     new_whose, new_said, old_whose, old_said = mine.whose, mine.said, theirs.whose, theirs.said
     cues = _cues(new)
     # A statement that does not say whose it is ("he's at easyJet now", 转学了), or names the person of the stored
@@ -720,9 +717,7 @@ def pair_signals(new: str, old: str, *, relation: Relation, cosine: float, new_a
     it has several ("still" is read there, as :func:`relate` reads it)."""
     mine, theirs = _parsed(new), _parsed(old)
     cues, old_cues = mine.cues, theirs.cues
-    shared = _shared_words(mine.words, theirs.words, old_latin=theirs.latin)  # other numbers too, as trained
-    if _one_amount(mine, theirs):
-        shared |= mine.amounts
+    shared = _shared_values(mine, theirs)  # with other numbers too, as the model was trained
     # The cues as relate reads them for this item.
     cues = replace(cues, ends=_ends_here(cues, shared), continuation=_continues_here(cues, clause))
     slots = compare_slots(list(mine.slots), list(theirs.slots))[0]
