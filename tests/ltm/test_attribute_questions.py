@@ -72,6 +72,21 @@ def test_a_fact_said_with_more_around_it_is_given_by_its_best_clause(use_embedde
     assert ask(alice, question) == [fact]
 
 
+@pytest.mark.parametrize("before, fact, question", [
+    ("got the flu, been in bed three days, everything hurts",
+     "feeling human again. anyway I'm a night-shift nurse so back to work tomorrow", "What is the user's job?"),
+    ("周末去爬山了，腿好酸", "上次的请假条谢谢哈，我已经离开物业了，现在在小区门口开了个快递驿站，自己当老板", "用户现在做什么？"),
+], ids=["english", "chinese"])
+def test_a_fact_said_after_small_talk_is_given_by_its_clause_nearest_the_attribute(
+        use_embedder, alice, make_memory, before, fact, question):
+    # As a whole the message is near one's job only in part (the small talk pulls it away), and shares no word with
+    # the question; its clause "anyway I'm a night-shift nurse" is a statement of a job. Before, nothing was given.
+    make_memory(alice, before)
+    make_memory(alice, fact)
+
+    assert ask(alice, question) == [fact]
+
+
 def test_an_embeddings_endpoint_is_asked_for_the_query_only(openai_settings, alice, make_memory):
     # The clauses are read with an offline embedder only: online, a second request per search.
     make_memory(alice, "cancelled PureGym, joined the climbing wall near work instead")

@@ -20,10 +20,11 @@ embeds its query with :func:`query_vector` and ranks its candidates here::
                  - DIVERSITY_WEIGHT * redundancy
 
     relevance  = SEMANTIC_SCALE * max(0, (cosine' - floor) / (ceiling - floor)) + (1 - SEMANTIC_SCALE) * gate * keyword
-                 + ATTRIBUTE_WEIGHT * attribute
+                 + ATTRIBUTE_WEIGHT * attribute'
     cosine'    = cosine, or for the CLAUSE_POOL items ranked first below the agent's minimum with a keyword or an
                  attribute term, the higher of it and the best cosine of one of the item's clauses (offline
                  embedders: ltm.search.retrieval; ``cosine`` itself, and the order, stay the whole text's)
+    attribute' = attribute, or for those items the higher of it and the best attribute term of one of their clauses
     gate       = clip((max keyword over the scope - KEYWORD_GATE) / (1 - KEYWORD_GATE), 0, 1)
                                                                   floor, ceiling = COSINE_RANGE[model]
     attribute  = max over attributes A the query is about (about(A) > 0) of
@@ -312,15 +313,20 @@ def about_someone_else(scores: Scores, positions: np.ndarray, others: np.ndarray
     return replace(scores, someone_else=someone_else, final=final)
 
 
-def with_clause_cosines(scores: Scores, positions: np.ndarray, clause_cosines: np.ndarray, model_name: str) -> Scores:
+def with_clause_cosines(scores: Scores, positions: np.ndarray, clause_cosines: np.ndarray, model_name: str,
+                        clause_attributes: np.ndarray | None = None) -> Scores:
     """``scores`` with the items at ``positions`` related by their best clause where it is nearer the query than
-    their whole text (``clause_cosines``: each one's best clause's cosine): the semantic part of ``relevance``
-    computed again from it; the order (``final``) is left as it is."""
+    their whole text (``clause_cosines``: each one's best clause's cosine; ``clause_attributes``: each one's best
+    clause's :func:`attribute_affinity`, None for a model without one): the semantic and attribute parts of
+    ``relevance`` computed again from them; the order (``final``) is left as it is."""
     floor, ceiling = cosine_range(model_name)
     cosine = scores.cosine[positions]
     gain = np.maximum(np.asarray(clause_cosines, dtype=np.float32) - np.maximum(cosine, floor), 0.0)
     relevance = scores.relevance.copy()
     relevance[positions] += SEMANTIC_SCALE * gain / (ceiling - floor)
+    if clause_attributes is not None:
+        attribute_gain = np.maximum(np.asarray(clause_attributes, dtype=np.float32) - scores.attribute[positions], 0.0)
+        relevance[positions] += ATTRIBUTE_WEIGHT * attribute_gain
     return replace(scores, relevance=relevance)
 
 

@@ -701,7 +701,9 @@ def _related_by_clauses(scores: ranking.Scores, present: Sequence[str], paused: 
     word with the query or its attribute related by their best clause (``ranking.with_clause_cosines``), whoever
     searches (the agent is given what a search shows, less what is under its minimum): "cancelled PureGym,
     joined the climbing wall near work instead" is far from "Where does the user work out?" as a whole (0.13), its
-    second clause is not (0.20). Items of one clause are left as they are; the clauses' vectors are the embedder's
+    second clause is not (0.20). The attribute term is read of each clause too: "feeling human again. anyway I'm a
+    night-shift nurse so back to work tomorrow" has 0.54 of one's job as a whole, "I'm a night-shift nurse" 1.
+    Items of one clause are left as they are; the clauses' vectors are the embedder's
     (the shipped one remembers its last 1,024 texts), and only an offline one's: an embeddings endpoint would be
     asked a second time per search."""
     if not getattr(embedder, "is_offline", False):
@@ -722,10 +724,16 @@ def _related_by_clauses(scores: ranking.Scores, present: Sequence[str], paused: 
             texts.extend(pieces)
     if not texts:
         return scores
-    cosines = np.asarray(embedder.embed(texts), dtype=np.float32) @ np.asarray(qvec, dtype=np.float32)
+    vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+    cosines = vectors @ np.asarray(qvec, dtype=np.float32)
     best = np.full(len(positions), -1.0, np.float32)
     np.maximum.at(best, np.asarray(owners), cosines)
-    return ranking.with_clause_cosines(scores, np.asarray(positions), best, embedder.name)
+    attributes = ranking.attribute_affinity(embedder, qvec, lambda v: vectors @ v, lambda at: vectors[at])
+    if attributes is not None:
+        attributes_best = np.zeros(len(positions), np.float32)
+        np.maximum.at(attributes_best, np.asarray(owners), attributes)
+        attributes = attributes_best
+    return ranking.with_clause_cosines(scores, np.asarray(positions), best, embedder.name, attributes)
 
 
 def _own_facts_first(order: np.ndarray, ranks: np.ndarray, scores: ranking.Scores, present: Sequence[str],
