@@ -671,10 +671,13 @@ def _asked(relation: Relation) -> bool:
     return relation.kind in ("new", "same") and relation.others != "another" and not relation.fixed
 
 
-def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]]) -> list[tuple[str, float, Relation, float]]:
+def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]], *,
+             said_before: bool = False) -> list[tuple[str, float, Relation, float]]:
     """The rules' relations, with the pair model's verdict (``llm.pair_model``) on the pairs :func:`compared`
     gave it (:func:`_model_verdict`). ``(id, cosine, relation, weight)``: how sure, the model's probability of
-    the kind it gave, else the cosine."""
+    the kind it gave, else the cosine. ``said_before``: the statement says it was said before ("as I said", 说过):
+    the model's change is not taken ("must be halal ok, I told you already" after "I'm a Muslim, halal food
+    only" was a change at 0.98)."""
     asked = [f[3] for f in found if f[3] is not None]
     if not asked:
         return [(pk, cosine, relation, cosine) for pk, cosine, relation, _row in found]
@@ -682,6 +685,8 @@ def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]]) -> lis
     learned = []
     for pk, cosine, relation, row in found:
         verdict = _model_verdict(relation, next(p_update), next(p_same)) if row is not None else None
+        if verdict is not None and said_before and verdict[0] == "update":
+            verdict = None
         if verdict is None:
             learned.append((pk, cosine, relation, cosine))
             continue
@@ -780,7 +785,8 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
     same, updates, conflicts, ended = [], [], [], []
     reasons: dict[str, str] = {}  # id -> why, of the updated and conflicting items
     nearest = ""
-    found = _learned(compared(statement, candidates, encode=encode, encoder_name=encoder_name))
+    said_before = says_said_before(statement)
+    found = _learned(compared(statement, candidates, encode=encode, encoder_name=encoder_name), said_before=said_before)
     strong = any(relation.kind == "update" and relation.strong for _pk, _c, relation, _w in found)
     # Of the items whose value a statement ends, those it names most fully ("left the Shoreditch agency":
     # the agency in Shoreditch, not the home there).
@@ -820,5 +826,10 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
         targets = list(dict.fromkeys(conflicts + updates + [pk for _c, pk, _w in same]))
         return RuleDecision("conflict", targets, "offline: unsure: " + " | ".join(
             said + [f"{pk}: {why}" for _c, pk, why in same]))
+    # Said to have been said before, and about nothing stored by the rules: a repeat of the nearest item if it is
+    # as close as a cue of what holds now needs ("As mentioned, I am a qualified carpenter." after "I'm a chippy").
+    cosine, pk = max((c, pk) for pk, c, _r, _w in found)
+    if said_before and cosine >= CUE_COSINE:
+        return RuleDecision("same", [pk], f"offline: repeats {pk} (said before, the nearest: {cosine:.2f})")
     return RuleDecision("new", [], "offline: no current item about the same attribute" + (
         f" (nearest: {nearest})" if nearest else ""))
