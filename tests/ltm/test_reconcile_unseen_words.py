@@ -50,16 +50,20 @@ def test_said_before_in_any_script_is_not_taken_for_a_change(alice, use_embedder
 @pytest.mark.parametrize("first,again", [
     ("my husband is from Kumasi", "as I said before my husband's Ghanaian, from Kumasi — any ideas for a Ghanaian dish?"),
     ("我老婆是做外贸的", "之前跟你说过吧，她做外贸的，经常半夜开会"),
-    ("My kids are 8, 5 and 2", "8, 5 and 2, the three of them, as I said"),
 ])
 def test_said_before_repeats_the_nearest_item_the_rules_found_no_attribute_for(alice, use_embedder, first, again):
-    # Facts of someone of the user's, or bare values: the rules see no attribute in common, the message says it is
-    # said again.
+    # Facts of someone of the user's: the rules see no attribute in common, the message says it is said again.
     save_as_repeat(alice, first, again)
 
 
-def test_said_before_does_not_make_a_far_fact_a_repeat(alice, use_embedder):
-    save_as_new(alice, "I have a cat called Tom", "as I said, I'm vegetarian")
+@pytest.mark.parametrize("first,later", [
+    ("I have a cat called Tom", "as I said, I'm vegetarian"),
+    ("I'm a nurse at St Thomas'", "like I told you, my husband is a nurse too"),
+    ("我在学钢琴", "我说过我女儿也在学钢琴"),
+], ids=["far", "addition", "addition-zh"])
+def test_said_before_does_not_make_another_fact_a_repeat(alice, use_embedder, first, later):
+    # Far from every stored item, or adding to one: one more fact.
+    save_as_new(alice, first, later)
 
 
 def test_a_reported_mention_is_not_said_before(alice, use_embedder):

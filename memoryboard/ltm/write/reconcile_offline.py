@@ -774,7 +774,8 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
     """The offline decision for ``statement`` against ``candidates`` (``(id, content, cosine)``, nearest
     first; the cosine is recomputed in ``encode``'s space, the shipped encoder's).
 
-    - some candidate repeated (and none updated) → ``same`` of the nearest of them;
+    - some candidate repeated (and none updated) → ``same`` of the nearest of them; none related, but the statement
+      says it was said before ("as I said", 说过) → ``same`` of the nearest of the same person, if near enough;
     - updated candidates → ``update`` of them (all about one attribute; of the items one value ended may be,
       the one it names most); one repeated and another updated,
       or a candidate in conflict → ``conflict``;
@@ -826,10 +827,12 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
         targets = list(dict.fromkeys(conflicts + updates + [pk for _c, pk, _w in same]))
         return RuleDecision("conflict", targets, "offline: unsure: " + " | ".join(
             said + [f"{pk}: {why}" for _c, pk, why in same]))
-    # Said to have been said before, and about nothing stored by the rules: a repeat of the nearest item if it is
-    # as close as a cue of what holds now needs ("As mentioned, I am a qualified carpenter." after "I'm a chippy").
-    cosine, pk = max((c, pk) for pk, c, _r, _w in found)
-    if said_before and cosine >= CUE_COSINE:
-        return RuleDecision("same", [pk], f"offline: repeats {pk} (said before, the nearest: {cosine:.2f})")
+    # Said to have been said before, adding nothing, and about nothing stored by the rules: a repeat of the nearest
+    # item of the same person if it is as close as a cue of what holds now needs ("As mentioned, I am a qualified
+    # carpenter." after "I'm a chippy"; not "like I told you, my husband is a nurse too" after "I'm a nurse").
+    if said_before and not _parsed(statement).cues.addition:
+        cosine, pk = max(((c, pk) for pk, c, relation, _w in found if relation.others != "another"), default=(0.0, ""))
+        if cosine >= CUE_COSINE:
+            return RuleDecision("same", [pk], f"offline: repeats {pk} (said before, the nearest: {cosine:.2f})")
     return RuleDecision("new", [], "offline: no current item about the same attribute" + (
         f" (nearest: {nearest})" if nearest else ""))
