@@ -786,8 +786,9 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
     same, updates, conflicts, ended = [], [], [], []
     reasons: dict[str, str] = {}  # id -> why, of the updated and conflicting items
     nearest = ""
-    said_before = says_said_before(statement)
-    found = _learned(compared(statement, candidates, encode=encode, encoder_name=encoder_name), said_before=said_before)
+    cues = _cues(statement)
+    found = _learned(compared(statement, candidates, encode=encode, encoder_name=encoder_name),
+                     said_before=cues.said_before)
     strong = any(relation.kind == "update" and relation.strong for _pk, _c, relation, _w in found)
     # Of the items whose value a statement ends, those it names most fully ("left the Shoreditch agency":
     # the agency in Shoreditch, not the home there).
@@ -830,7 +831,7 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
     # Said to have been said before, adding nothing, and about nothing stored by the rules: a repeat of the nearest
     # item of the same person if it is as close as a cue of what holds now needs ("As mentioned, I am a qualified
     # carpenter." after "I'm a chippy"; not "like I told you, my husband is a nurse too" after "I'm a nurse").
-    if said_before and not _parsed(statement).cues.addition:
+    if cues.said_before and not cues.addition:
         cosine, pk = max(((c, pk) for pk, c, relation, _w in found if relation.others != "another"), default=(0.0, ""))
         if cosine >= CUE_COSINE:
             return RuleDecision("same", [pk], f"offline: repeats {pk} (said before, the nearest: {cosine:.2f})")
