@@ -97,6 +97,13 @@ _THIRD_PERSON_USER = re.compile(
 # Words before the subject that say nothing of whom ("side note: my sister …", "ha my partner …").
 _EN_FILLER = re.compile(r"^(?:(?:so|and|but|oh|also|well|btw|anyway|ugh|lol|ok|okay|tbh|honestly|yeah|fyi|ha|haha|hah|"
                         r"omg|side ?note|fun fact|guess what|quick update|update|news|ps|p\.s\.)\W+)+", re.IGNORECASE)
+# Said to say it was said before, before whoever the statement is about: "as I said, my wife …", "like I told
+# you, my son …", 我说过我女儿…, 跟你讲过的，我妈…: the "I" of the saying is not the statement's subject.
+_SAID_OPENER = re.compile(
+    r"^(?:(?:as|like) (?:i(?:'ve| have)? (?:said|mentioned|told you)|you know|mentioned)|(?:i )?told you)"
+    r"(?: (?:before|already|earlier))?\W+"
+    r"|^我?(?:之前|以前|上次|早就)?(?:跟你|和你|给你)?(?:说|說|讲|講|提)[过過](?:的|了|吧|啦)?[，,：:\s]*",
+    re.IGNORECASE)
 # Said of the person by someone else, the person's own words reported: "The user mentioned that his brother …",
 # 用户说她妈妈…: what follows is read as the person's.
 _REPORTED = re.compile(
@@ -183,7 +190,7 @@ def statement_subject(text: str) -> Subject:
         >>> statement_subject("my sister lives in Rome")
         Subject(kind='other', holder='sister')
     """
-    clean = _EN_FILLER.sub("", (text or "").strip())
+    clean = _EN_FILLER.sub("", _SAID_OPENER.sub("", _EN_FILLER.sub("", (text or "").strip())))
     reported = _REPORTED.match(clean)
     if reported and (reported.group("own") or reported.group("own_zh")):  # "his brother" of the person: "my brother"
         clean = ("my " if reported.group("own") else "我的") + clean[reported.end():].lstrip()

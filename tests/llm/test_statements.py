@@ -71,6 +71,11 @@ def test_only_the_last_clause_carries_the_question_mark():
     ("The customer said that her husband lost his job.", Subject("other", "husband")),
     ("用户说她老公换工作了", Subject("other", "husband")), ("The user said that he moved to Ghent.", Subject("user")),
     ("用户表示现在更希望通过微信联系", Subject("user")),
+    # After saying it was said before: the "I" of the saying is not the subject.
+    ("as I said, my wife is vegetarian", Subject("other", "wife")),
+    ("like I told you my son plays rugby", Subject("other", "son")),
+    ("我说过我女儿在学钢琴", Subject("other", "daughter")), ("跟你讲过的，我妈退休了", Subject("other", "mother")),
+    ("as I said, I teach at Oakfield Primary", Subject("user")), ("我说过很多次了", Subject("user")),
 ])
 def test_who_a_statement_is_about(text, subject):
     assert statement_subject(text) == subject
