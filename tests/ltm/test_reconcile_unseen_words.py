@@ -66,6 +66,21 @@ def test_said_before_does_not_make_another_fact_a_repeat(alice, use_embedder, fi
     save_as_new(alice, first, later)
 
 
+def test_said_before_of_someone_of_the_users_is_not_a_repeat_of_the_users_own_fact(alice, use_embedder):
+    # "as I said" is the user saying; the statement is the wife's. It was taken for a repeat of "I'm vegetarian".
+    save_as_new(alice, "I'm vegetarian", "as I said, my wife is vegetarian, so no meat at the party")
+
+
+@pytest.mark.parametrize("first,again", [
+    ("I'm married to a guy called Hassan, he's a dentist",
+     "as I mentioned, my husband Hassan is a dentist — can you help me plan his 40th?"),
+    ("我结婚两年了，老公叫小林，是程序员", "我老公小林是程序员，说过的"),
+])
+def test_a_persons_fact_repeats_the_users_fact_that_names_them(alice, use_embedder, first, again):
+    # The stored statement is the user's ("I'm married to …") and names the person the new one is about.
+    save_as_repeat(alice, first, again)
+
+
 def test_a_reported_mention_is_not_said_before(alice, use_embedder):
     save_as_update(alice, "The user drives a Honda Civic.",
                    "The user mentioned they sold the Civic and now drive a Tesla Model 3.")
