@@ -108,3 +108,18 @@ def test_an_unrelated_question_still_finds_nothing_among_attribute_facts(use_emb
 
     assert ask(alice, query) == []
     assert ask(alice, "What does the user do for work?")[:2] and ask(alice, "用户养了什么宠物？")[:1] == ["我养了一只兔子"]
+
+
+@pytest.mark.parametrize("fact, question", [
+    ("I've got Crohn's", "What medical conditions does the user have?"),
+    ("I'm up at 5 for my shifts", "What is the user's schedule?"),
+    ("每天十二点睡七点起", "用户的作息是怎样的？"),
+], ids=["conditions", "schedule", "schedule-zh"])
+def test_a_question_asked_in_other_words_than_the_attributes_first_questions_is_read_by_them(
+        use_embedder, alice, make_memory, fact, question):
+    # With the attributes' first questions only, each was partly its attribute's (health 0.75) or nearer another's
+    # (the schedule: plans 0.76; 作息: sport 0.62): the fact was given nothing.
+    make_memory(alice, fact)
+    make_memory(alice, "I prefer short answers")
+
+    assert ask(alice, question)[:1] == [fact]
