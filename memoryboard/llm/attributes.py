@@ -96,6 +96,9 @@ QUESTIONS: dict[str, tuple[str, ...]] = {
 # said without a cue of an end is one more, not a replacement. The others have one value at a time.
 MANY_VALUED = frozenset({"pet", "children", "allergy", "health", "language", "sport", "hobby", "food", "plan",
                          "preference", "tool"})
+# Of those, the ones a person gains one more of (animals, children, allergies): a value said with "now" is one
+# more. Between the others one also switches ("mainly Python now" after Java; "now I do pilates"): "now" may end one.
+GAINED = frozenset({"pet", "children", "allergy"})
 
 # Attributes one change moves together: a new job may be said as a new employer; the end of one's studies
 # (an end, not a "now") as the first job. (Not where one lives and comes from: a move keeps one's home town.)
@@ -149,7 +152,7 @@ _ADDITION = re.compile(
 # Continues what was said: still, as usual; 还是, 依然, 一直 (of its own clause: "in Bristol now, still unpacking")
 # and, of the whole message, said before: as I said, 说过. Not "again": "single again", "eating meat again"
 # return to an earlier value.
-_STILL = (r"\b(?:still|as usual|as always|as before|continue|continuing|keep on)\b|继续|还是|依然|仍然|仍旧|一直|照样|照旧|照例|还在|老样子|"
+_STILL = (r"\b(?:still|as usual|as always|as before|continue|continuing|keep on)\b|继续|还是|依然|仍|一直|照样|照旧|照例|还在|老样子|"
           + _NO_CHANGE)
 # Said before: "as I said", "like I've mentioned", "I told you already", "remember", 说过, 講過 (any script, any verb of
 # saying: 说/說/讲/講/提), 你记得, 跟上次一样. A reported "the user mentioned …" is not one.

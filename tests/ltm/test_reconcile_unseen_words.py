@@ -445,3 +445,17 @@ def test_a_value_in_the_other_language_that_may_differ_goes_to_review(alice, use
     result = save_as_kept(alice, first, later)
     assert result.decision.verdict == "conflict", result.decision.reason
     assert later in current(alice)
+
+
+@pytest.mark.parametrize("first,later", [
+    ("客户家里有一只金毛，叫大黄。", "客户新养了一只兔子，需要兔粮。"),
+    ("I have two cats", "got a puppy now, total chaos"),
+], ids=["pet-zh", "pet-en"])
+def test_one_more_pet_said_with_now_is_one_more_not_a_replacement(alice, use_embedder, first, later):
+    # Pets, children and allergies are gained one more at a time: "now" says what holds, not that the other ended.
+    save_as_new(alice, first, later)
+
+
+def test_still_in_one_character_is_said_as_still_true(alice, use_embedder):
+    # 仍在 as 仍然: "目前" (now) with it is the same fact, not another value now.
+    save_as_repeat(alice, "用户正在哺乳期。", "用户目前仍在母乳喂养。")

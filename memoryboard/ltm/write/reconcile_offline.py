@@ -32,6 +32,7 @@ import numpy as np
 from memoryboard.llm.attributes import (
     ENDS,
     FIXED,
+    GAINED,
     MANY_VALUED,
     NOW,
     PROTOTYPES,
@@ -567,6 +568,9 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
         return Relation("new", f"{attribute}: of a past time")
     if cues.now and old_attr[0] in FIXED and not ends:
         return Relation("new", f"{attribute}: what holds now does not change where one comes from", fixed=True)
+    # One more pet, child or allergy said with "now" ("客户新养了一只兔子" beside a dog): what holds now, nothing ended.
+    if cues.now and not ends and (new_attr[0] in GAINED and both_clear or old_attr[0] in GAINED):
+        return Relation("new", f"{attribute}: one more value now, of an attribute held many times")
     if cues.now:  # of this attribute for sure, or unsure
         if cue_near or unclear or new_attr[0] == old_attr[0] and both_clear:
             return Relation("update", f"{attribute}: another value now")
