@@ -140,8 +140,8 @@ _NO_CHANGE_RE = re.compile(_NO_CHANGE, re.IGNORECASE)
 # An end said only as a past time ("I used to smoke"): of the value it names, not of another.
 _USED_TO = re.compile(r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )\bused to\b", re.IGNORECASE)
 # What holds now ("now", "went vegan", 现在, a final 了): a change only of an attribute already shared.
-NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|became|become|went|turned)\b"
-                  r"|现在|如今|目前|已经|新|成了|变成|了[，。！!~\s]|了$", re.IGNORECASE)
+NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|became|become|went|turned|going forward|from today)\b"
+                  r"|现在|如今|目前|已经|新|成了|变成|今后|往后|从今(?:天)?(?:起|开始)|了[，。！!~\s]|了$", re.IGNORECASE)
 # Adds to what is known: also, too, another, 也, 还 (not 还是 / 还在: those continue; not 还没 / 还挺 / 还要: "yet",
 # "quite", "still have to"; not "too" before a word: "too tired" says how much).
 _ADDITION = re.compile(

@@ -459,3 +459,8 @@ def test_one_more_pet_said_with_now_is_one_more_not_a_replacement(alice, use_emb
 def test_still_in_one_character_is_said_as_still_true(alice, use_embedder):
     # 仍在 as 仍然: "目前" (now) with it is the same fact, not another value now.
     save_as_repeat(alice, "用户正在哺乳期。", "用户目前仍在母乳喂养。")
+
+
+def test_from_now_on_says_what_holds_now(alice, use_embedder):
+    # 今后 ("from now on") as 现在: the preference changes; it was taken for the same one again (联系).
+    save_as_update(alice, "用户偏好邮件联系。", "用户希望今后用电话联系。")
