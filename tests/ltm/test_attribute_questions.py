@@ -123,3 +123,18 @@ def test_a_question_asked_in_other_words_than_the_attributes_first_questions_is_
     make_memory(alice, "I prefer short answers")
 
     assert ask(alice, question)[:1] == [fact]
+
+
+@pytest.mark.parametrize("fact, question", [
+    ("I'm a porter at a hotel in Bath", "What does the user do?"),
+    ("我在一家律所上班", "用户是做什么的？"),
+    ("I'm a chef", "Where does the user work?"),
+], ids=["job-said-as-a-workplace", "job-said-as-a-workplace-zh", "workplace-said-as-a-job"])
+def test_a_question_about_ones_job_finds_a_statement_nearest_ones_employer_and_the_reverse(
+        use_embedder, alice, make_memory, fact, question):
+    # One's job and one's employer are one family: a statement nearer the other one counts fully (it was below
+    # the margin: "a porter at a hotel" is nearer the employer's prototypes than the job's).
+    make_memory(alice, fact)
+    make_memory(alice, "I prefer short answers")
+
+    assert ask(alice, question)[:1] == [fact]

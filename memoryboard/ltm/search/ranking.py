@@ -32,6 +32,8 @@ embeds its query with :func:`query_vector` and ranks its candidates here::
                  * clip(1 - (max over attributes B of cos(item, B) - cos(item, A)) / ATTRIBUTE_MARGIN, 0, 1)
                  A: an attribute's direction (llm.attributes: prototype sentences of where one lives, one's
                  job, pets, diet, …)                            (q0, q1), (i0, i1) = ATTRIBUTE_RANGE[model]
+                 cos(item, A): the highest of the item's cosines with A and the attributes of its family
+                 (llm.attributes.FAMILIES: one's job and one's employer)
                  (0 beyond the ATTRIBUTE_POOL items nearest A)
     about(A)   = clip((cos(e(query), A) - q0) / (q1 - q0), 0, 1), and for the attribute whose questions the query is
                  nearest (llm.attributes.QUESTIONS: "What does the user do?", 用户住在哪里？) the higher of that and
@@ -86,7 +88,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from memoryboard.llm.attributes import attribute_space
+from memoryboard.llm.attributes import attribute_space, one_family
 from memoryboard.ltm.search.keywords import KeywordIndex, tokenize
 
 __all__ = ["KeywordIndex", "tokenize"]
@@ -357,12 +359,21 @@ def attribute_affinity(embedder, query: np.ndarray, item_cosines: Callable[[np.n
         nearest = int(np.argmax(questions))
         about[nearest] = max(about[nearest], min(1.0, (questions[nearest] - asked[0]) / (asked[1] - asked[0])))
     term = None
+    products: dict[int, np.ndarray] = {}
+
+    def cosines(attribute: int) -> np.ndarray:  # each attribute's product with the scope once
+        if attribute not in products:
+            products[attribute] = np.asarray(item_cosines(space.matrix[attribute]), dtype=np.float32)
+        return products[attribute]
+
     # Every attribute the query is about, most first ("what does the user do for a living": how one works 0.32,
     # one's job 0.30, and the job's questions 0.79): an item counts by the one it is nearest to.
     for attribute in np.argsort(-about):
         if about[attribute] <= 0.0:
             break
-        near = np.asarray(item_cosines(space.matrix[attribute]), dtype=np.float32)
+        # Of one family (one's job and one's employer), the nearest counts: "I'm a concierge at a hotel" is a job.
+        near = np.max([cosines(i) for i, name in enumerate(space.names) if one_family(name, space.names[attribute])],
+                      axis=0)
         term = np.zeros_like(near) if term is None else term
         pool = np.flatnonzero(near > i0)
         if len(pool) > ATTRIBUTE_POOL:
