@@ -111,29 +111,21 @@ def test_an_unrelated_question_still_finds_nothing_among_attribute_facts(use_emb
 
 
 @pytest.mark.parametrize("fact, question", [
+    # With the attributes' first questions only, each was partly its attribute's (health 0.75) or nearer another's
+    # (the schedule: plans 0.76; 作息: sport 0.62).
     ("I've got Crohn's", "What medical conditions does the user have?"),
     ("I'm up at 5 for my shifts", "What is the user's schedule?"),
     ("每天十二点睡七点起", "用户的作息是怎样的？"),
-], ids=["conditions", "schedule", "schedule-zh"])
-def test_a_question_asked_in_other_words_than_the_attributes_first_questions_is_read_by_them(
-        use_embedder, alice, make_memory, fact, question):
-    # With the attributes' first questions only, each was partly its attribute's (health 0.75) or nearer another's
-    # (the schedule: plans 0.76; 作息: sport 0.62): the fact was given nothing.
-    make_memory(alice, fact)
-    make_memory(alice, "I prefer short answers")
-
-    assert ask(alice, question)[:1] == [fact]
-
-
-@pytest.mark.parametrize("fact, question", [
+    # One's job and one's employer are one family: "a porter at a hotel" is nearer the employer's prototypes than the
+    # job's, under the margin before.
     ("I'm a porter at a hotel in Bath", "What does the user do?"),
     ("我在一家律所上班", "用户是做什么的？"),
     ("I'm a chef", "Where does the user work?"),
-], ids=["job-said-as-a-workplace", "job-said-as-a-workplace-zh", "workplace-said-as-a-job"])
-def test_a_question_about_ones_job_finds_a_statement_nearest_ones_employer_and_the_reverse(
+], ids=["conditions", "schedule", "schedule-zh", "job-said-as-a-workplace", "job-said-as-a-workplace-zh",
+        "workplace-said-as-a-job"])
+def test_a_statement_of_the_asked_attribute_is_given_however_the_question_and_the_statement_name_it(
         use_embedder, alice, make_memory, fact, question):
-    # One's job and one's employer are one family: a statement nearer the other one counts fully (it was below
-    # the margin: "a porter at a hotel" is nearer the employer's prototypes than the job's).
+    # Each fact was given nothing.
     make_memory(alice, fact)
     make_memory(alice, "I prefer short answers")
 
