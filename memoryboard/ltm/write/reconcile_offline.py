@@ -476,7 +476,7 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     theirs_maybe = new_whose == "user" and old_whose != "user" and (
         not new_said or old_whose in mine.people or _says_name(new, theirs.names)) \
         or new_whose != "user" and old_whose == "user" \
-        and (_says_name(old, mine.names) or _says_name(new, theirs.names))  # "I'm married to Hassan" / "my husband Hassan"
+        and (_says_name(old, mine.names) or _says_name(new, theirs.names))
     if new_whose != old_whose and (new_said and old_said or not shared) and not theirs_maybe:
         return Relation("new", f"about someone else ({new_whose} / {old_whose})", others="another")
     if new_whose != "user" and old_whose != "user" or theirs_maybe:  # someone else's: never replaced on a guess
