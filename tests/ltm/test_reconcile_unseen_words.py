@@ -50,6 +50,7 @@ def test_said_before_in_any_script_is_not_taken_for_a_change(alice, use_embedder
 @pytest.mark.parametrize("first,again", [
     ("my husband is from Kumasi", "as I said before my husband's Ghanaian, from Kumasi — any ideas for a Ghanaian dish?"),
     ("我老婆是做外贸的", "之前跟你说过吧，她做外贸的，经常半夜开会"),
+    ("我老婆在小学教书", "我老婆是老师，你懂的，寒暑假都在家"),  # "you know" as "as you know"
 ])
 def test_said_before_repeats_the_nearest_item_the_rules_found_no_attribute_for(alice, use_embedder, first, again):
     # Facts of someone of the user's: the rules see no attribute in common, the message says it is said again.
