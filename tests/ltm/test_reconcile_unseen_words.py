@@ -25,8 +25,13 @@ def test_a_return_to_an_earlier_value_replaces_the_stored_one(alice, use_embedde
     save_as_update(alice, first, later)
 
 
-def test_continuing_is_said_as_still_true(alice, use_embedder):
-    save_as_repeat(alice, "I have high blood pressure", "the doctor says I should continue the pills")
+@pytest.mark.parametrize("first,again", [
+    ("I have high blood pressure", "the doctor says I should continue the pills"),
+    # 仍在 as 仍然: "目前" (now) with it is the same fact, not another value now.
+    ("用户正在哺乳期。", "用户目前仍在母乳喂养。"),
+], ids=["continue", "still-in-one-character"])
+def test_continuing_is_said_as_still_true(alice, use_embedder, first, again):
+    save_as_repeat(alice, first, again)
 
 
 def test_as_i_said_makes_the_whole_message_a_repeat(alice, use_embedder):
@@ -455,11 +460,6 @@ def test_a_value_in_the_other_language_that_may_differ_goes_to_review(alice, use
 def test_one_more_pet_said_with_now_is_one_more_not_a_replacement(alice, use_embedder, first, later):
     # Pets, children and allergies are gained one more at a time: "now" says what holds, not that the other ended.
     save_as_new(alice, first, later)
-
-
-def test_still_in_one_character_is_said_as_still_true(alice, use_embedder):
-    # 仍在 as 仍然: "目前" (now) with it is the same fact, not another value now.
-    save_as_repeat(alice, "用户正在哺乳期。", "用户目前仍在母乳喂养。")
 
 
 def test_from_now_on_says_what_holds_now(alice, use_embedder):

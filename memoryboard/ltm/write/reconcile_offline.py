@@ -473,10 +473,11 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     # A statement that does not say whose it is ("he's at easyJet now", 转学了), or names the person of the stored
     # fact ("my husband", or the name it gives: "Mia's new teacher" after "our daughter Mia …"), may be about them;
     # and one about someone the stored user's fact names ("my husband Hassan …" after "I'm married to Hassan").
-    theirs_maybe = new_whose == "user" and old_whose != "user" and (
-        not new_said or old_whose in mine.people or _says_name(new, theirs.names)) \
-        or new_whose != "user" and old_whose == "user" \
-        and (_says_name(old, mine.names) or _says_name(new, theirs.names))
+    names_theirs = _says_name(new, theirs.names)
+    about_them = new_whose == "user" and old_whose != "user" and (
+        not new_said or old_whose in mine.people or names_theirs)
+    named_by_the_user = new_whose != "user" and old_whose == "user" and (_says_name(old, mine.names) or names_theirs)
+    theirs_maybe = about_them or named_by_the_user
     if new_whose != old_whose and (new_said and old_said or not shared) and not theirs_maybe:
         return Relation("new", f"about someone else ({new_whose} / {old_whose})", others="another")
     if new_whose != "user" and old_whose != "user" or theirs_maybe:  # someone else's: never replaced on a guess
