@@ -167,6 +167,16 @@ def test_an_erase_takes_the_users_rows_out_of_the_log(alice, bob, items, make_me
     assert [pk for pk, _outcome, _parts in _search(bob)] == [bobs.pk]
 
 
+def test_every_migration_leaves_the_change_logs_triggers_on_the_platform_table(monkeypatch):
+    """The test database is built by every migration in turn: one that alters ``ah_long_term_memory`` after the change
+    log's (Django remakes the table on SQLite, which drops its triggers) must create them again
+    (``create_triggers`` of migration 0023), or every search silently reads all its candidates."""
+    monkeypatch.setattr(change_log, "_kept", {})
+
+    assert change_log._triggers_found() == len(change_log.TRIGGERS)
+    assert change_log.log_kept()
+
+
 def test_without_its_triggers_the_search_reads_every_candidate(alice, items, make_memory, monkeypatch):
     """A later migration remaking the table on SQLite drops its triggers: then no scope follows the log."""
     if connection.vendor != "sqlite":
