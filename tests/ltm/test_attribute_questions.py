@@ -87,22 +87,6 @@ def test_a_fact_said_after_small_talk_is_given_by_its_clause_nearest_the_attribu
     assert ask(alice, question) == [fact]
 
 
-@pytest.mark.parametrize("fact, question", [
-    ("I'm a health visitor these days, out of the hospital, visiting new families. so different",
-     "What is the user's job?"),
-    ("最近搬到城南了，我现在在幼儿园当老师，天天被小朋友吵", "用户是做什么工作的？"),
-    ("started swimming on Fridays, the pool near work is nice and empty at 7am", "What does the user do for exercise?"),
-], ids=["english", "chinese", "exercise"])
-def test_a_fact_nearest_another_attribute_as_a_whole_is_given_by_its_clause_of_the_attribute_asked(
-        use_embedder, alice, make_memory, fact, question):
-    # As a whole each is nearest another attribute (where one lives, one's routine), so it had no attribute term and
-    # shares no word with the question: its clauses were not read, and nothing was given.
-    make_memory(alice, fact)
-    make_memory(alice, "I prefer short answers")
-
-    assert ask(alice, question) == [fact]
-
-
 def test_an_embeddings_endpoint_is_asked_for_the_query_only(openai_settings, alice, make_memory):
     # The clauses are read with an offline embedder only: online, a second request per search.
     make_memory(alice, "cancelled PureGym, joined the climbing wall near work instead")

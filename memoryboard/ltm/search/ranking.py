@@ -22,9 +22,8 @@ embeds its query with :func:`query_vector` and ranks its candidates here::
     relevance  = SEMANTIC_SCALE * max(0, (cosine' - floor) / (ceiling - floor)) + (1 - SEMANTIC_SCALE) * gate * keyword
                  + ATTRIBUTE_WEIGHT * attribute'
     cosine'    = cosine, or for the CLAUSE_POOL items ranked first below the agent's minimum with a keyword or an
-                 attribute term (any, when the query is about an attribute), the higher of it and the best cosine of
-                 one of the item's clauses (offline embedders: ltm.search.retrieval; ``cosine`` itself, and the
-                 order, stay the whole text's)
+                 attribute term, the higher of it and the best cosine of one of the item's clauses (offline
+                 embedders: ltm.search.retrieval; ``cosine`` itself, and the order, stay the whole text's)
     attribute' = attribute, or for those items the higher of it and the best attribute term of one of their clauses
     gate       = clip((max keyword over the scope - KEYWORD_GATE) / (1 - KEYWORD_GATE), 0, 1)
                                                                   floor, ceiling = COSINE_RANGE[model]

@@ -658,7 +658,6 @@ def memory_rank(
     central = None
     if result.index == "exact" and data.mean_cosines is not None:
         central = ranking.centrality(data.mean_cosines)
-    attribute = ranking.attribute_affinity(embedder, qvec, data.cosines, data.vectors)
     scores = ranking.score(
         cosine=data.cosines(qvec),
         keyword=data.keywords.scores(query),
@@ -667,10 +666,9 @@ def memory_rank(
         model_name=embedder.name,
         time=_time_matches(data, query, now, embedder, relevances, central),
         centrality=central,
-        attribute=attribute,
+        attribute=ranking.attribute_affinity(embedder, qvec, data.cosines, data.vectors),
     )
-    scores = _related_by_clauses(scores, present, paused_flags, qvec, embedder,
-                                 about_an_attribute=attribute is not None)
+    scores = _related_by_clauses(scores, present, paused_flags, qvec, embedder)
     order = ranking.rank_order(scores)
     paused = paused_flags[order]
     below = (scores.relevance < minimum)[order]
@@ -699,11 +697,9 @@ def memory_rank(
 
 
 def _related_by_clauses(scores: ranking.Scores, present: Sequence[str], paused: np.ndarray, qvec: np.ndarray,
-                        embedder, *, about_an_attribute: bool = False) -> ranking.Scores:
+                        embedder) -> ranking.Scores:
     """``scores`` with the ``ranking.CLAUSE_POOL`` candidates ranked first below the agent's minimum that share a
-    word with the query or its attribute (any, when the query is ``about_an_attribute``: "I'm a health visitor these
-    days, out of the hospital, visiting new families" is nearest where one lives as a whole, and its first clause a
-    job) related by their best clause (``ranking.with_clause_cosines``), whoever
+    word with the query or its attribute related by their best clause (``ranking.with_clause_cosines``), whoever
     searches (the agent is given what a search shows, less what is under its minimum): "cancelled PureGym,
     joined the climbing wall near work instead" is far from "Where does the user work out?" as a whole (0.13), its
     second clause is not (0.20). The attribute term is read of each clause too: "feeling human again. anyway I'm a
@@ -713,8 +709,8 @@ def _related_by_clauses(scores: ranking.Scores, present: Sequence[str], paused: 
     asked a second time per search."""
     if not getattr(embedder, "is_offline", False):
         return scores
-    below = (scores.relevance < ranking.MIN_RELEVANCE) & ~paused
-    below = np.flatnonzero(below if about_an_attribute else below & ((scores.keyword > 0) | (scores.attribute > 0)))
+    below = np.flatnonzero((scores.relevance < ranking.MIN_RELEVANCE) & ~paused
+                           & ((scores.keyword > 0) | (scores.attribute > 0)))
     if not len(below):
         return scores
     top = below[np.argsort(-scores.final[below], kind="stable")[: ranking.CLAUSE_POOL]]
