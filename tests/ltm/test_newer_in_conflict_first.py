@@ -1,6 +1,7 @@
 """Two items the reconcile step kept both current and flagged in conflict (it was unsure whether the later statement
 changes the earlier): until someone reviews them, a search gives the later first, when it is at least as near the
-attribute asked about (ranking's ``newer_in_conflict_first``, docs/retrieval.md § The ranking)."""
+attribute asked about or both are nearest one attribute (ranking's ``newer_in_conflict_first``, docs/retrieval.md
+§ The ranking)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ def test_the_later_of_two_items_in_conflict_is_given_first(use_embedder, alice, 
 
 
 def test_the_later_is_not_put_first_when_it_is_further_from_the_attribute_asked(use_embedder, alice):
-    # "I grew up in Osaka" is where one comes from: for "Where does the user live?" Tokyo stays first.
+    # "I grew up in Osaka" is where one comes from, nearer that than where one lives: for "Where does the user live?"
+    # Tokyo stays first.
     first = say(alice, "I live in Tokyo.", days_ago=100).memory
     later = say(alice, "I grew up in Osaka.", days_ago=0).memory
     flag(first, later)
@@ -68,13 +70,15 @@ def flag(*items):
 
 
 @pytest.mark.parametrize("items, expected", [
-    # (id, when said, in conflict with, attribute term), best first
-    ([("a", 1, ["b"], 0.5), ("b", 2, ["a"], 0.5)], [1, 0]),
-    ([("a", 2, ["b"], 0.5), ("b", 1, ["a"], 0.5)], [0, 1]),  # the older is below already
-    ([("a", 1, ["b"], 0.9), ("b", 2, ["a"], 0.3)], [0, 1]),  # the later further from the attribute
-    ([("a", 1, ["c"], 0.0), ("x", 5, [], 0.0), ("c", 3, ["a"], 0.0)], [2, 0, 1]),  # just above the older
-    ([("a", 1, ["b", "c"], 0.0), ("b", 2, ["a", "c"], 0.0), ("c", 3, ["a", "b"], 0.0)], [2, 1, 0]),
-    ([("a", 1, ["gone"], 0.0), ("b", 2, [], 0.0)], [0, 1]),  # the other not given
-], ids=["later-first", "already", "further", "just-above", "three", "not-given"])
+    # (id, when said, in conflict with, attribute term, nearest attribute), best first
+    ([("a", 1, ["b"], 0.5, "job"), ("b", 2, ["a"], 0.5, "job")], [1, 0]),
+    ([("a", 2, ["b"], 0.5, "job"), ("b", 1, ["a"], 0.5, "job")], [0, 1]),  # the older is below already
+    ([("a", 1, ["b"], 0.9, "residence"), ("b", 2, ["a"], 0.3, "origin")], [0, 1]),  # further from the attribute
+    ([("a", 1, ["b"], 0.9, "routine"), ("b", 2, ["a"], 0.0, "routine")], [1, 0]),  # but nearest the same one
+    ([("a", 1, ["b"], 0.9, None), ("b", 2, ["a"], 0.3, None)], [0, 1]),  # a model without attributes
+    ([("a", 1, ["c"], 0.0, None), ("x", 5, [], 0.0, None), ("c", 3, ["a"], 0.0, None)], [2, 0, 1]),  # just above
+    ([("a", 1, ["b", "c"], 0.0, None), ("b", 2, ["a", "c"], 0.0, None), ("c", 3, ["a", "b"], 0.0, None)], [2, 1, 0]),
+    ([("a", 1, ["gone"], 0.0, None), ("b", 2, [], 0.0, None)], [0, 1]),  # the other not given
+], ids=["later-first", "already", "further", "same-attribute", "no-attributes", "just-above", "three", "not-given"])
 def test_the_order_of_items_in_conflict(items, expected):
     assert ranking.newer_in_conflict_first(items) == expected

@@ -42,8 +42,8 @@ embeds its query with :func:`query_vector` and ranks its candidates here::
 The order is by ``final`` (:func:`rank_order`, equal ``final`` by the centred cosine, then by id), the
 first ``DIVERSITY_POOL`` items given to :func:`diversify` (maximal marginal relevance: an item much like
 one ranked above it gives way). Of the items given, one flagged in conflict with an older one above it (the
-reconcile step was unsure) goes just above it when it is at least as near the attribute asked about
-(:func:`newer_in_conflict_first`). ``semantic``, ``keyword_z``, ``match`` and ``final`` are in standard
+reconcile step was unsure) goes just above it when it is at least as near the attribute asked about, or both are
+nearest one attribute (:func:`newer_in_conflict_first`). ``semantic``, ``keyword_z``, ``match`` and ``final`` are in standard
 deviations of the scope for this query: they order, they say nothing across queries. ``relevance``
 says how related an item is on a fixed scale (0 unrelated, 1 a close paraphrase; not capped): the agent
 is given an item only when its ``relevance`` reaches ``MIN_RELEVANCE`` (session-start injection, the
@@ -397,24 +397,39 @@ def rank_order(scores: Scores) -> np.ndarray:
     return by_cosine[np.argsort(-scores.final[by_cosine], kind="stable")]
 
 
-def newer_in_conflict_first(items: Sequence[tuple[str, object, Collection[str], float]]) -> list[int]:
+def newer_in_conflict_first(items: Sequence[tuple[str, object, Collection[str], float, str | None]]) -> list[int]:
     """The order of ``items`` (best first, each ``(id, when it became true, the ids it is in conflict with, its
-    attribute term)``) with each item that is in conflict with an older one given above it, and at least as near the
-    attribute asked about, moved just above that older one: until someone reviews the two, the later statement is
-    the likelier to hold now ("现在隔天吃半片" after "一天一片50的", both kept by an unsure reconcile). Positions into
-    ``items``; the same order when none is."""
+    attribute term, its own nearest attribute or None)``) with each item that is in conflict with an older one given
+    above it moved just above that older one, when it is at least as near the attribute asked about or both are
+    nearest one attribute: until someone reviews the two, the later statement is the likelier to hold now
+    ("现在隔天吃半片" after "一天一片50的", both kept by an unsure reconcile). "I grew up in Osaka." (where one comes from)
+    stays below "I live in Tokyo." for "Where does the user live?". Positions into ``items``; the same order when
+    none moves."""
     order = list(range(len(items)))
     while True:
         place = {items[p][0]: rank for rank, p in enumerate(order)}
         for rank, p in enumerate(order):
-            _id, said, rivals, attribute = items[p]
-            older = [place[r] for r in rivals if place.get(r, rank) < rank
-                     and items[order[place[r]]][1] < said and attribute >= items[order[place[r]]][3]]
+            _id, said, rivals, attribute, nearest = items[p]
+            older = [place[r] for r in rivals if place.get(r, rank) < rank and _gives_way(items[order[place[r]]],
+                                                                                          said, attribute, nearest)]
             if older:  # each move leaves one fewer such pair in the wrong order: it ends
                 order.insert(min(older), order.pop(rank))
                 break
         else:
             return order
+
+
+def _gives_way(older: tuple, said, attribute: float, nearest: str | None) -> bool:
+    _id, older_said, _rivals, older_attribute, older_nearest = older
+    return older_said < said and (attribute >= older_attribute or nearest is not None and nearest == older_nearest)
+
+
+def nearest_attributes(embedder, vectors: np.ndarray) -> list[str | None]:
+    """Each vector's nearest attribute (``llm.attributes``), or None for every one with a model that has no
+    ``ATTRIBUTE_RANGE``."""
+    if ATTRIBUTE_RANGE.get(embedder.name) is None or not len(vectors):
+        return [None] * len(vectors)
+    return [name for name, _cosine, _margin in attribute_space(embedder.name, embedder.embed).attribute(vectors)]
 
 
 def diversify(final: np.ndarray, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

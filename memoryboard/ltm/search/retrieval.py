@@ -683,7 +683,7 @@ def memory_rank(
     result._scores = scores.reordered(order)
     returned, expired, memories = _load_unexpired(present, order, np.flatnonzero(eligible), k, now=as_of or now,
                                                   loaded=loaded)
-    order = _newer_in_conflict_first(order, np.flatnonzero(returned), result, present, memories)
+    order = _newer_in_conflict_first(order, np.flatnonzero(returned), result, present, memories, data, embedder)
     # Outcomes as codes, named when read (``Ranking._outcomes``, ``Ranking.top_candidates``).
     result._codes = np.where(paused, 0, np.where(below, 1, np.where(returned, 2, np.where(expired, 4, 3))))
     chosen = [(present[order[i]], result._scores.parts(int(i))) for i in np.flatnonzero(returned)]
@@ -738,14 +738,17 @@ def _related_by_clauses(scores: ranking.Scores, present: Sequence[str], paused: 
 
 
 def _newer_in_conflict_first(order: np.ndarray, ranks: np.ndarray, result: Ranking, present: Sequence[str],
-                             memories: dict[str, LongTermMemory]) -> np.ndarray:
+                             memories: dict[str, LongTermMemory], data: ScopeData, embedder) -> np.ndarray:
     """``order`` with the given items at ``ranks`` in the order of ``ranking.newer_in_conflict_first`` (their
-    ``conflictWith``, read of the loaded rows), ``result``'s order and scores with it."""
+    ``conflictWith``, read of the loaded rows; their nearest attributes only when one is in conflict), ``result``'s
+    order and scores with it."""
+    given = order[ranks]
     items = [(present[i], memories[present[i]].valid_from, memories[present[i]].conflict_with,
-              float(result._scores.attribute[rank])) for rank, i in zip(ranks.tolist(), order[ranks].tolist())]
+              float(result._scores.attribute[rank])) for rank, i in zip(ranks.tolist(), given.tolist())]
     if len(items) < 2 or not any(rivals for _pk, _said, rivals, _a in items):
         return order
-    moved = ranking.newer_in_conflict_first(items)
+    nearest = ranking.nearest_attributes(embedder, data.vectors(given))
+    moved = ranking.newer_in_conflict_first([(*item, name) for item, name in zip(items, nearest)])
     if moved == list(range(len(items))):
         return order
     permutation = np.arange(len(order))
