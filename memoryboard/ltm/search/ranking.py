@@ -43,8 +43,8 @@ The order is by ``final`` (:func:`rank_order`, equal ``final`` by the centred co
 first ``DIVERSITY_POOL`` items given to :func:`diversify` (maximal marginal relevance: an item much like
 one ranked above it gives way). Of the items given, one flagged in conflict with an older one above it (the
 reconcile step was unsure) goes just above it when it is at least as near the attribute asked about, or both are
-nearest one attribute (:func:`newer_in_conflict_first`). ``semantic``, ``keyword_z``, ``match`` and ``final`` are in standard
-deviations of the scope for this query: they order, they say nothing across queries. ``relevance``
+nearest one attribute (:func:`newer_in_conflict_first`). ``semantic``, ``keyword_z``, ``match`` and ``final`` are in
+standard deviations of the scope for this query: they order, they say nothing across queries. ``relevance``
 says how related an item is on a fixed scale (0 unrelated, 1 a close paraphrase; not capped): the agent
 is given an item only when its ``relevance`` reaches ``MIN_RELEVANCE`` (session-start injection, the
 ``memory_search`` tool), and it is the "相关度" of the memory block. A search someone asks for (the end
