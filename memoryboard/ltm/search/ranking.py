@@ -405,13 +405,14 @@ def newer_in_conflict_first(items: Sequence[tuple[str, object, Collection[str], 
     ("现在隔天吃半片" after "一天一片50的", both kept by an unsure reconcile). "I grew up in Osaka." (where one comes from)
     stays below "I live in Tokyo." for "Where does the user live?". Positions into ``items``; the same order when
     none moves."""
+    by_id = {item[0]: item for item in items}
     order = list(range(len(items)))
     while True:
         place = {items[p][0]: rank for rank, p in enumerate(order)}
         for rank, p in enumerate(order):
             _id, said, rivals, attribute, nearest = items[p]
-            older = [place[r] for r in rivals if place.get(r, rank) < rank and _gives_way(items[order[place[r]]],
-                                                                                          said, attribute, nearest)]
+            older = [place[r] for r in rivals
+                     if place.get(r, rank) < rank and _gives_way(by_id[r], said, attribute, nearest)]
             if older:  # each move leaves one fewer such pair in the wrong order: it ends
                 order.insert(min(older), order.pop(rank))
                 break

@@ -743,12 +743,14 @@ def _newer_in_conflict_first(order: np.ndarray, ranks: np.ndarray, result: Ranki
     ``conflictWith``, read of the loaded rows; their nearest attributes only when one is in conflict), ``result``'s
     order and scores with it."""
     given = order[ranks]
-    items = [(present[i], memories[present[i]].valid_from, memories[present[i]].conflict_with,
-              float(result._scores.attribute[rank])) for rank, i in zip(ranks.tolist(), given.tolist())]
-    if len(items) < 2 or not any(rivals for _pk, _said, rivals, _a in items):
+    loaded = [memories[present[i]] for i in given.tolist()]
+    rivals = [memory.conflict_with for memory in loaded]
+    if len(loaded) < 2 or not any(rivals):
         return order
     nearest = ranking.nearest_attributes(embedder, data.vectors(given))
-    moved = ranking.newer_in_conflict_first([(*item, name) for item, name in zip(items, nearest)])
+    items = list(zip([memory.pk for memory in loaded], [memory.valid_from for memory in loaded], rivals,
+                     result._scores.attribute[ranks].tolist(), nearest))
+    moved = ranking.newer_in_conflict_first(items)
     if moved == list(range(len(items))):
         return order
     permutation = np.arange(len(order))
