@@ -218,6 +218,10 @@ def _rows_by_ids(compiled: tuple[str, tuple] | None, ids: list[str]) -> list[tup
     return rows
 
 
+def _versions(base: QuerySet[LongTermMemory]) -> QuerySet:
+    return base.order_by().annotate(version=Cast("updated_at", output_field=CharField())).values_list("pk", "version")
+
+
 def version_rows(base: Callable[[], QuerySet[LongTermMemory]], *, sql_key: tuple) -> list[tuple]:
     """``(id, updated_at as text)`` of the scope's items, paused ones included (the reconcile step's
     candidates: 2.5 ms of CPU at 5,000 items, 4.5 ms with a pause check); ``base`` is called only when the
@@ -225,42 +229,57 @@ def version_rows(base: Callable[[], QuerySet[LongTermMemory]], *, sql_key: tuple
     following the change log, from its ids and versions and the log's rows past its position (the items
     they name re-read): two small queries instead of every row; nothing is kept (the caller may be in a
     transaction)."""
-    def versions() -> QuerySet:
-        return base().order_by().annotate(version=Cast("updated_at", output_field=CharField())).values_list("pk", "version")
     if log_kept():
-        followed = _followed_versions(base, versions, sql_key=sql_key)
+        followed = _followed_versions(base, sql_key=sql_key)
         if followed is not None:
             return followed
-    return list(_read_rows(versions, (*sql_key, "versions")))
+    return list(_read_rows(lambda: _versions(base()), (*sql_key, "versions")))
 
 
-def _followed_versions(base: Callable[[], QuerySet[LongTermMemory]], versions: Callable[[], QuerySet], *,
-                       sql_key: tuple) -> list[tuple] | None:
+def versions_logged_past(base: Callable[[], QuerySet[LongTermMemory]], position: LogPosition, *, sql_key: tuple,
+                         most: int) -> tuple[dict[str, str | None], LogPosition] | None:
+    """The items the change log names past ``position`` and their versions in the scope now (None: not in
+    it), and the position after those rows: one query by primary key for the log's rows, one for the items
+    (the SQL of :func:`version_rows`, narrowed to them). ``None`` when the log was pruned past ``position``
+    or holds more than ``most`` rows past it: the caller reads the scope in full."""
+    past = _logged_past(position, most)
+    if past is None:
+        return None
+    rows, logged = past
+    fresh = dict(_rows_by_ids(_compiled(lambda: _versions(base()), (*sql_key, "versions")), logged))
+    return {pk: fresh.get(pk) for pk in logged}, log_moved(position, rows)
+
+
+def _followed_versions(base: Callable[[], QuerySet[LongTermMemory]], *, sql_key: tuple) -> list[tuple] | None:
     """:func:`version_rows` from a kept scope of the same SQL (any model's) and the change log past its
     position; ``None`` when there is none, or the log was pruned past it or holds too many rows."""
     name = _compiled(lambda: base().order_by().values_list("pk"), (*sql_key, "name"))
     data = None if name is None else scope_cache.find(lambda key: tuple(key[1:]) == (connection.alias, *name))
     if data is None or data.log is None or data.versions is None:
         return None
-    past = _logged_past(data)
+    past = versions_logged_past(base, data.log, sql_key=sql_key, most=_changes_most(data))
     if past is None:
         return None
-    _rows, logged = past
+    now, _position = past
     kept = list(zip(data.ids, data.versions))
-    if not logged:
+    if not now:
         return kept
-    named = set(logged)
-    return ([(pk, version) for pk, version in kept if pk not in named]
-            + _rows_by_ids(_compiled(versions, (*sql_key, "versions")), logged))
+    return [(pk, version) for pk, version in kept if pk not in now] + [
+        (pk, version) for pk, version in now.items() if version is not None]
 
 
-def _logged_past(data: ScopeData) -> tuple[list[tuple], list[str]] | None:
-    """The change log's rows past the kept scope ``data``'s position and the item ids they name (sorted,
-    unique); ``None`` when the scope must be read in full: the log was pruned past the position, or it holds
-    more rows than ``CHANGED_MAX_SHARE`` of the scope (at least 16)."""
-    most = max(16, int(CHANGED_MAX_SHARE * len(data.ids)))
-    rows = log_rows_past(data.log, most + 1)
-    if len(rows) > most or log_pruned_past(rows, data.log):
+def _changes_most(data: ScopeData) -> int:
+    """The log's rows past a kept scope's position beyond which it is read in full: ``CHANGED_MAX_SHARE`` of
+    it (at least 16)."""
+    return max(16, int(CHANGED_MAX_SHARE * len(data.ids)))
+
+
+def _logged_past(position: LogPosition, most: int) -> tuple[list[tuple], list[str]] | None:
+    """The change log's rows past ``position`` and the item ids they name (sorted, unique); ``None`` when
+    the scope must be read in full: the log was pruned past the position, or it holds more than ``most``
+    rows past it."""
+    rows = log_rows_past(position, most + 1)
+    if len(rows) > most or log_pruned_past(rows, position):
         return None
     return rows, sorted({memory_id for _seq, memory_id, through in rows if through is None and memory_id})
 
@@ -440,7 +459,7 @@ def _followed_scope(base: QuerySet[LongTermMemory], embedder, *, sql_key: tuple 
     data = scope_cache.get(name) if name is not None else None
     if data is None or data.log is None or data.relevances is None:
         return None
-    past = _logged_past(data)
+    past = _logged_past(data.log, _changes_most(data))
     if past is None:
         return None
     rows, logged = past

@@ -15,14 +15,21 @@ current items of the namespace that a statement may repeat or replace:
   with the items of the same slot added, in none).
 
 A save, or a batch of statements (a chat turn's; :func:`nearest_current_many`, their cosines one matrix
-product), reads the namespace's current items' ids and versions once (``updated_at``; one query, no content,
-no vector: :func:`current_scope`). Kept per namespace in the process (:class:`ScopeIndex`, the
-``KEPT_SCOPES`` used last), named by those ids and versions, so never stale: the vectors of the items as
-of the last full build (``retrieval.scope_data``, from the vector cache when a search has just built the
-same scope), the vectors of the items written since (read by id), and each item's slot keys
-(``statements.statement_slots``, carried over from build to build). After ``REBUILD_AFTER`` items written
-or removed since the build, it is built again (a 5,000-item scope: ~200 ms of CPU for the vectors and
-keyword index, ~230 ms more for the slots of every item the first time).
+product), brings the namespace's index up to now once (:func:`current_scope`). Kept per namespace in the
+process (:class:`ScopeIndex`, the ``KEPT_SCOPES`` used last), named by the items' ids and versions
+(``updated_at``), so never stale: the vectors of the items as of the last full build
+(``retrieval.scope_data``, from the vector cache when a search has just built the same scope), the vectors of
+the items written since (read by id), and each item's slot keys (``statements.statement_slots``, carried over
+from build to build). After ``REBUILD_AFTER`` items written or removed since the build, it is built again (a
+5,000-item scope: ~200 ms of CPU for the vectors and keyword index, ~230 ms more for the slots of every item
+the first time).
+
+What is current now is read along the items' change log (``ltm.store.change_log``, kept by the database for
+every writer) from the index's position: the log's rows past it and the items they name, read by id (two
+small queries). Without a position (a new index, a log pruned past it, more than ``REBUILD_AFTER`` rows), every
+item's id and version is read (one query, no content, no vector: at 5,000 items, about 5 ms of a save). A
+save is one transaction, and what it reads may include its own writes, which a rollback takes back: the
+position and what it read are kept only once that transaction commits (``transaction.on_commit``).
 
 The caller holds the namespace's lock (``ltm.store.locks``), which serialises the use of one namespace's index.
 """
@@ -35,12 +42,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import CharField, FilteredRelation, Q
 from django.db.models.functions import Cast
 
-from memoryboard.ltm.search.retrieval import namespace_scope, scope_data, version_rows
+from memoryboard.ltm.search.retrieval import namespace_scope, scope_data, version_rows, versions_logged_past
 from memoryboard.ltm.search.vector_cache import ScopeData
+from memoryboard.ltm.store.change_log import LogPosition, log_kept, log_start
 from memoryboard.ltm.write.statements import statement_slots
 from memoryboard.models import LongTermMemory
 from memoryboard.models.namespaces import Namespace, namespace_spellings
@@ -64,6 +72,9 @@ class ScopeIndex:
     slots: dict[str, tuple[str, frozenset[str]]]  # id -> (version, slot keys)
     by_slot: dict[str, list[str]]  # slot key -> ids of ``data`` holding it
     written: dict[str, tuple[str, np.ndarray]] = field(default_factory=dict)  # id -> (version, vector)
+    # Committed state along the change log: its position and, as of it, the items not current as built
+    # (id -> version now, or None: no longer current). None: not followed yet (every item's version is read).
+    followed: tuple[LogPosition, dict[str, str | None]] | None = None
 
 
 _indexes: OrderedDict[tuple, ScopeIndex] = OrderedDict()
@@ -202,30 +213,46 @@ class ScopeView:
 
 def current_scope(*, namespace: Namespace, embedder) -> ScopeView | None:
     """The namespace's current items (paused ones included; expired ones too: the caller loads the items
-    and checks) as a :class:`ScopeView`; None when it holds none. One read of the items' ids and versions;
-    the vectors of the items written since the kept build (read by id), or a full build."""
+    and checks) as a :class:`ScopeView`; None when it holds none. The kept index brought up to now: along
+    the change log from its position (the items the log names past it, read by id), else by one read of
+    every item's id and version; the vectors of the items written since the kept build (read by id), or a
+    full build."""
     spellings = tuple(namespace_spellings(namespace))
 
     def scope():
         return namespace_scope(namespace).filter(archived=False)
 
-    rows = version_rows(scope, sql_key=("reconcile", spellings, connection.vendor))
-    if not rows:
-        return None
+    sql_key = ("reconcile", spellings, connection.vendor)
     key = (spellings, embedder.name, connection.alias)
     index = _kept(key)
-    changed: list[tuple[str, str]] = []  # (id, version) of the items not in the build as they are now
-    if index is not None:
-        known = index.versions.get
-        changed = [(pk, version) for pk, version in rows if known(pk) != version]
-    # Items of the build no longer current as they were (removed, or changed: then among ``changed``).
-    gone = 0 if index is None else len(index.versions) - (len(rows) - len(changed))
+    moved, position, rows = None, None, None
+    if index is not None and index.followed is not None and log_kept():
+        along = _moved_along_log(scope, index, sql_key=sql_key)
+        if along is not None:
+            moved, position = along
+    if moved is None:
+        position = log_start() if log_kept() else None  # taken before the read
+        rows = version_rows(scope, sql_key=sql_key)
+        if not rows:
+            return None
+        moved = {} if index is None else _moved_from_rows(index, rows)
+    # Items of the build no longer current as they were (removed, or changed: then also among ``changed``),
+    # and the items not in the build as they are now.
+    gone = 0 if index is None else sum(pk in index.versions for pk in moved)
+    changed = [(pk, version) for pk, version in moved.items() if version is not None]
+    if index is not None and len(index.versions) - gone + len(changed) == 0:
+        return None
     read = None
     if index is not None and len(changed) + gone <= REBUILD_AFTER:
         to_read = [pk for pk, version in changed if index.written.get(pk, ("",))[0] != version]
         read = _read_written(to_read, embedder) if to_read else {}
     if read is None:  # no index yet, too many changes, or an item without a vector: a full build (it embeds)
-        index, changed, gone = _build(scope(), dict(rows), embedder, index), [], 0
+        if rows is None:
+            position = log_start() if log_kept() else None
+            rows = version_rows(scope, sql_key=sql_key)
+            if not rows:
+                return None
+        index, moved, changed, gone = _build(scope(), dict(rows), embedder, index), {}, [], 0
         _keep(key, index)
     else:
         for pk, (version, blob, content) in read.items():
@@ -234,16 +261,59 @@ def current_scope(*, namespace: Namespace, embedder) -> ScopeView | None:
     # Only what is current counts: a write rolled back, or an item removed since, is left out.
     index.written = {pk: index.written[pk] for pk, version in changed
                      if pk in index.written and index.written[pk][0] == version}
+    if position is not None:
+        _follow_once_committed(index, position, moved)
 
     data = index.data
     stale = None
     if gone:  # only the built items still current as they were count
-        position = data.position
-        stale = np.ones(len(data.ids), dtype=bool)
-        stale[[position[pk] for pk, version in rows if index.versions.get(pk) == version]] = False
+        stale = np.zeros(len(data.ids), dtype=bool)
+        stale[[data.position[pk] for pk in moved if pk in index.versions]] = True
     written_ids = list(index.written)
     written = np.vstack([index.written[pk][1] for pk in written_ids]) if written_ids else None
     return ScopeView(index=index, ids=data.ids + written_ids, stale=stale, written_ids=written_ids, written=written)
+
+
+def _moved_from_rows(index: ScopeIndex, rows: list[tuple[str, str]]) -> dict[str, str | None]:
+    """The items not current as ``index`` built them, from every item's ``(id, version)``: ``{id: version
+    now, or None when no longer current}``."""
+    known = index.versions.get
+    moved: dict[str, str | None] = {pk: version for pk, version in rows if known(pk) != version}
+    if len(index.versions) > len(rows) - len(moved):  # built items gone
+        present = {pk for pk, _version in rows}
+        moved.update((pk, None) for pk in index.versions if pk not in present)
+    return moved
+
+
+def _moved_along_log(scope: Callable, index: ScopeIndex, *, sql_key: tuple,
+                     ) -> tuple[dict[str, str | None], LogPosition] | None:
+    """The index's moved items (:func:`_moved_from_rows`) brought from its position along the change log:
+    the items the log names past it, read by id (``retrieval.versions_logged_past``); None when the log was
+    pruned past the position or holds more rows than the index rebuilds after."""
+    position, moved = index.followed
+    past = versions_logged_past(scope, position, sql_key=sql_key, most=REBUILD_AFTER)
+    if past is None:
+        return None
+    now, position = past
+    moved = dict(moved)
+    for pk, version in now.items():
+        if index.versions.get(pk) == version:  # as built, or neither built nor current
+            moved.pop(pk, None)
+        else:
+            moved[pk] = version
+    return moved, position
+
+
+def _follow_once_committed(index: ScopeIndex, position: LogPosition, moved: dict[str, str | None]) -> None:
+    """Keep ``position`` and ``moved`` as the index's followed state once the caller's transaction commits
+    (all it read is committed then; a rollback keeps nothing, so the kept state never holds a write taken
+    back). Of two saves committing one after the other, the later position stays."""
+    def follow() -> None:
+        with _indexes_lock:
+            if index.followed is None or index.followed[0].seq <= position.seq:
+                index.followed = (position, moved)
+
+    transaction.on_commit(follow)
 
 
 def nearest_current_many(
