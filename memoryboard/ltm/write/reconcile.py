@@ -287,18 +287,24 @@ def _supersede(*, old_id: str, new: LongTermMemory, actor, decision: Decision, n
     return True
 
 
-def _flag_conflict(*, other_id: str, new: LongTermMemory, actor, decision: Decision, audit=audit_record) -> bool:
-    other = LongTermMemory.objects.select_for_update().filter(pk=other_id).first()
-    if other is None or other.archived:
-        return False
-    before = memory_snapshot(other)
-    value = dict(other.value_json or {})
-    value["conflictWith"] = list(dict.fromkeys([*(value.get("conflictWith") or []), new.pk]))
-    other.value_json = value
-    LongTermMemory.objects.filter(pk=other.pk).update(value_json=value)
-    audit(actor=actor, action=AuditLog.Action.UPDATE, object_type="memory", object_id=other.pk,
-          before=before, after={**memory_snapshot(other), "reconcile": decision.as_dict()}, reason=CONFLICT_FLAGGED)
-    return True
+def _flag_conflicts(*, other_ids: list[str], new: LongTermMemory, actor, decision: Decision,
+                    audit=audit_record) -> list[str]:
+    """Flag each of ``other_ids`` still current as in conflict with ``new`` (its ``conflictWith``; only
+    ``value_json``, so its version is unchanged); the ids flagged. One locking read and one write for all."""
+    wanted = list(dict.fromkeys(other_ids))
+    if not wanted:
+        return []
+    others = {m.pk: m for m in LongTermMemory.objects.select_for_update().filter(pk__in=wanted).order_by("pk")}
+    flagged = [others[pk] for pk in wanted if pk in others and not others[pk].archived]
+    for other in flagged:
+        before = memory_snapshot(other)
+        value = dict(other.value_json or {})
+        value["conflictWith"] = list(dict.fromkeys([*(value.get("conflictWith") or []), new.pk]))
+        other.value_json = value
+        audit(actor=actor, action=AuditLog.Action.UPDATE, object_type="memory", object_id=other.pk,
+              before=before, after={**memory_snapshot(other), "reconcile": decision.as_dict()}, reason=CONFLICT_FLAGGED)
+    LongTermMemory.objects.bulk_update(flagged, ["value_json"])
+    return [other.pk for other in flagged]
 
 
 def _decide(*, memory: LongTermMemory, candidates: list[tuple[LongTermMemory, float]], embedder, now: datetime,
@@ -368,22 +374,18 @@ def _apply(*, memory: LongTermMemory, decision: Decision, by_id: dict, observed:
     if memory.archived:  # waiting for review: used only once approved, so it replaces nothing yet
         return result
     newer = []
-    for target in decision.targets:
+    for target in decision.targets if decision.verdict == UPDATE else ():
         old = by_id.get(target)
         if old is None:
             continue
-        if decision.verdict == UPDATE:
-            if old.created_at > observed:  # said before the stored one was (an import, an old conversation)
-                newer.append(old)
-            elif _supersede(old_id=target, new=memory, actor=actor, decision=decision, now=now, audit=audit):
-                result.superseded.append(target)
-        elif decision.verdict == CONFLICT and _flag_conflict(other_id=target, new=memory, actor=actor,
-                                                              decision=decision, audit=audit):
-            result.conflicts.append(target)
-    for target in decision.conflicts:  # beside a bounded update: kept current, flagged for review
-        if target in by_id and _flag_conflict(other_id=target, new=memory, actor=actor, decision=decision,
-                                              audit=audit):
-            result.conflicts.append(target)
+        if old.created_at > observed:  # said before the stored one was (an import, an old conversation)
+            newer.append(old)
+        elif _supersede(old_id=target, new=memory, actor=actor, decision=decision, now=now, audit=audit):
+            result.superseded.append(target)
+    # A conflict's items, and those beside a bounded update: kept current, flagged for review.
+    flagged = [*(decision.targets if decision.verdict == CONFLICT else ()), *decision.conflicts]
+    result.conflicts += _flag_conflicts(other_ids=[pk for pk in flagged if pk in by_id], new=memory, actor=actor,
+                                        decision=decision, audit=audit)
     if newer:  # stored as what was true before the newer item: superseded by it from the start
         successor = min(newer, key=lambda m: m.valid_from)
         _supersede(old_id=memory.pk, new=successor, actor=actor, decision=decision, now=now, audit=audit)
@@ -605,14 +607,13 @@ def memory_reconcile_edit(*, memory: LongTermMemory, namespace: Namespace, actor
     for target in decision.targets:
         if target in by_id and decision.verdict == UPDATE:
             _supersede(old_id=target, new=memory, actor=actor, decision=decision, now=now)
-    for target in flagged:
-        if target not in by_id:
-            continue
-        if _flag_conflict(other_id=target, new=memory, actor=actor, decision=decision):
-            value = dict(memory.value_json or {})
-            value["conflictWith"] = list(dict.fromkeys([*(value.get("conflictWith") or []), target]))
-            memory.value_json = value
-            LongTermMemory.objects.filter(pk=memory.pk).update(value_json=value)
+    conflicting = _flag_conflicts(other_ids=[pk for pk in flagged if pk in by_id], new=memory, actor=actor,
+                                  decision=decision)
+    if conflicting:
+        value = dict(memory.value_json or {})
+        value["conflictWith"] = list(dict.fromkeys([*(value.get("conflictWith") or []), *conflicting]))
+        memory.value_json = value
+        LongTermMemory.objects.filter(pk=memory.pk).update(value_json=value)
     return decision
 
 
