@@ -53,7 +53,7 @@ from memoryboard.ltm.store.upsert import memory_upsert_many
 from memoryboard.ltm.store.versions import version_record_created_many
 from memoryboard.ltm.write.items import memory_build
 from memoryboard.ltm.write.reconcile_scope import READ_BATCH, STATEMENTS_AT_ONCE, nearest_current_many
-from memoryboard.ltm.write.reconcile_offline import offline_decide, relations
+from memoryboard.ltm.write.reconcile_offline import clauses, offline_decide, relations
 from memoryboard.ltm.write.statements import normalize_statement, rules_decide, statement_slots
 from memoryboard.models import ArchivedReason, AuditLog, LongTermMemory, MemoryState, Source
 from memoryboard.models.labels import CONFLICT_FLAGGED
@@ -144,7 +144,7 @@ def reconcile_candidates_many(
     # embeds its statement when it is written, after the erase gate (ltm.store.erase_gate), as every save does.
     vectors: list[dict] = [{} for _ in contents]
     nearest = nearest_current_many(
-        namespace=namespace, vectors=lambda: embedder.embed(contents),
+        namespace=namespace, vectors=lambda: _embedded_with_clauses(contents, embedder),
         slot_keys=[{slot.key for slot in statement_slots(content)} for content in contents],
         embedder=embedder, count=CANDIDATES, exclude_ids=exclude_ids, vectors_out=vectors)
     ids = list(dict.fromkeys(pk for found in nearest for pk, _cosine in found))
@@ -167,6 +167,17 @@ def reconcile_candidates_many(
         return kept
 
     return {content: partial(candidates, found, stored) for content, found, stored in zip(contents, nearest, vectors)}
+
+
+def _embedded_with_clauses(contents: list[str], embedder):
+    """The statements' vectors; when the decision's encoder is ``embedder`` and it remembers what it made,
+    their clauses are embedded in the same call (the decision compares each clause: ``compared``), since one
+    call to the encoder costs less than two (a statement of two clauses, then its clauses: 1.9 + 2.3 ms with
+    USE; the three texts at once: 2.7 ms)."""
+    if not isinstance(embedder, MemoEmbedder) or signal_encoder(embedder) is not embedder:
+        return embedder.embed(contents)
+    parts = [part for content in contents for part in clauses(content)]
+    return embedder.embed([*contents, *parts])[: len(contents)]
 
 
 def signal_encoder(embedder=None):
