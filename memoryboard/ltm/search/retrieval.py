@@ -200,6 +200,13 @@ def _candidate_rows_of(base: QuerySet[LongTermMemory], ids: list[str], *, sql_ke
     return _rows_by_ids(_compiled(lambda: _candidates(base), None if sql_key is None else (*sql_key, "rows")), ids)
 
 
+def rows_by_ids(qs: Callable[[], QuerySet], ids: list[str], *, sql_key: tuple) -> list[tuple]:
+    """The rows of the queryset ``qs()`` (its first column the id, named ``pk``) whose id is one of ``ids``:
+    its SQL compiled once per ``sql_key`` (no ORM per call) and narrowed by primary key; the values as the
+    database returns them (no converters)."""
+    return _rows_by_ids(_compiled(qs, sql_key), ids)
+
+
 def _rows_by_ids(compiled: tuple[str, tuple] | None, ids: list[str]) -> list[tuple]:
     """The rows of the compiled SQL ``compiled`` (its first column the id, named ``pk``) whose id is one of
     ``ids``: one query per ``READ_BATCH`` ids, the SQL wrapped (MariaDB and SQLite merge it: a

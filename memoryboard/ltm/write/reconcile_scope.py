@@ -42,11 +42,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+import orjson
 from django.db import connection, transaction
-from django.db.models import CharField, FilteredRelation, Q
+from django.db.models import CharField, FilteredRelation, Q, QuerySet
 from django.db.models.functions import Cast
 
-from memoryboard.ltm.search.retrieval import namespace_scope, scope_data, version_rows, versions_logged_past
+from memoryboard.ltm.search.retrieval import (
+    namespace_scope, rows_by_ids, scope_data, version_rows, versions_logged_past,
+)
 from memoryboard.ltm.search.vector_cache import ScopeData
 from memoryboard.ltm.store.change_log import LogPosition, log_kept, log_start
 from memoryboard.ltm.write.statements import statement_slots
@@ -133,18 +136,22 @@ def _build(scope, current: dict[str, str], embedder, previous: ScopeIndex | None
 
 def _read_written(ids: list[str], embedder) -> dict[str, tuple[str, object, str]] | None:
     """``{id: (version, vector blob, content)}`` of items written since the build (ids the scope's query
-    just returned); None when one has no vector of the model (a full build embeds it)."""
-    size = int(embedder.dim) * 4
-    found = {}
-    for start in range(0, len(ids), READ_BATCH):
-        rows = (LongTermMemory.objects.filter(pk__in=ids[start : start + READ_BATCH]).order_by()
+    just returned); None when one has no vector of the model (a full build embeds it). One query per
+    ``READ_BATCH`` ids, its SQL compiled once per model and database."""
+    def written() -> QuerySet:
+        return (LongTermMemory.objects.order_by()
                 .annotate(vec=FilteredRelation("embeddings", condition=Q(embeddings__model_name=embedder.name)),
                           version=Cast("updated_at", output_field=CharField()))
                 .values_list("pk", "version", "vec__vector", "value_json"))
-        for pk, version, blob, value in rows:
-            if blob is None or len(blob) != size:
-                return None
-            found[pk] = (version, blob, str((value or {}).get("content", "")))
+
+    size = int(embedder.dim) * 4
+    found = {}
+    for pk, version, blob, value in rows_by_ids(written, ids, sql_key=("reconcile-written", embedder.name,
+                                                                       connection.alias, connection.vendor)):
+        if blob is None or len(blob) != size:
+            return None
+        value = orjson.loads(value) if isinstance(value, (str, bytes)) else value
+        found[pk] = (version, blob, str((value or {}).get("content", "")))
     return found
 
 
