@@ -164,3 +164,48 @@ def _prune_everything() -> None:
     from memoryboard.ltm.store.change_log import memory_change_prune
 
     memory_change_prune(now=timezone.now() + timedelta(days=2))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_committed_after_a_later_one_is_followed_on_mariadb(alice):
+    """Two connections: the platform archives an item in a transaction left open, so its log row takes its
+    number first; saves commit later rows. The next candidates still hold the item (not committed), the
+    earlier number is kept as a gap, and once it commits the item is no longer a candidate."""
+    import threading
+
+    from django.db import connections
+
+    if connection.vendor != "mysql":
+        pytest.skip("a second connection on one MariaDB/MySQL database (real commits)")
+    saved = [save(alice, text).memory for text in TEXTS]
+    jazz = next(m for m in saved if m.content == "I like jazz")
+    written, release, done = threading.Event(), threading.Event(), threading.Event()
+
+    def slow_platform_writer():
+        try:
+            with transaction.atomic():
+                _sql("UPDATE TABLE SET archived = %s, archived_reason = 'staff' WHERE id = %s", [True, jazz.pk])
+                written.set()
+                release.wait(30)
+        finally:
+            connections.close_all()
+            done.set()
+
+    thread = threading.Thread(target=slow_platform_writer)
+    thread.start()
+    try:
+        assert written.wait(30)
+        save(alice, "My brother is a pilot")  # committed at once, its log rows numbered after the open one
+        assert jazz.pk in {pk for pk, _c in found(alice, "I like jazz", count=len(TEXTS))}
+        (index,) = reconcile_scope._indexes.values()
+        assert index.followed[0].gaps
+    finally:
+        release.set()
+        thread.join(30)
+    assert done.is_set()
+    with CaptureQueriesContext(connection) as queries:
+        after = found(alice, "I like jazz", count=len(TEXTS))
+    assert every_version_read(queries) == []
+    assert jazz.pk not in {pk for pk, _c in after}
+    assert_as_a_fresh_build(alice)
+    LongTermMemory.objects.all().delete()
