@@ -33,7 +33,8 @@ review, then ``reconcile.memory_save_many_reconciled``: the scope read once, the
 decision on the shipped encoder, the writes), each turn in a transaction that
 is rolled back (the user keeps ``--items`` items). Prints p50 and p90 of the extraction, of the
 reconcile-and-save, and of the two together (the target: < 30 ms at p50 at 5,000 items), with the median
-CPU time of this process for each.
+CPU time of this process for each. ``--commit``: each turn commits, as a chat's does (the reconcile step then
+follows the change log from the position the turn read), and its items are deleted after it, not timed.
 """
 
 from __future__ import annotations
@@ -105,8 +106,10 @@ class _Rollback(Exception):
     pass
 
 
-def _turns(namespace, count: int) -> None:
+def _turns(namespace, count: int, *, commit: bool = False) -> None:
     from django.db import transaction
+
+    from memoryboard.models import LongTermMemory
 
     from benchmarks.extraction import turn
     from memoryboard.llm.embeddings import UniversalSentenceEncoder
@@ -131,8 +134,12 @@ def _turns(namespace, count: int) -> None:
                 memories = [memory_build(namespace=namespace, content=item.content, memory_type=item.type,
                                          source="auto_extract", agent_id="chat", review=review) for item in found]
                 results = memory_save_many_reconciled(namespace=namespace, memories=memories, event="extract")
-                end, end_cpu = time.perf_counter(), time.process_time()
-                raise _Rollback
+                if not commit:
+                    end, end_cpu = time.perf_counter(), time.process_time()
+                    raise _Rollback
+            end, end_cpu = time.perf_counter(), time.process_time()
+            # Not timed: the turn's items deleted (the user keeps ``--items`` items), as a later write.
+            LongTermMemory.objects.filter(pk__in=[r.memory.pk for r in results if r.created]).delete()
         except _Rollback:
             pass
         if index == 0:  # the first turn builds the scope's index
@@ -147,7 +154,8 @@ def _turns(namespace, count: int) -> None:
         for result in results:
             verdicts[result.decision.verdict] = verdicts.get(result.decision.verdict, 0) + 1
     print(f"{count} turns of 10 sentences ({statistics.fmean(items):.1f} items each) for a user with "
-          f"{namespace_count(namespace):,} items; load average {os.getloadavg()[0]:.1f}")
+          f"{namespace_count(namespace):,} items, each turn {'committed' if commit else 'rolled back'}; "
+          f"load average {os.getloadavg()[0]:.1f}")
     print(f"{'':<26}{'p50 ms':>10}{'p90 ms':>10}{'CPU p50 ms':>12}")
     for label, times in (("extraction", extract_ms), ("reconcile and save", save_ms), ("turn (both)", total_ms)):
         stats = _stats(times)
@@ -173,6 +181,8 @@ def main() -> None:
     parser.add_argument("--saves", type=int, default=200)
     parser.add_argument("--turns", type=int, default=0,
                         help="measure N chat turns (extraction and reconcile) instead of single saves")
+    parser.add_argument("--commit", action="store_true",
+                        help="with --turns: commit each turn (its items then deleted, untimed), not roll it back")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         _setup(pathlib.Path(tmp) / "bench.sqlite3")
@@ -189,7 +199,7 @@ def main() -> None:
         _fill(namespace, args.items, rng, embedder.name, int(embedder.dim))
         memory_rank(queryset=namespace_scope(namespace), query="warm up", k=10)  # the scope's first build
         if args.turns:
-            return _turns(namespace, args.turns)
+            return _turns(namespace, args.turns, commit=args.commit)
         memory_save_reconciled(namespace=namespace, content="I live in Lisbon.", memory_type="FACT", agent_id="chat")
         without, with_, cpu_without, cpu_with, repeats = [], [], [], [], []
         verdicts: dict[str, int] = {}
