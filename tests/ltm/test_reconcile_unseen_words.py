@@ -153,6 +153,27 @@ def test_a_change_of_someone_of_theirs_keeps_the_persons_own_fact(alice, use_emb
     save_as_new(alice, first, later)
 
 
+@pytest.mark.parametrize("first,again", [
+    ("My wife is a nurse at St Mary's.", "wife's still nursing at St Mary's, nights again this week"),
+    ("My brother is a pilot with BA.", "my brother flies for BA, long haul mostly"),
+], ids=["wife", "brother"])
+def test_a_fact_of_someone_of_theirs_said_again_in_other_words_is_a_repeat(alice, use_embedder, first, again):
+    # The rules read both as about the user's wife (brother) and keep them apart below their cosine for a repeat;
+    # the pair model's "the same" is taken for one person of theirs as for the user (never between two people).
+    save_as_repeat(alice, first, again)
+
+
+@pytest.mark.parametrize("first,later", [
+    ("My husband works at Google.", "my husband just started at Meta"),
+    # "Paris" may name a person of the stored fact's, so the rules read both as the friend's: the statement does not
+    # name the friend, so the pair model's "the same" (0.63) is not taken.
+    ("My friend moved to Paris.", "I moved to Paris."),
+], ids=["changed", "the-users-own"])
+def test_a_change_or_the_users_own_fact_is_not_a_repeat_of_someone_of_theirs(alice, use_embedder, first, later):
+    result = save_as_kept(alice, first, later)
+    assert result.decision.verdict != "same", result.decision.reason
+
+
 @pytest.mark.parametrize("first,later", [
     ("I live in Porto.", "I'm in Lyon now, still unpacking boxes lol"),
     ("我住在成都", "我现在在重庆了，还在找工作"),

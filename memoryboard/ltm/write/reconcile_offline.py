@@ -317,6 +317,7 @@ class Relation:
     strong: bool = False  # an update on a recognised slot or of a value the stored item names
     named: int = 0  # how many of the stored item's value words the statement ends
     others: str = ""  # "another": about another person than the stored item; "theirs": both about one other
+    one_person: bool = False  # "theirs", and the statement names the stored fact's person (not a guess from a name)
     slot: bool = False  # an update of a recognised slot's value (``statements``: where one lives, one's job, …)
     # The statement holds a recognised slot the stored item does not (or each another one), or the stored item is
     # clearly of another attribute: never one fact, never a change of it by the pair model.
@@ -481,9 +482,11 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     if new_whose != old_whose and (new_said and old_said or not shared) and not theirs_maybe:
         return Relation("new", f"about someone else ({new_whose} / {old_whose})", others="another")
     if new_whose != "user" and old_whose != "user" or theirs_maybe:  # someone else's: never replaced on a guess
+        one_person = old_whose != "user" and (new_whose == old_whose or old_whose in mine.people)
         if cosine >= SAME_COSINE and not cues.ends:
-            return Relation("same", f"about the user's {old_whose}: says the same ({cosine:.2f})", others="theirs")
-        return Relation("new", f"about the user's {old_whose}", others="theirs")
+            return Relation("same", f"about the user's {old_whose}: says the same ({cosine:.2f})", others="theirs",
+                            one_person=one_person)
+        return Relation("new", f"about the user's {old_whose}", others="theirs", one_person=one_person)
     new_slots, old_slots = list(mine.slots), list(theirs.slots)
     slots = compare_slots(new_slots, old_slots)
     # Single-valued slots (where one lives, one's job, …): a like of one thing is not an attribute of its own.
@@ -707,13 +710,16 @@ def _model_verdict(relation: Relation, p_update: float, p_same: float) -> tuple[
     """The pair model's verdict where it is sure, else None (the rules' stands):
 
     - a change (surer still over the rules' repeat), never of another attribute than a recognised slot's;
-    - the same fact, of the rules' one more fact, never between two recognised slots or two people."""
+    - the same fact, of the rules' one more fact, never between two recognised slots or two people: of the user's,
+      or of one person of the user's both statements name ("wife's still nursing at St Mary's" after "My wife is
+      a nurse at St Mary's"; not "I moved to Paris" after "My friend moved to Paris")."""
     if relation.value_unsure:
         return None
     if p_update >= p_same and p_update >= (UPDATE_OVER_SAME if relation.kind == "same" else UPDATE_PROBABILITY) \
             and not relation.slots_apart:
         return "update", f"a change ({p_update:.2f})", p_update
-    if relation.kind == "new" and p_same >= SAME_PROBABILITY and not relation.others and not relation.slots_apart:
+    if (relation.kind == "new" and p_same >= SAME_PROBABILITY and (not relation.others or relation.one_person)
+            and not relation.slots_apart):
         return "same", f"the same ({p_same:.2f})", p_same
     return None
 
