@@ -24,8 +24,8 @@ from memoryboard.ltm.write.reconcile_scope import forget_scope_indexes, nearest_
 from memoryboard.ltm.write.statements import statement_slots
 from memoryboard.models import LongTermMemory
 from memoryboard.models.namespaces import build_namespace
+from tests.ltm.platform_sql import held_open, platform_sql
 
-TABLE = LongTermMemory._meta.db_table
 TEXTS = ["I live in Shanghai", "I like jazz", "I work at Siemens", "My favourite drink is tea", "我喜欢跑步",
          "I have two cats", "I moved to Berlin last year", "我住在上海", "My sister is a nurse", "I drive a Volvo"]
 QUERIES = ["I moved to Munich", "I like jazz", "My favourite drink is water", "我喜欢游泳", "cats", "I drive a Tesla"]
@@ -69,10 +69,6 @@ def assert_as_a_fresh_build(user):
     return kept
 
 
-def _sql(sql: str, params=()) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(sql.replace("TABLE", connection.ops.quote_name(TABLE)), params)
-
 
 @pytest.mark.django_db
 def test_a_save_after_a_committed_one_reads_the_log_not_every_version(alice, django_capture_on_commit_callbacks):
@@ -84,7 +80,7 @@ def test_a_save_after_a_committed_one_reads_the_log_not_every_version(alice, dja
     with django_capture_on_commit_callbacks(execute=True):
         memory_update(memory=saved[2], actor=alice, content="I work at Bosch")
         memory_delete_for_user(memory=saved[5], actor=alice)
-        _sql("UPDATE TABLE SET archived = %s, archived_reason = 'staff' WHERE id = %s", [True, saved[9].pk])
+        platform_sql("UPDATE TABLE SET archived = %s, archived_reason = 'staff' WHERE id = %s", [True, saved[9].pk])
     with CaptureQueriesContext(connection) as queries, django_capture_on_commit_callbacks(execute=True):
         drink = save(alice, "My favourite drink is coffee")
         save(alice, "My brother is a pilot")
@@ -128,7 +124,7 @@ def test_a_rolled_back_save_keeps_no_position_and_its_item_is_not_a_candidate(al
         raise RolledBack
     assert followed_position() == before
     assert not LongTermMemory.objects.filter(pk=taken_back.pk).exists()
-    _sql("DELETE FROM TABLE WHERE id = %s", [LongTermMemory.objects.get(value_json__content="I like jazz").pk])
+    platform_sql("DELETE FROM TABLE WHERE id = %s", [LongTermMemory.objects.get(value_json__content="I like jazz").pk])
     with CaptureQueriesContext(connection) as queries:
         result = save(alice, "I drive a Tesla now")
     assert every_version_read(queries) == []
@@ -146,7 +142,7 @@ def test_a_log_pruned_past_the_position_reads_every_version_again(alice):
     next save reads every version, and still finds what a fresh build finds."""
     for text in TEXTS[:6]:
         save(alice, text)
-    _sql("UPDATE TABLE SET archived = %s, archived_reason = 'staff' WHERE id = %s",
+    platform_sql("UPDATE TABLE SET archived = %s, archived_reason = 'staff' WHERE id = %s",
          [True, LongTermMemory.objects.get(value_json__content="I like jazz").pk])
     _prune_everything()
     with CaptureQueriesContext(connection) as queries:
@@ -171,38 +167,15 @@ def test_a_write_committed_after_a_later_one_is_followed_on_mariadb(alice):
     """Two connections: the platform archives an item in a transaction left open, so its log row takes its
     number first; saves commit later rows. The next candidates still hold the item (not committed), the
     earlier number is kept as a gap, and once it commits the item is no longer a candidate."""
-    import threading
-
-    from django.db import connections
-
     if connection.vendor != "mysql":
         pytest.skip("a second connection on one MariaDB/MySQL database (real commits)")
     saved = [save(alice, text).memory for text in TEXTS]
     jazz = next(m for m in saved if m.content == "I like jazz")
-    written, release, done = threading.Event(), threading.Event(), threading.Event()
-
-    def slow_platform_writer():
-        try:
-            with transaction.atomic():
-                _sql("UPDATE TABLE SET archived = %s, archived_reason = 'staff' WHERE id = %s", [True, jazz.pk])
-                written.set()
-                release.wait(30)
-        finally:
-            connections.close_all()
-            done.set()
-
-    thread = threading.Thread(target=slow_platform_writer)
-    thread.start()
-    try:
-        assert written.wait(30)
+    with held_open("UPDATE TABLE SET archived = %s, archived_reason = 'staff' WHERE id = %s", [True, jazz.pk]):
         save(alice, "My brother is a pilot")  # committed at once, its log rows numbered after the open one
         assert jazz.pk in {pk for pk, _c in found(alice, "I like jazz", count=len(TEXTS))}
         (index,) = reconcile_scope._indexes.values()
         assert index.followed[0].gaps
-    finally:
-        release.set()
-        thread.join(30)
-    assert done.is_set()
     with CaptureQueriesContext(connection) as queries:
         after = found(alice, "I like jazz", count=len(TEXTS))
     assert every_version_read(queries) == []

@@ -24,11 +24,11 @@ from memoryboard.ltm.store.lifecycle import memory_decay
 from memoryboard.ltm.store.selectors import memory_queryset_for, user_namespaces_q
 from memoryboard.models import LongTermMemory, MemoryChange
 from memoryboard.models.namespaces import build_namespace
+from tests.ltm.platform_sql import TABLE, held_open, platform_sql
 
 pytestmark = pytest.mark.django_db
 
 QUERY = "Java developer"
-TABLE = LongTermMemory._meta.db_table
 
 
 def _search(user):
@@ -53,14 +53,10 @@ def _full_reads(queries) -> list[str]:
             and "IN (SELECT" not in q["sql"]]
 
 
-def _sql(sql: str, params=()) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(sql.replace("TABLE", connection.ops.quote_name(TABLE)), params)
-
 
 def _platform_insert(user, pk: str, content: str) -> None:
     now = timezone.now().replace(tzinfo=None)
-    _sql("INSERT INTO TABLE (id, namespace, key_name, value_json, created_at, updated_at, access_count, "
+    platform_sql("INSERT INTO TABLE (id, namespace, key_name, value_json, created_at, updated_at, access_count, "
          "relevance_score, archived) VALUES (%s, %s, %s, %s, %s, %s, 0, 1.0, %s)",
          [pk, build_namespace(agent_namespace="chat", user_id=str(user.pk)).as_text(), pk,
           json.dumps({"content": content, "type": "FACT"}), now, now, False])
@@ -78,18 +74,18 @@ def test_platform_writes_by_sql_reach_the_next_warm_search(alice, items):
     after_insert = _warm_equals_cold(alice)
     assert after_insert[0][0] == "platform-item-1"
 
-    _sql("UPDATE TABLE SET relevance_score = 0.05 WHERE id = %s", [items[1].pk])  # a decay: updated_at kept
+    platform_sql("UPDATE TABLE SET relevance_score = 0.05 WHERE id = %s", [items[1].pk])  # a decay: updated_at kept
     after_decay = _warm_equals_cold(alice)
     assert after_decay != after_insert
 
-    _sql("UPDATE TABLE SET archived = %s, archived_reason = 'staff' WHERE id = %s", [True, items[2].pk])
-    _sql("UPDATE TABLE SET namespace = %s WHERE id = %s",
+    platform_sql("UPDATE TABLE SET archived = %s, archived_reason = 'staff' WHERE id = %s", [True, items[2].pk])
+    platform_sql("UPDATE TABLE SET namespace = %s WHERE id = %s",
          [build_namespace(agent_namespace="chat", user_id="nobody").as_text(), items[3].pk])
-    _sql("DELETE FROM TABLE WHERE id = %s", [items[4].pk])
+    platform_sql("DELETE FROM TABLE WHERE id = %s", [items[4].pk])
     left = {pk for pk, _outcome, _parts in _warm_equals_cold(alice)}
     assert not left & {items[2].pk, items[3].pk, items[4].pk} and items[5].pk in left
 
-    _sql("UPDATE TABLE SET archived = %s, archived_reason = NULL WHERE id = %s", [False, items[2].pk])
+    platform_sql("UPDATE TABLE SET archived = %s, archived_reason = NULL WHERE id = %s", [False, items[2].pk])
     assert items[2].pk in {pk for pk, _outcome, _parts in _warm_equals_cold(alice)}
 
 
@@ -127,7 +123,7 @@ def test_a_log_pruned_past_the_position_means_a_full_read(alice, items, make_mem
 def test_a_bulk_decay_means_a_full_read_and_the_log_is_pruned(alice, items, make_memory, monkeypatch):
     items += [make_memory(alice, f"User likes hiking, trip {i}") for i in range(12)]
     _search(alice)
-    _sql("UPDATE TABLE SET relevance_score = relevance_score * 0.5")
+    platform_sql("UPDATE TABLE SET relevance_score = relevance_score * 0.5")
     assert MemoryChange.objects.count() >= len(items) * 2
     with CaptureQueriesContext(connection) as queries:
         _warm_equals_cold(alice)
@@ -142,11 +138,11 @@ def test_a_bulk_decay_means_a_full_read_and_the_log_is_pruned(alice, items, make
 def test_a_row_committed_late_into_a_gap_is_read_when_it_appears(alice, items):
     """On MariaDB a transaction still open leaves its seq missing while later ones are seen."""
     _search(alice)
-    _sql("UPDATE TABLE SET relevance_score = 0.01 WHERE id = %s", [items[0].pk])
+    platform_sql("UPDATE TABLE SET relevance_score = 0.01 WHERE id = %s", [items[0].pk])
     late = MemoryChange.objects.order_by("-id").first()
     late_row = (late.pk, late.memory_id, late.namespace, late.created_at)
     late.delete()  # not visible yet
-    _sql("UPDATE TABLE SET relevance_score = 0.02 WHERE id = %s", [items[1].pk])
+    platform_sql("UPDATE TABLE SET relevance_score = 0.02 WHERE id = %s", [items[1].pk])
     _search(alice)
     MemoryChange.objects.create(pk=late_row[0], memory_id=late_row[1], namespace=late_row[2], created_at=late_row[3])
     _warm_equals_cold(alice)  # item 0's new score, read from the gap
@@ -182,7 +178,7 @@ def test_without_its_triggers_the_search_reads_every_candidate(alice, items, mak
     if connection.vendor != "sqlite":
         pytest.skip("DROP TRIGGER commits on MySQL/MariaDB: SQLite's test transaction takes it back")
     monkeypatch.setattr(change_log, "_kept", {})
-    _sql(f"DROP TRIGGER {change_log.TRIGGERS[0]}")
+    platform_sql(f"DROP TRIGGER {change_log.TRIGGERS[0]}")
     _platform_insert(alice, "platform-item-2", "User is a Java backend developer")
     with CaptureQueriesContext(connection) as queries:
         assert _warm_equals_cold(alice)[0][0] == "platform-item-2"
@@ -199,7 +195,7 @@ def test_a_search_inside_a_transaction_rolled_back_leaves_no_trace(alice, items,
 
     with pytest.raises(RolledBack), transaction.atomic():
         make_memory(alice, "User is a Java backend developer")
-        _sql("UPDATE TABLE SET relevance_score = 0.01 WHERE id = %s", [items[0].pk])
+        platform_sql("UPDATE TABLE SET relevance_score = 0.01 WHERE id = %s", [items[0].pk])
         inside = _search(alice)
         assert inside[0][1] and len(inside) == len(items) + 1
         raise RolledBack
@@ -211,38 +207,15 @@ def test_a_write_committed_after_a_later_one_is_followed_on_mariadb(alice, make_
     """Two connections: one holds an open transaction whose log row takes its number first, another
     commits a later one; the search sees the later, the earlier number as a gap, and reads it once it
     commits."""
-    import threading
-
-    from django.db import connections, transaction
-
     if connection.vendor != "mysql":
         pytest.skip("a second connection on one MariaDB/MySQL database (real commits)")
     items = [make_memory(alice, f"User note {i} about Java and tea") for i in range(8)]
     _warm_equals_cold(alice)
-    written, release, done = threading.Event(), threading.Event(), threading.Event()
-
-    def slow_writer():
-        try:
-            with transaction.atomic():
-                _sql("UPDATE TABLE SET relevance_score = 0.01 WHERE id = %s", [items[0].pk])
-                written.set()
-                release.wait(30)
-        finally:
-            connections.close_all()
-            done.set()
-
-    thread = threading.Thread(target=slow_writer)
-    thread.start()
-    try:
-        assert written.wait(30)
-        _sql("UPDATE TABLE SET relevance_score = 0.02 WHERE id = %s", [items[1].pk])  # committed at once
+    with held_open("UPDATE TABLE SET relevance_score = 0.01 WHERE id = %s", [items[0].pk]):
+        platform_sql("UPDATE TABLE SET relevance_score = 0.02 WHERE id = %s", [items[1].pk])  # committed at once
         _warm_equals_cold(alice)  # the later write; the earlier one not committed yet
         (kept,) = scope_cache._items.values()
         assert kept.log.gaps
-    finally:
-        release.set()
-        thread.join(30)
-    assert done.is_set()
     found = _warm_equals_cold(alice)  # the earlier write, read from the gap
     assert items[0].pk in {pk for pk, _outcome, _parts in found}
     LongTermMemory.objects.all().delete()
@@ -261,7 +234,7 @@ def test_the_reconcile_steps_versions_come_from_a_kept_scope_and_the_log(alice, 
         return namespace_scope(namespace).filter(archived=False)
 
     written = make_memory(alice, "User is a Java backend developer")
-    _sql("UPDATE TABLE SET archived = %s, archived_reason = 'staff' WHERE id = %s", [True, items[0].pk])
+    platform_sql("UPDATE TABLE SET archived = %s, archived_reason = 'staff' WHERE id = %s", [True, items[0].pk])
     with CaptureQueriesContext(connection) as queries:
         followed = version_rows(scope, sql_key=("reconcile-test",))
     assert _full_reads(queries) == []
