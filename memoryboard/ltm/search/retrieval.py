@@ -253,7 +253,7 @@ def versions_logged_past(base: Callable[[], QuerySet[LongTermMemory]], position:
     if past is None:
         return None
     rows, logged = past
-    fresh = dict(_rows_by_ids(_compiled(lambda: _versions(base()), (*sql_key, "versions")), logged))
+    fresh = dict(rows_by_ids(lambda: _versions(base()), logged, sql_key=(*sql_key, "versions")))
     return {pk: fresh.get(pk) for pk in logged}, log_moved(position, rows)
 
 

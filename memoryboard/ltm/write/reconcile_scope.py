@@ -230,6 +230,12 @@ def current_scope(*, namespace: Namespace, embedder) -> ScopeView | None:
         return namespace_scope(namespace).filter(archived=False)
 
     sql_key = ("reconcile", spellings, connection.vendor)
+
+    def every_version() -> tuple[LogPosition | None, list[tuple[str, str]]]:
+        """Every item's ``(id, version)``, and the log's position taken before the read."""
+        position = log_start() if log_kept() else None
+        return position, version_rows(scope, sql_key=sql_key)
+
     key = (spellings, embedder.name, connection.alias)
     index = _kept(key)
     moved, position, rows = None, None, None
@@ -238,8 +244,7 @@ def current_scope(*, namespace: Namespace, embedder) -> ScopeView | None:
         if along is not None:
             moved, position = along
     if moved is None:
-        position = log_start() if log_kept() else None  # taken before the read
-        rows = version_rows(scope, sql_key=sql_key)
+        position, rows = every_version()
         if not rows:
             return None
         moved = {} if index is None else _moved_from_rows(index, rows)
@@ -255,8 +260,7 @@ def current_scope(*, namespace: Namespace, embedder) -> ScopeView | None:
         read = _read_written(to_read, embedder) if to_read else {}
     if read is None:  # no index yet, too many changes, or an item without a vector: a full build (it embeds)
         if rows is None:
-            position = log_start() if log_kept() else None
-            rows = version_rows(scope, sql_key=sql_key)
+            position, rows = every_version()
             if not rows:
                 return None
         index, moved, changed, gone = _build(scope(), dict(rows), embedder, index), {}, [], 0
