@@ -112,7 +112,7 @@ _REPORTED = re.compile(
     rf"|^(?:该|此|这位)?(?:{_USER_WORDS_ZH})(?:说|表示|提到|反映|称)[，,:：]?\s*(?P<own_zh>他的|她的|他|她)?",
     re.IGNORECASE)
 _EN_RELATIONS = (
-    r"mum|mom|mother|dad|father|parents?|husband|wife|partner|spouse|boyfriend|girlfriend|fianc[eé]e?|ex|"
+    r"mum|mom|mother|dad|father|parents?|husband|hubby|wife|wifey|partner|spouse|boyfriend|girlfriend|fianc[eé]e?|ex|"
     r"son|daughter|kids?|child|children|baby|twins|brother|sister|siblings?|grand(?:ma|pa|mother|father|son|"
     r"daughter|parents?|kids?)|nan|nana|granny|aunt|uncle|cousin|nephew|niece|in-laws?|friends?|bff|"
     r"flatmate|roommate|housemate|mate|pal|buddy|neighbou?r|landlord|landlady|boss|manager|colleague|coworker|co-worker|"
@@ -123,7 +123,7 @@ _EN_POSSESSED = re.compile(
     rf"(?P<holder>{_EN_RELATIONS})s?\b",
     re.IGNORECASE)
 _ZH_RELATIONS = (
-    "老爸|老妈|爸爸|妈妈|爸妈|爸|妈|父亲|母亲|父母|爹|娘|老公|老婆|丈夫|妻子|媳妇|爱人|对象|男朋友|女朋友|男友|女友|未婚夫|未婚妻|"
+    "老爸|老妈|爸爸|妈妈|爸妈|爸|妈|父亲|母亲|父母|爹|娘|老公|老婆|丈夫|妻子|媳妇|(?<=我)先生|(?<=我)太太|爱人|对象|男朋友|女朋友|男友|女友|未婚夫|未婚妻|"
     "儿子|女儿|闺女|孩子|小孩|娃|宝宝|老大|老二|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|孙子|孙女|"
     "老板|领导|上司|同事|朋友|室友|邻居|房东|导师|老师|闺蜜|兄弟|舅舅|姑姑|阿姨|叔叔|表哥|表姐|堂哥|堂姐|"
     "狗狗|狗|猫咪|猫|宠物|兔子|仓鼠|鹦鹉|鱼"
@@ -144,7 +144,7 @@ def relations_named(text: str) -> frozenset[str]:
 # reads them ("kids" → "kid").
 _ONE_PERSON = {
     "mother": "mum mom mother 妈妈 妈 母亲 娘 老妈", "father": "dad father 爸爸 爸 父亲 爹 老爸",
-    "parents": "parent 爸妈 父母", "husband": "husband 老公 丈夫", "wife": "wife 老婆 妻子 媳妇",
+    "parents": "parent 爸妈 父母", "husband": "husband hubby 老公 丈夫 先生", "wife": "wife wifey 老婆 妻子 媳妇 太太",
     "partner": "partner spouse 爱人 对象 配偶", "boyfriend": "boyfriend 男朋友 男友", "girlfriend": "girlfriend 女朋友 女友",
     "fiance": "fiance fiancé fiancee fiancée 未婚夫 未婚妻", "son": "son 儿子", "daughter": "daughter 女儿 闺女",
     "child": "kid child children 孩子 小孩 娃", "baby": "baby 宝宝", "brother": "brother 哥哥 弟弟 哥 弟",

@@ -486,3 +486,23 @@ def test_one_more_pet_said_with_now_is_one_more_not_a_replacement(alice, use_emb
 def test_from_now_on_says_what_holds_now(alice, use_embedder):
     # 今后 ("from now on") as 现在: the preference changes; it was taken for the same one again (联系).
     save_as_update(alice, "用户偏好邮件联系。", "用户希望今后用电话联系。")
+
+
+def test_a_favourite_in_the_other_language_said_as_still_is_a_repeat(alice, use_embedder):
+    # "cuisine" and 菜系 are one category in two languages: the slot rules cannot tell them apart, so the encoder
+    # does ("another slot" before, and the repeat was stored twice).
+    save_as_repeat(alice, "My favourite cuisine is Thai.", "用户最喜欢的菜系还是泰国菜")
+
+
+def test_a_favourite_with_now_before_its_value_is_a_change(alice, use_embedder):
+    # 现在 before 是 was read into the category (菜系现在): "another slot", and 川菜 stayed current.
+    save_as_update(alice, "我最喜欢的菜系是川菜", "我最喜欢的菜系现在是粤菜")
+
+
+@pytest.mark.parametrize("first,later", [
+    ("My husband works at Google.", "我先生现在在华为上班了"),
+    ("My wife is a nurse.", "我太太现在不当护士了，转做行政"),
+], ids=["xiansheng", "taitai"])
+def test_the_spouse_named_the_polite_way_is_the_same_person(alice, use_embedder, first, later):
+    # 我先生 and 我太太 name one's husband and wife: read as the user's own facts, the change was "about someone else".
+    save_as_update(alice, first, later)

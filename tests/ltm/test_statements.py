@@ -26,6 +26,13 @@ from memoryboard.ltm.write.statements import Slot, rules_decide, statement_slots
     ("我最喜欢的饮料是绿茶", Slot("preferred:drink", "绿茶")),
     ("我不再喜欢喝咖啡了", Slot("likes:咖啡", "", False)),
     ("我喜欢喝绿茶", Slot("likes:绿茶", "")),
+    # An adverb of "still" or "now" between the subject and the verb, or before 是, is not part of the slot.
+    ("我依然在腾讯上班", Slot("workplace", "腾讯")),
+    ("我目前还是在腾讯工作", Slot("workplace", "腾讯")),
+    ("我还是住在北京", Slot("residence", "北京")),
+    ("我最喜欢的菜系还是泰国菜", Slot("preferred:菜系", "泰国菜")),
+    ("我最喜欢的菜系现在是粤菜", Slot("preferred:菜系", "粤菜")),
+    ("我最爱的饮料是咖啡", Slot("preferred:drink", "咖啡")),
 ])
 def test_slots(text, slot):
     assert slot in statement_slots(text)

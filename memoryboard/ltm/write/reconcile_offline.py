@@ -53,6 +53,7 @@ from memoryboard.llm.cues import OTHER, WITH_THE_PERSON, names_a_moment, relatio
 from memoryboard.llm.pair_model import pair_model
 from memoryboard.ltm.write.statements import (
     LIKES,
+    PREFERRED,
     RuleDecision,
     Slot,
     compare_slots,
@@ -328,6 +329,15 @@ class Relation:
     value_unsure: bool = False
 
 
+def _keys_apart(new_keys: frozenset[str], old_keys: frozenset[str]) -> bool:
+    """Both statements hold single-valued slots, none the same; a preferred thing's category written in two
+    languages ("preferred:cuisine" / "preferred:菜系") may be one, and is left to the encoder."""
+    if not new_keys or not old_keys or new_keys & old_keys:
+        return False
+    return not any(n.startswith(PREFERRED) and o.startswith(PREFERRED)
+                   and bool(_CJK_RUN.search(n)) != bool(_CJK_RUN.search(o)) for n in new_keys for o in old_keys)
+
+
 # The prototype attribute of each single-valued slot of the rules.
 _SLOT_ATTRIBUTES = {"residence": "residence", "workplace": "employer", "job": "job", "name": "name"}
 
@@ -505,7 +515,7 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
         return Relation("update", "; ".join(slots[1]), strong=True, slot=True)
     if slots[0] == "partial" and not cross_script:
         return Relation("conflict", "; ".join(slots[1]))
-    if new_keys and old_keys and not new_keys & old_keys and not (shared and ends):
+    if _keys_apart(new_keys, old_keys) and not (shared and ends):
         return Relation("new", "another slot", slots_apart=True)
     new_latin, new_cjk = mine.latin, mine.cjk
     old_latin, old_cjk = theirs.latin, theirs.cjk

@@ -184,7 +184,9 @@ _ZH_RULES: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
         (NAME, True, r"我(?:已经)?改名(?:叫|为)" + _ZH_V + _ZH_END),
     )
 )
-_ZH_FAVOURITE = re.compile(r"我最喜欢的(?P<c>[^，。,.!！?？是]{1,8}?)是" + _ZH_V + _ZH_END)
+# An adverb before 是 is not part of the category ("我最喜欢的菜系还是泰国菜": 菜系, still 泰国菜).
+_ZH_FAVOURITE = re.compile(r"我最(?:喜欢|爱)的(?P<c>[^，。,.!！?？是]{1,8}?)(?:还|仍然|依然|也|一直|现在|目前|已经|其实)?是"
+                           + _ZH_V + _ZH_END)
 _ZH_LIKE_NEG = re.compile(r"我(?:已经|现在)?(?:不再|不|再也不|戒了|讨厌|不太)(?:喜欢|爱|喝|吃|用)?" + _ZH_V
                           + r"(?:了|啦)?(?=[，。,.!！?？;；、\s]|$)")
 _ZH_LIKE = re.compile(r"我(?:很|非常|比较|特别|最|也|还是|一直)?(?:喜欢|爱|热爱)" + _ZH_V + _ZH_END)
@@ -194,7 +196,7 @@ _ZH_QUIT = re.compile(r"我(?:已经)?(?:辞职离开|离开|离职离开)了?" 
 # Times and adverbs between the subject and the verb ("我去年转行", "我上个月入职了"): the stated time is read
 # by ``time_expressions.stated_time``, the slot without them.
 _ZH_TIME = re.compile(r"(?<=我)(?:(?:去年|今年|前年|上个月|上月|这个月|本月|上周|上个星期|上星期|这周|昨天|前天|今天|"
-                      r"最近|刚刚|刚|已经|现在|目前|终于|也|还|(?:\d+|[一两二三四五六七八九十半])个?(?:天|周|星期|月|年)(?:以)?前))+")
+                      r"最近|刚刚|刚|已经|现在|目前|终于|也|还是|仍然|依然|依旧|仍|一直|还|(?:\d+|[一两二三四五六七八九十半])个?(?:天|周|星期|月|年)(?:以)?前))+")
 _ZH_VERB_PREFIX = re.compile(r"^(?:喝|吃|用|玩|看|听|写|做)")
 _EN_VERB_PREFIX = re.compile(r"^(?:drinking|eating|using|playing|watching|reading|writing|coding in|doing|to drink|"
                              r"to eat|to use|to play|drink|eat|use|play)\s+")
@@ -322,7 +324,7 @@ def _slots(text: str) -> tuple[Slot, ...]:
     for match in _ZH_LIKE.finditer(zh):
         if any(s <= match.start() < e for s, e in zh_negated) or zh[max(0, match.start() - 0): match.start() + 3].find("不") >= 0:
             continue
-        if "最喜欢的" in zh[match.start(): match.end() + 1]:
+        if re.search("最(?:喜欢|爱)的", zh[match.start(): match.end() + 1]):
             continue
         for slot in _like_slots(match.group("v"), True):
             add(slot)
