@@ -139,6 +139,7 @@ ENDS = re.compile(
     + r"|switched|changed|moved|relocated|instead|"
     r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )used to|gave up|traded|sold|cancelled|canceled|retired|"
     r"replaced|correction|upgraded|swapped|got rid of|ended|broke up|split up|split|separated|divorced|passed away|died|graduated|not\b.{1,30}\bbut|"
+    r"(?:took|taken|taking) (?:me|him|her|them) off|(?:came|come|coming) off|"
     r"from\b.{1,40}\bto)\b"
     r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|毕业|分手|离婚|去世|结束|戒|从.{1,15}(?:到|成)",
     re.IGNORECASE,
@@ -154,7 +155,7 @@ _NO_CHANGE_RE = re.compile(_NO_CHANGE, re.IGNORECASE)
 _USED_TO = re.compile(r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )\bused to\b", re.IGNORECASE)
 # What holds now ("now", "went vegan", 现在, a final 了): a change only of an attribute already shared.
 NOW = re.compile(r"\b(?:now|nowadays|these days|currently|new|became|become|went|turned|going forward|from today)\b"
-                  r"|现在|如今|目前|已经|新|成了|变成|今后|往后|从今(?:天)?(?:起|开始)|了[，。！!~\s]|了$", re.IGNORECASE)
+                  r"|现在|如今|目前|已经|新|成了|变成|今后|往后|(?:^|(?<=[，,。!！]))以后(?![，,。!！]|$)|从今(?:天)?(?:起|开始)|了[，。！!~\s]|了$", re.IGNORECASE)
 # Adds to what is known: also, too, another, 也, 还 (not 还是 / 还在: those continue; not 还没 / 还挺 / 还要: "yet",
 # "quite", "still have to"; not "too" before a word: "too tired" says how much).
 _ADDITION = re.compile(

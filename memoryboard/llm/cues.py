@@ -166,6 +166,13 @@ def person_word(word: str) -> str:
     return _PERSON_OF.get(word, word)
 
 
+# Someone who acts for the person (a doctor, a boss, a landlord): what they do to the person is the person's fact
+# ("my doctor took me off metformin", "my landlord put my rent up", 我的医生让我停了药), not theirs.
+_SERVES = re.compile(r"doctor|therapist|teacher|boss|manager|landlord|landlady|老板|领导|上司|房东|导师|老师",
+                     re.IGNORECASE)
+_THE_USER_AFTER = re.compile(r"\b(?:me|my|i|i'm|i've)\b|我", re.IGNORECASE)
+
+
 USER, OTHER, NOBODY = "user", "other", "none"
 
 
@@ -195,7 +202,7 @@ def statement_subject(text: str) -> Subject:
     if reported and (reported.group("own") or reported.group("own_zh")):  # "his brother" of the person: "my brother"
         clean = ("my " if reported.group("own") else "我的") + clean[reported.end():].lstrip()
     match = _EN_POSSESSED.match(clean) or _ZH_POSSESSED.match(clean)
-    if match:
+    if match and not (_SERVES.fullmatch(match.group("holder")) and _THE_USER_AFTER.search(clean, match.end())):
         return Subject(OTHER, person_word(match.group("holder")))
     if _THIRD_PERSON_USER.search(clean) or _FIRST_PERSON.search(clean):
         return Subject(USER)

@@ -76,6 +76,12 @@ def test_only_the_last_clause_carries_the_question_mark():
     ("like I told you my son plays rugby", Subject("other", "son")),
     ("我说过我女儿在学钢琴", Subject("other", "daughter")), ("跟你讲过的，我妈退休了", Subject("other", "mother")),
     ("as I said, I teach at Oakfield Primary", Subject("user")), ("我说过很多次了", Subject("user")),
+    # What someone who acts for the person does to them is the person's fact; the polite words for a spouse.
+    ("My doctor took me off metformin", Subject("user")), ("my landlord put my rent up", Subject("user")),
+    ("我的老板让我下个月去上海出差", Subject("user")), ("my boss is Tom now", Subject("other", "boss")),
+    ("my sister told me she's pregnant", Subject("other", "sister")),
+    ("我先生在华为上班", Subject("other", "husband")), ("我太太是老师", Subject("other", "wife")),
+    ("王先生是我的客户", Subject("user")),
 ])
 def test_who_a_statement_is_about(text, subject):
     assert statement_subject(text) == subject

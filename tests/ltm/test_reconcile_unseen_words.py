@@ -483,9 +483,14 @@ def test_one_more_pet_said_with_now_is_one_more_not_a_replacement(alice, use_emb
     save_as_new(alice, first, later)
 
 
-def test_from_now_on_says_what_holds_now(alice, use_embedder):
-    # 今后 ("from now on") as 现在: the preference changes; it was taken for the same one again (联系).
-    save_as_update(alice, "用户偏好邮件联系。", "用户希望今后用电话联系。")
+@pytest.mark.parametrize("first,later", [
+    ("用户偏好邮件联系。", "用户希望今后用电话联系。"),
+    ("我喜欢简短的回答。", "以后回答详细一点"),
+], ids=["jinhou", "yihou"])
+def test_from_now_on_says_what_holds_now(alice, use_embedder, first, later):
+    # 今后 and 以后 at the start of a clause ("from now on") as 现在: the preference changes; it was taken for the
+    # same one again (联系; "says the same").
+    save_as_update(alice, first, later)
 
 
 def test_a_favourite_in_the_other_language_said_as_still_is_a_repeat(alice, use_embedder):
@@ -506,3 +511,17 @@ def test_a_favourite_with_now_before_its_value_is_a_change(alice, use_embedder):
 def test_the_spouse_named_the_polite_way_is_the_same_person(alice, use_embedder, first, later):
     # 我先生 and 我太太 name one's husband and wife: read as the user's own facts, the change was "about someone else".
     save_as_update(alice, first, later)
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I'm on metformin.", "My doctor took me off metformin, I'm on insulin now."),
+    ("I take my antidepressant at night", "my doctor told me to move my venlafaxine to the morning, so now it's with breakfast"),
+], ids=["took-me-off", "told-me-to"])
+def test_what_a_doctor_does_to_the_user_is_the_users_fact(alice, use_embedder, first, later):
+    # "My doctor …" was the doctor's fact, "about someone else", and the old medicine stayed current.
+    save_as_update(alice, first, later)
+
+
+def test_coming_off_a_medicine_ends_it(alice, use_embedder):
+    # "came off" ends what it names, as "stopped" does; "says sertraline again" was a repeat.
+    save_as_update(alice, "I'm on sertraline", "came off the sertraline last month")

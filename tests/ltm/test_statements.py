@@ -33,6 +33,7 @@ from memoryboard.ltm.write.statements import Slot, rules_decide, statement_slots
     ("我最喜欢的菜系还是泰国菜", Slot("preferred:菜系", "泰国菜")),
     ("我最喜欢的菜系现在是粤菜", Slot("preferred:菜系", "粤菜")),
     ("我最爱的饮料是咖啡", Slot("preferred:drink", "咖啡")),
+    ("I'm from Glasgow originally but live in Edinburgh now", Slot("residence", "edinburgh")),
 ])
 def test_slots(text, slot):
     assert slot in statement_slots(text)

@@ -131,7 +131,7 @@ _ZH_END = r"(?=[，。,.!！?？;；、\s]|了|啦|$)"
 _EN_RULES: tuple[tuple[str, bool, re.Pattern[str]], ...] = tuple(
     (key, positive, re.compile(pattern)) for key, positive, pattern in (
         (RESIDENCE, False, r"\bi (?:do not|no longer|never) (?:live|reside|stay) in " + _V),
-        (RESIDENCE, True, r"\bi (?:live|have lived|am living|reside|stay|am staying) in " + _V),
+        (RESIDENCE, True, r"\b(?:i|and|but) (?:live|have lived|am living|reside|stay|am staying) in " + _V),
         (RESIDENCE, True, r"\bi (?:have |had |just |recently )?(?:moved|relocated|am moving|moved back|"
                           r"am relocating) (?:back |over |house )?to " + _V),
         (RESIDENCE, True, r"\bi am (?:based|living) (?:in|out of) " + _V),
