@@ -15,10 +15,20 @@ from memoryboard.models import LongTermMemory
 def test_tokens_serve_english_and_chinese():
     # Stems without stop words; every CJK character and every pair of neighbours.
     assert ranking.tokenize("The user IS volunteering at 后端开发!") == [
-        "后", "端", "开", "发", "后端", "端开", "开发", "user", "volunt"]
+        "后", "端", "开", "发", "后端", "端开", "开发", "volunt"]
     assert ranking.tokenize("Volunteers volunteered") == ["volunt", "volunt"]
     assert ranking.tokenize("茶") == ["茶"]
     assert ranking.tokenize("") == []
+
+
+def test_the_words_naming_the_person_are_no_keyword():
+    # A question names "the user" and so does every item written in the third person: the word matched only those
+    # items, and "User is a product manager" came first for "What medication is the user on?".
+    assert ranking.tokenize("What medication is the user on?") == ["medic"]
+    assert ranking.tokenize("Customers' clients") == []
+    assert ranking.tokenize("用户在吃药") == ["在", "吃", "药", "在吃", "吃药"]
+    index = ranking.KeywordIndex(["User is a product manager at a fintech startup", "I'm on insulin now"])
+    assert not index.scores("What medication is the user on?").any()
 
 
 def test_keyword_score_is_the_share_of_the_query_matched():
@@ -301,3 +311,14 @@ def test_a_model_without_an_attribute_range_has_no_attribute_term():
             raise AssertionError("no prototype is embedded for a model without an attribute range")
 
     assert ranking.attribute_affinity(Hashing(), np.ones(4, np.float32), lambda v: v, lambda p: p) is None
+
+
+@pytest.mark.django_db
+def test_a_question_about_the_user_finds_the_item_that_answers_it(alice, make_memory, use_embedder):
+    # The demo user's items: "User ..." matched "the user" of every question by keyword, and came first.
+    make_memory(alice, "User is a product manager at a fintech startup")
+    insulin = make_memory(alice, "My doctor took me off metformin, I'm on insulin now.")
+    make_memory(alice, "Learning SQL window functions")
+    found = memory_rank(queryset=memory_queryset_for(alice), query="What medication is the user on?", k=3,
+                        user_id=str(alice.pk), min_relevance=0.0)
+    assert found.results[0].memory.pk == insulin.pk

@@ -44,7 +44,11 @@ VOCABULARY_BYTES = 120
 _CJK = "\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u3190-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(f"[{_CJK}]+|(?:(?![{_CJK}])\\w)+")
 _CJK_RUN = re.compile(f"[{_CJK}]")
-STOPWORDS = frozenset(STOPWORDS_EN_PLUS)
+# The words that name the person a memory is about ("the user", "the customer", 用户, 客户): a question names them
+# and so do the items written in the third person, so they match every such item and tell none apart.
+PERSON_WORDS = frozenset({"user", "users", "customer", "customers", "client", "clients"})
+STOPWORDS = frozenset(STOPWORDS_EN_PLUS) | PERSON_WORDS
+_ZH_PERSON = re.compile("用户|客户")
 
 # PyStemmer's objects are not thread-safe: one per thread (gunicorn's gthread workers).
 _local = threading.local()
@@ -62,11 +66,11 @@ def tokenize(text: str) -> list[str]:
 
     Example:
         >>> tokenize("The user volunteers at 后端开发")
-        ['后', '端', '开', '发', '后端', '端开', '开发', 'user', 'volunt']
+        ['后', '端', '开', '发', '后端', '端开', '开发', 'volunt']
     """
     tokens: list[str] = []
     words: list[str] = []
-    for run in _TOKEN.findall((text or "").lower()):
+    for run in _TOKEN.findall(_ZH_PERSON.sub(" ", (text or "").lower())):
         if _CJK_RUN.match(run):
             tokens.extend(run)
             tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
