@@ -802,7 +802,8 @@ def _own_facts_first(order: np.ndarray, ranks: np.ndarray, scores: ranking.Score
         return order, scores, loaded
     scores = ranking.about_someone_else(scores, positions, others)
     order = order.copy()
-    order[ranks] = positions[np.argsort(-scores.final[positions], kind="stable")]
+    # Of two as near, the person's own first (a scope of two items has z-scores of ±1: the weight ties them).
+    order[ranks] = positions[np.lexsort((others, -scores.final[positions]))]
     return order, scores, loaded
 
 
