@@ -167,7 +167,7 @@ def person_word(word: str) -> str:
 
 
 # Someone who acts for the person (a doctor, a boss, a landlord): what they do to the person is the person's fact
-# ("my doctor took me off metformin", "my landlord put my rent up", 我的医生让我停了药), not theirs.
+# ("my doctor took me off metformin", "my landlord put my rent up", 我的老板让我下个月去上海出差), not theirs.
 _SERVES = re.compile(r"doctor|therapist|teacher|boss|manager|landlord|landlady|老板|领导|上司|房东|导师|老师",
                      re.IGNORECASE)
 _THE_USER_AFTER = re.compile(r"\b(?:me|my|i|i'm|i've)\b|我", re.IGNORECASE)
