@@ -109,14 +109,13 @@ class _Rollback(Exception):
 def _turns(namespace, count: int, *, commit: bool = False) -> None:
     from django.db import transaction
 
-    from memoryboard.models import LongTermMemory
-
     from benchmarks.extraction import turn
     from memoryboard.llm.embeddings import UniversalSentenceEncoder
     from memoryboard.llm.extraction import offline_extractor
     from memoryboard.ltm.write.items import memory_build
     from memoryboard.ltm.write.reconcile import memory_save_many_reconciled
     from memoryboard.ltm.write.review import review_required
+    from memoryboard.models import LongTermMemory
 
     extractor = offline_extractor()
     rng = random.Random(1)
