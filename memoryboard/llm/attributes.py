@@ -200,6 +200,12 @@ def ends_value(text: str) -> bool:
     return bool(ENDS.search(text) or _THEN_NOW.search(text))
 
 
+def end_cues(text: str) -> frozenset[str]:
+    """The words that end or switch a value in the statement, lower-cased ("retired", 离婚)."""
+    text = _NO_CHANGE_RE.sub(" ", text or "")
+    return frozenset(found.group(0).lower() for found in ENDS.finditer(text))
+
+
 def _ends_besides_used_to(text: str) -> bool:
     """An end cue other than "used to" (``text`` with its denied changes already taken out)."""
     return bool(ENDS.search(_USED_TO.sub(" ", text)))

@@ -525,3 +525,20 @@ def test_what_a_doctor_does_to_the_user_is_the_users_fact(alice, use_embedder, f
 def test_coming_off_a_medicine_ends_it(alice, use_embedder):
     # "came off" ends what it names, as "stopped" does; "says sertraline again" was a repeat.
     save_as_update(alice, "I'm on sertraline", "came off the sertraline last month")
+
+
+@pytest.mark.parametrize("first,again", [
+    ("Customer is retired, formerly a school headteacher.", "Customer is a retired headteacher."),
+    ("The user has been divorced since 2020.", "The user divorced in 2020."),
+    ("I quit smoking in 2019", "I quit smoking seven years ago and never looked back"),
+])
+def test_an_end_the_stored_item_already_tells_is_told_again(alice, use_embedder, first, again):
+    save_as_repeat(alice, first, again)
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I moved to Berlin in 2019", "I moved to Paris last month"),  # the same cue, another value
+    ("以前周末都去丈母娘家，现在改成每两周去一次了", "还是改回每周去了，老丈人身体不好"),  # 改: one character
+])
+def test_the_same_end_cue_of_another_value_is_still_a_change(alice, use_embedder, first, later):
+    save_as_update(alice, first, later)

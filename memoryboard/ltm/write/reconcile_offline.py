@@ -39,6 +39,7 @@ from memoryboard.llm.attributes import (
     attribute_space,
     attribute_words,
     ends_only_in_the_past,
+    end_cues,
     ends_value,
     has_addition_cue,
     has_continuation_cue,
@@ -400,6 +401,7 @@ class _Cues:
     past_time: bool  # tells of a past time, not of being somewhere again ("I'm back in the office")
     # Its only end is a then set against a now: the value words of each part (``llm.attributes.then_and_now``).
     then_now: tuple[frozenset[str], frozenset[str]] | None
+    end_words: frozenset[str] = frozenset()  # the words of its end cues ("retired", 离婚)
 
 
 def _cues(text: str) -> _Cues:
@@ -413,7 +415,8 @@ def _read_cues(text: str) -> _Cues:
                  past_end=ends_only_in_the_past(text),
                  moment=names_a_moment(text),
                  explicit_now=bool(_EXPLICIT_NOW.search(text or "")), past=has_past_cue(text),
-                 past_time=tells_of_a_past_time(text), then_now=_then_now_words(text))
+                 past_time=tells_of_a_past_time(text), then_now=_then_now_words(text),
+                 end_words=end_cues(text))
 
 
 def _then_now_words(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
@@ -421,11 +424,17 @@ def _then_now_words(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
     return None if parts is None else (_value_words(parts[0]), _value_words(parts[1]))
 
 
-def _ends_here(cues: _Cues, shared: set[str]) -> bool:
+def _ends_here(cues: _Cues, shared: set[str], old: str) -> bool:
     """The statement ends the stored item's value: "used to" alone ends only a value it shares ("I used to
     smoke" ends smoking, not the running stored); a then set against a now, a value it shares said then and
     not now ("以前在腾讯，现在在阿里" ends 腾讯; "我以前住在北京，现在住在上海" ends no 上海)."""
     if not cues.ends or cues.past_end and not shared:
+        return False
+    # The stored item tells the same end, of a value both name ("Customer is a retired headteacher" after
+    # "Customer is retired, formerly a school headteacher"): told again, nothing ends now. Not a one-character
+    # cue (改, 换: "改回每周去了" after "现在改成每两周去一次了" is a change again).
+    if shared and cues.end_words and cues.then_now is None \
+            and all(len(word) > 1 and word in old.lower() for word in cues.end_words):
         return False
     if cues.then_now is None or not shared:
         return True
@@ -501,7 +510,7 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     slots = compare_slots(new_slots, old_slots)
     # Single-valued slots (where one lives, one's job, …): a like of one thing is not an attribute of its own.
     new_keys, old_keys = mine.keys, theirs.keys
-    ends = _ends_here(cues, shared)
+    ends = _ends_here(cues, shared, old)
     if slots[0] == "same":
         return Relation("same", "same slot: " + ", ".join(slots[1]))
     # A slot's value in the other language ("shanghai" / "上海") is left to the encoder.
@@ -748,7 +757,7 @@ def pair_signals(new: str, old: str, *, relation: Relation, cosine: float, new_a
     cues, old_cues = mine.cues, theirs.cues
     shared = _shared_values(mine, theirs)  # with other numbers too, as the model was trained
     # The cues as relate reads them for this item.
-    cues = replace(cues, ends=_ends_here(cues, shared), continuation=_continues_here(cues, clause))
+    cues = replace(cues, ends=_ends_here(cues, shared, old), continuation=_continues_here(cues, clause))
     slots = compare_slots(list(mine.slots), list(theirs.slots))[0]
     other_language = bool(mine.latin and not mine.cjk and theirs.cjk and not theirs.latin
                           or mine.cjk and not mine.latin and theirs.latin and not theirs.cjk)
