@@ -542,3 +542,12 @@ def test_an_end_the_stored_item_already_tells_is_told_again(alice, use_embedder,
 ])
 def test_the_same_end_cue_of_another_value_is_still_a_change(alice, use_embedder, first, later):
     save_as_update(alice, first, later)
+
+
+@pytest.mark.parametrize("first,later", [
+    ("My rent is 1,150 a month", "my rent is 1,275 a month"),
+    ("The user's mortgage is 1,450 a month.", "The user's mortgage payment is now 1,520 a month."),
+], ids=["rent", "mortgage"])
+def test_other_amounts_written_with_a_thousands_comma_are_another_value(alice, use_embedder, first, later):
+    # "1,150" and "1,275" were read as the numbers 1, 150 and 1, 275: "says 1, rent again", a repeat.
+    save_as_update(alice, first, later)

@@ -214,8 +214,11 @@ def _one_amount(mine: _Parsed, theirs: _Parsed) -> bool:
 
 
 def _other_numbers(mine: _Parsed, theirs: _Parsed) -> bool:
-    """Other numbers for the same words ("rent is 1200" / "put the rent up to 1400"): another value."""
-    return bool(mine.numbers and theirs.numbers and not mine.numbers & theirs.numbers) and not _one_amount(mine, theirs)
+    """Other numbers for the same words ("rent is 1200" / "put the rent up to 1400", "1,150" / "1,275": the
+    amounts, as their digits split at the comma share a "1"): another value."""
+    apart = bool(mine.numbers and theirs.numbers and not mine.numbers & theirs.numbers) \
+        or bool(mine.amounts and theirs.amounts and not mine.amounts & theirs.amounts)
+    return apart and not _one_amount(mine, theirs)
 
 
 def _shared_values(mine: _Parsed, theirs: _Parsed) -> set[str]:
