@@ -551,3 +551,25 @@ def test_the_same_end_cue_of_another_value_is_still_a_change(alice, use_embedder
 def test_other_amounts_written_with_a_thousands_comma_are_another_value(alice, use_embedder, first, later):
     # "1,150" and "1,275" were read as the numbers 1, 150 and 1, 275: "says 1, rent again", a repeat.
     save_as_update(alice, first, later)
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I'm a paralegal at Brenner Hoyt", "I'm a trainee solicitor at Brenner Hoyt"),
+    ("I'm a nanny for a family in Richmond", "I'm a nanny for a family in Kew"),
+    ("I'm a bank teller at Wells Fargo", "I'm a personal banker at Wells Fargo"),
+], ids=["title", "place", "two-words"])
+def test_the_same_words_with_another_value_are_a_change(alice, use_embedder, first, later):
+    # "says brenner, hoyt again": the shared name made the new job a repeat of the old one.
+    save_as_update(alice, first, later)
+
+
+@pytest.mark.parametrize("first,again", [
+    ("I'm a nurse at the Royal", "I'm a nurse at the Royal Infirmary"),  # says more, replaces nothing
+    ("Customer is retired, formerly a school headteacher.", "Customer is a retired headteacher."),
+], ids=["says-more", "says-less"])
+def test_the_same_words_saying_more_or_less_are_a_repeat(alice, use_embedder, first, again):
+    save_as_repeat(alice, first, again)
+
+
+def test_the_same_words_with_another_pet_are_one_more_pet(alice, use_embedder):
+    save_as_new(alice, "I have a dog named Rex", "I have a cat named Tom")

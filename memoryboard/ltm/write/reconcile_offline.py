@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from difflib import SequenceMatcher
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -78,6 +79,7 @@ ATTRIBUTE_MIN = 0.22  # a statement this near its nearest prototype has that att
 SHARED_COSINE = 0.40  # sharing a value word, this close, neither an end nor an addition: a repeat
 UNCLEAR_MARGIN = 0.02  # a statement near no prototype: within this of its nearest, the stored one's attribute
 ATTRIBUTE_MARGIN = 0.05  # nearest attributes clear by this much over their second: two attributes apart
+SWAP_RATIO = 0.6  # two statements this alike word by word, but for a value in each: the other value
 CUE_COSINE = 0.45  # said as a change or as what holds now, this close: the same attribute
 ENDS_COSINE = 0.30  # said as a change, of another nearest attribute: at least this close to replace it
 CONFLICT_COSINE = 0.80  # said as a change, this close, no attribute in common: unsure
@@ -219,6 +221,32 @@ def _other_numbers(mine: _Parsed, theirs: _Parsed) -> bool:
     apart = bool(mine.numbers and theirs.numbers and not mine.numbers & theirs.numbers) \
         or bool(mine.amounts and theirs.amounts and not mine.amounts & theirs.amounts)
     return apart and not _one_amount(mine, theirs)
+
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9'+#.,-]*[a-z0-9+#]|[a-z0-9]")
+
+
+def _swapped_value(new_norm: str, old_norm: str) -> tuple[str, str] | None:
+    """The same words but where each statement has a value of its own ("i'm a paralegal at brenner hoyt" /
+    "i'm a trainee solicitor at brenner hoyt"): the two values; else None. Statements in Latin script only."""
+    if _CJK_RUN.search(new_norm) or _CJK_RUN.search(old_norm):
+        return None
+    old_words, new_words = _WORD.findall(old_norm), _WORD.findall(new_norm)
+    matcher = SequenceMatcher(a=old_words, b=new_words, autojunk=False)
+    if matcher.ratio() < SWAP_RATIO:
+        return None
+    swapped = None
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        old_span, new_span = " ".join(old_words[i1:i2]), " ".join(new_words[j1:j2])
+        old_values, new_values = _value_words(old_span), _value_words(new_span)
+        if not old_values and not new_values:  # "a" / "an", "has been" / "was": no value
+            continue
+        if op != "replace" or not old_values or not new_values or swapped is not None:
+            return None
+        swapped = (old_span, new_span)
+    return swapped
 
 
 def _shared_values(mine: _Parsed, theirs: _Parsed) -> set[str]:
@@ -534,6 +562,10 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     other_language = bool(new_latin and not new_cjk and old_cjk and not old_latin
                           or new_cjk and not new_latin and old_latin and not old_cjk)
     if shared and not ends and not cues.addition and cosine >= SHARED_COSINE:
+        swapped = _swapped_value(new_norm, old_norm)
+        if swapped is not None and new_attr[0] not in MANY_VALUED and old_attr[0] not in MANY_VALUED \
+                and not _one_amount(mine, theirs):  # "about 2.1k" / "around 2,100": one amount
+            return Relation("update", f"the same words, another value ({swapped[0]} → {swapped[1]})")
         return Relation("same", f"says {', '.join(sorted(shared)[:3])} again ({cosine:.2f})")
     new_likes, old_likes = mine.likes, theirs.likes
     if new_likes and old_likes and not new_likes & old_likes and not ends:
