@@ -223,27 +223,43 @@ def _other_numbers(mine: _Parsed, theirs: _Parsed) -> bool:
     return apart and not _one_amount(mine, theirs)
 
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9'+#.,-]*[a-z0-9+#]|[a-z0-9]")
+# Words in Latin script, and each Chinese character (their values, two characters or more, are read by
+# _value_words from the spans put back together).
+_WORD = re.compile(r"[a-z0-9][a-z0-9'+#.,-]*[a-z0-9+#]|[a-z0-9]|[\u3400-\u9fff]")
+
+
+def _joined(words: list[str]) -> str:
+    """Words put back as text: a space between two Latin words, none beside a Chinese character."""
+    text = ""
+    for word in words:
+        text += (" " if text and text[-1].isascii() and word[0].isascii() else "") + word
+    return text
 
 
 def _swapped_value(new_norm: str, old_norm: str) -> tuple[str, str] | None:
     """The same words but where each statement has a value of its own ("i'm a paralegal at brenner hoyt" /
-    "i'm a trainee solicitor at brenner hoyt"): the two values; else None. Statements in Latin script only."""
-    if _CJK_RUN.search(new_norm) or _CJK_RUN.search(old_norm):
-        return None
+    "i'm a trainee solicitor at brenner hoyt", "我对花生过敏" / "我对海鲜过敏"): the two values; else None.
+    Differences one Chinese character apart are one place ("售后" / "销售" differ around their 售)."""
     old_words, new_words = _WORD.findall(old_norm), _WORD.findall(new_norm)
     matcher = SequenceMatcher(a=old_words, b=new_words, autojunk=False)
     if matcher.ratio() < SWAP_RATIO:
         return None
-    swapped = None
+    places: list[list[int]] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             continue
-        old_span, new_span = " ".join(old_words[i1:i2]), " ".join(new_words[j1:j2])
+        if places and i1 - places[-1][1] == 1 and j1 - places[-1][3] == 1 and _CJK_RUN.match(old_words[i1 - 1]):
+            places[-1][1], places[-1][3] = i2, j2
+        else:
+            places.append([i1, i2, j1, j2])
+    swapped = None
+    for i1, i2, j1, j2 in places:
+        old_span, new_span = _joined(old_words[i1:i2]), _joined(new_words[j1:j2])
         old_values, new_values = _value_words(old_span), _value_words(new_span)
+        old_values, new_values = old_values - new_values, new_values - old_values
         if not old_values and not new_values:  # "a" / "an", "has been" / "was": no value
             continue
-        if op != "replace" or not old_values or not new_values or swapped is not None:
+        if not old_values or not new_values or swapped is not None:
             return None
         swapped = (old_span, new_span)
     return swapped
@@ -359,6 +375,9 @@ class Relation:
     # A recognised slot's values in two scripts, neither clearly one nor clearly two (SLOT_VALUE_SAME / _OTHER): the
     # pair model never decides it, and a repeat or one more fact becomes a conflict.
     value_unsure: bool = False
+    # One more value of an attribute held many times, in the same words ("我对海鲜过敏" beside "我对花生过敏"):
+    # never the same fact.
+    another_value: bool = False
 
 
 def _keys_apart(new_keys: frozenset[str], old_keys: frozenset[str]) -> bool:
@@ -562,7 +581,9 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     other_language = bool(new_latin and not new_cjk and old_cjk and not old_latin
                           or new_cjk and not new_latin and old_latin and not old_cjk)
     if shared and not ends and not cues.addition and cosine >= SHARED_COSINE:
-        swapped = _swapped_value(new_norm, old_norm)
+        # In Chinese, where paraphrases share most characters ("…做售后" / "…做销售" is a change, but too many
+        # repeats read so too), never a change this way.
+        swapped = None if _CJK_RUN.search(new_norm + old_norm) else _swapped_value(new_norm, old_norm)
         if swapped is not None and new_attr[0] not in MANY_VALUED and old_attr[0] not in MANY_VALUED \
                 and not _one_amount(mine, theirs):  # "about 2.1k" / "around 2,100": one amount
             return Relation("update", f"the same words, another value ({swapped[0]} → {swapped[1]})")
@@ -639,7 +660,8 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     one_attribute = new_attr[0] == old_attr[0] and both_clear
     if (new_latin and old_latin or new_cjk and old_cjk) and cosine >= DIFFERENT_VALUE_COSINE:
         if many:
-            return Relation("new", f"{attribute}: another value, of an attribute held many times")
+            return Relation("new", f"{attribute}: another value, of an attribute held many times",
+                            another_value=_swapped_value(new_norm, old_norm) is not None)
         if not one_attribute:
             return Relation("conflict", f"{attribute}: another value, unsure of the attribute ({cosine:.2f})")
         return Relation("update", f"{attribute}: another value")
@@ -764,7 +786,8 @@ def _model_verdict(relation: Relation, p_update: float, p_same: float) -> tuple[
     """The pair model's verdict where it is sure, else None (the rules' stands):
 
     - a change (surer still over the rules' repeat), never of another attribute than a recognised slot's;
-    - the same fact, of the rules' one more fact, never between two recognised slots or two people: of the user's,
+    - the same fact, of the rules' one more fact, never between two recognised slots or two people, nor of one
+      more value in the same words (:func:`_swapped_value`, "我对海鲜过敏" after "我对花生过敏"): of the user's,
       or of one person of the user's both statements name ("wife's still nursing at St Mary's" after "My wife is
       a nurse at St Mary's"; not "I moved to Paris" after "My friend moved to Paris")."""
     if relation.value_unsure:
@@ -773,7 +796,7 @@ def _model_verdict(relation: Relation, p_update: float, p_same: float) -> tuple[
             and not relation.slots_apart:
         return "update", f"a change ({p_update:.2f})", p_update
     if (relation.kind == "new" and p_same >= SAME_PROBABILITY and (not relation.others or relation.one_person)
-            and not relation.slots_apart):
+            and not relation.slots_apart and not relation.another_value):
         return "same", f"the same ({p_same:.2f})", p_same
     return None
 
