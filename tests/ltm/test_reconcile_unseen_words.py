@@ -571,6 +571,11 @@ def test_the_same_words_saying_more_or_less_are_a_repeat(alice, use_embedder, fi
     save_as_repeat(alice, first, again)
 
 
+def test_the_same_words_about_two_things_replace_neither(alice, use_embedder):
+    # Only "owns" is said again in place: a bicycle and a car, not the bicycle changed into a car.
+    save_as_kept(alice, "User owns a red bicycle", "User owns a blue car")
+
+
 def test_the_same_words_with_another_pet_are_one_more_pet(alice, use_embedder):
     save_as_new(alice, "I have a dog named Rex", "I have a cat named Tom")
 

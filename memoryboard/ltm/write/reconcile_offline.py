@@ -80,6 +80,7 @@ SHARED_COSINE = 0.40  # sharing a value word, this close, neither an end nor an 
 UNCLEAR_MARGIN = 0.02  # a statement near no prototype: within this of its nearest, the stored one's attribute
 ATTRIBUTE_MARGIN = 0.05  # nearest attributes clear by this much over their second: two attributes apart
 SWAP_RATIO = 0.6  # two statements this alike word by word, but for a value in each: the other value
+SWAP_KEPT = 2  # ... and this many value words said again in place
 CUE_COSINE = 0.45  # said as a change or as what holds now, this close: the same attribute
 ENDS_COSINE = 0.30  # said as a change, of another nearest attribute: at least this close to replace it
 CONFLICT_COSINE = 0.80  # said as a change, this close, no attribute in common: unsure
@@ -236,17 +237,20 @@ def _joined(words: list[str]) -> str:
     return text
 
 
-def _swapped_value(new_norm: str, old_norm: str) -> tuple[str, str] | None:
+def _swapped_value(new_norm: str, old_norm: str, *, kept: int = 0) -> tuple[str, str] | None:
     """The same words but where each statement has a value of its own ("i'm a paralegal at brenner hoyt" /
     "i'm a trainee solicitor at brenner hoyt", "我对花生过敏" / "我对海鲜过敏"): the two values; else None.
-    Differences one Chinese character apart are one place ("售后" / "销售" differ around their 售)."""
+    Differences one Chinese character apart are one place ("售后" / "销售" differ around their 售). ``kept``: how
+    many value words both must say in place."""
     old_words, new_words = _WORD.findall(old_norm), _WORD.findall(new_norm)
     matcher = SequenceMatcher(a=old_words, b=new_words, autojunk=False)
     if matcher.ratio() < SWAP_RATIO:
         return None
     places: list[list[int]] = []
+    both: list[str] = []  # the words both say, in place
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
+            both.extend(old_words[i1:i2])
             continue
         if places and i1 - places[-1][1] == 1 and j1 - places[-1][3] == 1 and _CJK_RUN.match(old_words[i1 - 1]):
             places[-1][1], places[-1][3] = i2, j2
@@ -262,7 +266,7 @@ def _swapped_value(new_norm: str, old_norm: str) -> tuple[str, str] | None:
         if not old_values or not new_values or swapped is not None:
             return None
         swapped = (old_span, new_span)
-    return swapped
+    return swapped if swapped is not None and len(_value_words(_joined(both))) >= kept else None
 
 
 def _shared_values(mine: _Parsed, theirs: _Parsed) -> set[str]:
@@ -583,7 +587,9 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     if shared and not ends and not cues.addition and cosine >= SHARED_COSINE:
         # In Chinese, where paraphrases share most characters ("…做售后" / "…做销售" is a change, but too many
         # repeats read so too), never a change this way.
-        swapped = None if _CJK_RUN.search(new_norm + old_norm) else _swapped_value(new_norm, old_norm)
+        # What stays names the attribute, or whose it is, in SWAP_KEPT value words ("at brenner hoyt", "a nanny for
+        # a family"): "user owns a red bicycle" / "user owns a blue car" keep only "owns", two things.
+        swapped = None if _CJK_RUN.search(new_norm + old_norm) else _swapped_value(new_norm, old_norm, kept=SWAP_KEPT)
         if swapped is not None and new_attr[0] not in MANY_VALUED and old_attr[0] not in MANY_VALUED \
                 and not _one_amount(mine, theirs):  # "about 2.1k" / "around 2,100": one amount
             return Relation("update", f"the same words, another value ({swapped[0]} → {swapped[1]})")
