@@ -150,7 +150,10 @@ _NO_CHANGE = (
     r"|\b(?:haven'?t|have not|hasn'?t|has not|didn'?t|did not|not|never|won'?t|no plans? to|not planning to)"
     r"\s+(?:\w+\s+)?(?:move|moved|moving|change|changed|changing|switch|switched|switching|leave|left|leaving|quit)\b"
 )
-_NO_CHANGE_RE = re.compile(_NO_CHANGE, re.IGNORECASE)
+# What the assistant is asked to change ("拿铁帮我换成燕麦奶的"), and carrying a thing (搬个冰箱, 搬东西): no value
+# of the person's ends (nor is one said to continue).
+_NO_END = r"(?:帮我|幫我|给我|給我)(?:把.{0,8}?)?(?:换|換|改)|搬(?:个|一个|了个|些|东西|東西)"
+_NOT_AN_END_RE = re.compile(_NO_CHANGE + "|" + _NO_END, re.IGNORECASE)
 # An end said only as a past time ("I used to smoke"): of the value it names, not of another.
 _USED_TO = re.compile(r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )\bused to\b", re.IGNORECASE)
 # What holds now ("now", "went vegan", 现在, a final 了): a change only of an attribute already shared.
@@ -196,13 +199,13 @@ _THEN_NOW = re.compile(
 def ends_value(text: str) -> bool:
     """The statement ends or switches a value ("no longer", "quit", "switched", 不再, 改, 换, 从…到, 以前…现在);
     not where it denies one ("没搬", "haven't moved")."""
-    text = _NO_CHANGE_RE.sub(" ", text or "")
+    text = _NOT_AN_END_RE.sub(" ", text or "")
     return bool(ENDS.search(text) or _THEN_NOW.search(text))
 
 
 def end_cues(text: str) -> frozenset[str]:
     """The words that end or switch a value in the statement, lower-cased ("retired", 离婚)."""
-    text = _NO_CHANGE_RE.sub(" ", text or "")
+    text = _NOT_AN_END_RE.sub(" ", text or "")
     return frozenset(found.group(0).lower() for found in ENDS.finditer(text))
 
 
@@ -214,14 +217,14 @@ def _ends_besides_used_to(text: str) -> bool:
 def ends_only_in_the_past(text: str) -> bool:
     """The statement's only cue of an end is "used to", with no "now" set against it: it tells of a past time
     ("I used to smoke"), which ends only the value it names."""
-    text = _NO_CHANGE_RE.sub(" ", text or "")
+    text = _NOT_AN_END_RE.sub(" ", text or "")
     return bool(_USED_TO.search(text)) and not _ends_besides_used_to(text) and not _THEN_NOW.search(text)
 
 
 def then_and_now(text: str) -> tuple[str, str] | None:
     """When the statement's only end is a then set against a now ("以前在腾讯，现在在阿里，还是做后台"): the text
     before its "now" and from it on ("以前在腾讯，", "现在在阿里，还是做后台"); else None."""
-    text = _NO_CHANGE_RE.sub(" ", text or "")
+    text = _NOT_AN_END_RE.sub(" ", text or "")
     found = _THEN_NOW.search(text)
     if found is None or _ends_besides_used_to(text):
         return None

@@ -587,3 +587,16 @@ def test_the_same_words_with_another_pet_are_one_more_pet(alice, use_embedder):
 def test_one_more_allergy_in_the_same_words_is_never_the_same_fact(alice, use_embedder, first, later):
     # The pair model took the second allergy for the first again (0.69, 0.93), and it was never stored.
     save_as_new(alice, first, later)
+
+
+@pytest.mark.parametrize("first,again", [
+    ("我对芒果过敏", "芒果过敏哈，沙拉帮我换成别的水果吧"),  # the assistant is asked to change the salad
+    ("我家住在七楼，没电梯", "七楼没电梯，搬东西累死了"),  # carrying things, not moving house
+    ("我家住在七楼", "我家七楼嘛，搬个沙发要了命"),
+], ids=["asked-to-change", "carrying-things", "carrying-a-thing"])
+def test_a_change_asked_of_the_assistant_or_a_thing_carried_ends_nothing(alice, use_embedder, first, again):
+    save_as_repeat(alice, first, again)
+
+
+def test_moving_house_is_still_a_change(alice, use_embedder):
+    save_as_update(alice, "我住在杭州", "我搬家了，现在住苏州")
