@@ -23,9 +23,9 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-from difflib import SequenceMatcher
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 from functools import lru_cache
 
 import numpy as np
@@ -39,8 +39,8 @@ from memoryboard.llm.attributes import (
     PROTOTYPES,
     attribute_space,
     attribute_words,
-    ends_only_in_the_past,
     end_cues,
+    ends_only_in_the_past,
     ends_value,
     has_addition_cue,
     has_continuation_cue,
@@ -585,10 +585,10 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     other_language = bool(new_latin and not new_cjk and old_cjk and not old_latin
                           or new_cjk and not new_latin and old_latin and not old_cjk)
     if shared and not ends and not cues.addition and cosine >= SHARED_COSINE:
-        # In Chinese, where paraphrases share most characters ("…做售后" / "…做销售" is a change, but too many
-        # repeats read so too), never a change this way.
-        # What stays names the attribute, or whose it is, in SWAP_KEPT value words ("at brenner hoyt", "a nanny for
-        # a family"): "user owns a red bicycle" / "user owns a blue car" keep only "owns", two things.
+        # One value swapped for another in the same words is a change. What stays names the attribute, or whose
+        # it is, in SWAP_KEPT value words ("at brenner hoyt", "a nanny for a family"): "user owns a red bicycle" /
+        # "user owns a blue car" keep only "owns", two things. Never in Chinese, where paraphrases share most
+        # characters ("…做售后" / "…做销售" is a change, but too many repeats read so too).
         swapped = None if _CJK_RUN.search(new_norm + old_norm) else _swapped_value(new_norm, old_norm, kept=SWAP_KEPT)
         if swapped is not None and new_attr[0] not in MANY_VALUED and old_attr[0] not in MANY_VALUED \
                 and not _one_amount(mine, theirs):  # "about 2.1k" / "around 2,100": one amount
