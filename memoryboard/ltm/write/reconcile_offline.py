@@ -96,7 +96,8 @@ STEM, SUFFIX = 5, 3  # a word and its derived form: a common start this long, at
 _EXPLICIT_NOW = re.compile(r"\b(?:now|nowadays|these days|currently)\b|现在|如今|目前", re.IGNORECASE)
 _LATIN = re.compile(r"[a-z0-9][a-z0-9+#.-]*[a-z0-9+#]|[a-z0-9]")
 _POSSESSIVE = re.compile(r"['’](?:s|re|m|ve|ll|d)\b")
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_RUN = re.compile(f"[{_CJK}]+")
 # Function words (a closed class): never a value.
 _EN_FUNCTION = frozenset(
     "a an the i i'm im i've ive i'd i'll me my mine myself we our us you your he she it its they them their this "
@@ -226,7 +227,7 @@ def _other_numbers(mine: _Parsed, theirs: _Parsed) -> bool:
 
 # Words in Latin script, and each Chinese character (their values, two characters or more, are read by
 # _value_words from the spans put back together).
-_WORD = re.compile(r"[a-z0-9][a-z0-9'+#.,-]*[a-z0-9+#]|[a-z0-9]|[\u3400-\u9fff]")
+_WORD = re.compile(f"[a-z0-9][a-z0-9'+#.,-]*[a-z0-9+#]|[a-z0-9]|[{_CJK}]")
 
 
 def _joined(words: list[str]) -> str:
@@ -455,7 +456,7 @@ class _Cues:
     past_time: bool  # tells of a past time, not of being somewhere again ("I'm back in the office")
     # Its only end is a then set against a now: the value words of each part (``llm.attributes.then_and_now``).
     then_now: tuple[frozenset[str], frozenset[str]] | None
-    end_words: frozenset[str] = frozenset()  # the words of its end cues ("retired", 离婚)
+    end_words: frozenset[str]  # the words of its end cues ("retired", 离婚)
 
 
 def _cues(text: str) -> _Cues:
