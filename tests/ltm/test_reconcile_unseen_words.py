@@ -600,3 +600,28 @@ def test_a_change_asked_of_the_assistant_or_a_thing_carried_ends_nothing(alice, 
 
 def test_moving_house_is_still_a_change(alice, use_embedder):
     save_as_update(alice, "我住在杭州", "我搬家了，现在住苏州")
+
+
+@pytest.mark.parametrize("first,later,person", [
+    ("My daughter is at university in Leeds", "she transferred to Durham this term, we're all so proud", "daughter"),
+    ("我儿子在实验小学上学", "我们这学期把他转到国际学校了", "son"),
+    ("my boyfriend lives in Cardiff", "he moved in with me in Swansea last month", "boyfriend"),
+], ids=["she", "we-him", "he-with-me"])
+def test_a_statement_speaking_of_someone_with_the_user_may_be_about_the_stored_person(use_embedder, first, later,
+                                                                                      person):
+    # The user's own words ("we", "me") once made it the user's fact, never compared with the person's by the pair
+    # model: the daughter's move stayed "about someone else".
+    from memoryboard.ltm.write.reconcile_offline import relations
+
+    [(_pk, _cosine, relation)] = relations(later, [("x", first, 0.0)], encode=use_embedder.embed,
+                                           encoder_name=use_embedder.name)
+
+    assert relation.others == "theirs" and relation.why == f"about the user's {person}", relation.why
+
+
+def test_a_change_of_the_stored_persons_school_said_with_we_replaces_it(alice, use_embedder):
+    save_as_update(alice, "我儿子在实验小学上学", "我们这学期把他转到国际学校了")
+
+
+def test_what_the_user_does_with_someone_leaves_that_persons_fact(alice, use_embedder):
+    save_as_kept(alice, "my sister lives in Rome", "we went to Rome for a week, loved it")

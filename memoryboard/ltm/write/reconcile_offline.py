@@ -357,6 +357,12 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|my|me|we|our|us)\b|我|咱|用�
 _ANIMALS = re.compile(r"dog|puppy|cat|kitten|pet|horse|rabbit|bunny|hamster|parrot|bird|fish|tortoise|turtle|狗|猫|宠物|兔|仓鼠|鹦鹉|鱼")
 
 
+# A third person's pronoun, or "we": a statement of the user's that speaks of someone with them ("she transferred
+# to UCL, we're so proud" after "my daughter studies in Beijing"; 我们这学期把他转到国际学校了) may be about the person of
+# the stored fact.
+_WITH_SOMEONE = re.compile(r"\b(?:he|she|him|her|his|we|us|our)\b|他|她|我们|咱们|我俩", re.IGNORECASE)
+
+
 def _is_person(holder: str) -> bool:
     return not _ANIMALS.search(holder or "")
 
@@ -545,12 +551,13 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     shared = set() if _other_numbers(mine, theirs) else _shared_values(mine, theirs)
     new_whose, new_said, old_whose, old_said = mine.whose, mine.said, theirs.whose, theirs.said
     cues = _cues(new)
-    # A statement that does not say whose it is ("he's at easyJet now", 转学了), or names the person of the stored
-    # fact ("my husband", or the name it gives: "Mia's new teacher" after "our daughter Mia …"), may be about them;
+    # A statement that does not say whose it is ("he's at easyJet now", 转学了), names the person of the stored fact
+    # ("my husband", or the name it gives: "Mia's new teacher" after "our daughter Mia …") or speaks of someone with
+    # the user (she, 他, we: :data:`_WITH_SOMEONE`), may be about them;
     # and one about someone the stored user's fact names ("my husband Hassan …" after "I'm married to Hassan").
     names_theirs = _says_name(new, theirs.names)
     about_them = new_whose == "user" and old_whose != "user" and (
-        not new_said or old_whose in mine.people or names_theirs)
+        not new_said or old_whose in mine.people or names_theirs or bool(_WITH_SOMEONE.search(new)))
     named_by_the_user = new_whose != "user" and old_whose == "user" and (_says_name(old, mine.names) or names_theirs)
     theirs_maybe = about_them or named_by_the_user
     if new_whose != old_whose and (new_said and old_said or not shared) and not theirs_maybe:
