@@ -361,6 +361,9 @@ _ANIMALS = re.compile(r"dog|puppy|cat|kitten|pet|horse|rabbit|bunny|hamster|parr
 # to UCL, we're so proud" after "my daughter studies in Beijing"; 我们这学期把他转到国际学校了) may be about the person of
 # the stored fact.
 _WITH_SOMEONE = re.compile(r"\b(?:he|she|him|her|his|we|us|our)\b|他|她|我们|咱们|我俩", re.IGNORECASE)
+# He or she as the statement's subject, after a word of reply ("yeah he's still with the fire service").
+_PRONOUN_SUBJECT = re.compile(r"^\W*(?:(?:yeah|yes|yep|and|so|oh|but|well|lol|haha)\W+)*(?:he|she)\b|^\W*(?:他|她)(?!们)",
+                              re.IGNORECASE)
 
 
 def _is_person(holder: str) -> bool:
@@ -563,11 +566,14 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     if new_whose != old_whose and (new_said and old_said or not shared) and not theirs_maybe:
         return Relation("new", f"about someone else ({new_whose} / {old_whose})", others="another")
     if new_whose != "user" and old_whose != "user" or theirs_maybe:  # someone else's: never replaced on a guess
-        one_person = old_whose != "user" and (new_whose == old_whose or old_whose in mine.people)
+        # One person in both: named alike, or the subject's he or she (she's autistic, 她四川的).
+        one_person = old_whose != "user" and (
+            new_whose == old_whose or old_whose in mine.people or bool(_PRONOUN_SUBJECT.match(new)))
+        person = old_whose if old_whose != "user" else new_whose
         if cosine >= SAME_COSINE and not cues.ends:
-            return Relation("same", f"about the user's {old_whose}: says the same ({cosine:.2f})", others="theirs",
+            return Relation("same", f"about the user's {person}: says the same ({cosine:.2f})", others="theirs",
                             one_person=one_person)
-        return Relation("new", f"about the user's {old_whose}", others="theirs", one_person=one_person)
+        return Relation("new", f"about the user's {person}", others="theirs", one_person=one_person)
     new_slots, old_slots = list(mine.slots), list(theirs.slots)
     slots = compare_slots(new_slots, old_slots)
     # Single-valued slots (where one lives, one's job, …): a like of one thing is not an attribute of its own.
