@@ -779,19 +779,21 @@ def _asked(relation: Relation) -> bool:
 
 
 def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]], *,
-             said_before: bool = False) -> list[tuple[str, float, Relation, float]]:
+             said_before: bool = False, says_now: bool = False) -> list[tuple[str, float, Relation, float]]:
     """The rules' relations, with the pair model's verdict (``llm.pair_model``) on the pairs :func:`compared`
     gave it (:func:`_model_verdict`). ``(id, cosine, relation, weight)``: how sure, the model's probability of
     the kind it gave, else the cosine. ``said_before``: the statement says it was said before ("as I said", 说过):
     the model's change is not taken ("must be halal ok, I told you already" after "I'm a Muslim, halal food
-    only" was a change at 0.98)."""
+    only" was a change at 0.98). ``says_now``: the statement says what holds now ("now", 现在), neither that it
+    still does nor what held before ("I used to play squash, now tennis only" after "I play tennis every week"): the
+    model's change over the rules' repeat needs no more than over one more fact (:func:`_model_verdict`)."""
     asked = [f[3] for f in found if f[3] is not None]
     if not asked:
         return [(pk, cosine, relation, cosine) for pk, cosine, relation, _row in found]
     p_update, p_same = (iter(p.tolist()) for p in pair_model().probabilities(np.vstack(asked)))
     learned = []
     for pk, cosine, relation, row in found:
-        verdict = _model_verdict(relation, next(p_update), next(p_same)) if row is not None else None
+        verdict = _model_verdict(relation, next(p_update), next(p_same), says_now=says_now) if row is not None else None
         if verdict is not None and said_before and verdict[0] == "update":
             verdict = None
         if verdict is None:
@@ -802,17 +804,21 @@ def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]], *,
     return learned
 
 
-def _model_verdict(relation: Relation, p_update: float, p_same: float) -> tuple[str, str, float] | None:
+def _model_verdict(relation: Relation, p_update: float, p_same: float, *,
+                   says_now: bool = False) -> tuple[str, str, float] | None:
     """The pair model's verdict where it is sure, else None (the rules' stands):
 
-    - a change (surer still over the rules' repeat), never of another attribute than a recognised slot's;
+    - a change (surer still over the rules' repeat, unless the statement says what holds now: "西班牙语B1过了，现在在准备B2"
+      after "我在学西班牙语，准备考B1" shares B1 and 准备, a change at 0.78), never of another attribute than a recognised
+      slot's;
     - the same fact, of the rules' one more fact, never between two recognised slots or two people, nor of one
       more value in the same words (:func:`_swapped_value`, "我对海鲜过敏" after "我对花生过敏"): of the user's,
       or of one person of the user's both statements name ("wife's still nursing at St Mary's" after "My wife is
       a nurse at St Mary's"; not "I moved to Paris" after "My friend moved to Paris")."""
     if relation.value_unsure:
         return None
-    if p_update >= p_same and p_update >= (UPDATE_OVER_SAME if relation.kind == "same" else UPDATE_PROBABILITY) \
+    over_same = relation.kind == "same" and not says_now
+    if p_update >= p_same and p_update >= (UPDATE_OVER_SAME if over_same else UPDATE_PROBABILITY) \
             and not relation.slots_apart:
         return "update", f"a change ({p_update:.2f})", p_update
     if (relation.kind == "new" and p_same >= SAME_PROBABILITY and (not relation.others or relation.one_person)
@@ -899,7 +905,8 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
     nearest = ""
     cues = _cues(statement)
     found = _learned(compared(statement, candidates, encode=encode, encoder_name=encoder_name),
-                     said_before=cues.said_before)
+                     said_before=cues.said_before, says_now=(cues.now or cues.explicit_now)
+                     and not (cues.continuation or cues.past))
     strong = any(relation.kind == "update" and relation.strong for _pk, _c, relation, _w in found)
     # Of the items whose value a statement ends, those it names most fully ("left the Shoreditch agency":
     # the agency in Shoreditch, not the home there).
