@@ -154,6 +154,21 @@ _NO_CHANGE = (
 # of the person's ends (nor is one said to continue).
 _NO_END = r"(?:帮我|幫我|给我|給我)(?:把.{0,8}?)?(?:换|換|改)|搬(?:个|一个|了个|些|东西|東西)"
 _NOT_AN_END_RE = re.compile(_NO_CHANGE + "|" + _NO_END, re.IGNORECASE)
+# Once only, what holds otherwise unchanged ("booked with Ben this once, will return to Amy", "just this order",
+# 就这一次, 下周照旧, 主订阅不变): an exception, not a change.
+_JUST_ONCE = re.compile(
+    r"\b(?:(?:just |only )?this once|just this (?:time|order|one|week)|one-off|(?:will|to) (?:return|go back) to|"
+    r"(?:preference|plan|subscription|order|booking)s? (?:is |are |remains? )?unchanged)\b"
+    r"|就这一次|就這一次|就这次|下[次周月][^，。,.!！]{0,8}(?:照旧|恢复|照舊|恢復)|主[^，。,.]{0,4}不变",
+    re.IGNORECASE,
+)
+
+
+def tells_of_one_time(text: str) -> bool:
+    """The statement tells of an exception, once only, what holds otherwise unchanged ("this once", 就这一次)."""
+    return bool(_JUST_ONCE.search(text or ""))
+
+
 # An end said only as a past time ("I used to smoke"): of the value it names, not of another.
 _USED_TO = re.compile(r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )\bused to\b", re.IGNORECASE)
 # What holds now ("now", "went vegan", 现在, a final 了): a change only of an attribute already shared.

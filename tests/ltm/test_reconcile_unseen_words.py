@@ -671,3 +671,15 @@ def test_a_note_that_the_person_said_it_again_is_a_repeat(alice, use_embedder, f
 
 def test_as_i_told_someone_else_is_not_said_before(alice, use_embedder):
     save_as_update(alice, "I work at Acme Logistics", "as I told my boss, I quit Acme Logistics, I start at DHL on Monday")
+
+
+@pytest.mark.parametrize("first,once", [
+    ("我每周六上午上钢琴课", "这周六有事，钢琴课改到周日，下周照旧"),  # the rules' change (改)
+    ("客户的发票每月底统一开", "这个月客户要求提前开票，下月恢复月底开"),  # the pair model's change (1.00)
+], ids=["rules", "pair-model"])
+def test_an_exception_once_only_changes_nothing(alice, use_embedder, first, once):
+    save_as_kept(alice, first, once)
+
+
+def test_a_change_for_good_of_the_same_thing_is_still_a_change(alice, use_embedder):
+    save_as_update(alice, "我每周六上午上钢琴课", "钢琴课以后改到周日了")

@@ -49,6 +49,7 @@ from memoryboard.llm.attributes import (
     says_now,
     says_said_before,
     tells_of_a_past_time,
+    tells_of_one_time,
     then_and_now,
 )
 from memoryboard.llm.cues import OTHER, WITH_THE_PERSON, names_a_moment, relations_named, statement_subject
@@ -466,6 +467,7 @@ class _Cues:
     # Its only end is a then set against a now: the value words of each part (``llm.attributes.then_and_now``).
     then_now: tuple[frozenset[str], frozenset[str]] | None
     end_words: frozenset[str]  # the words of its end cues ("retired", 离婚)
+    once: bool  # an exception, once only ("this once", 就这一次): no change
 
 
 def _cues(text: str) -> _Cues:
@@ -480,7 +482,7 @@ def _read_cues(text: str) -> _Cues:
                  moment=names_a_moment(text),
                  explicit_now=bool(_EXPLICIT_NOW.search(text or "")), past=has_past_cue(text),
                  past_time=tells_of_a_past_time(text), then_now=_then_now_words(text),
-                 end_words=end_cues(text))
+                 end_words=end_cues(text), once=tells_of_one_time(text))
 
 
 def _then_now_words(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
@@ -492,7 +494,7 @@ def _ends_here(cues: _Cues, shared: set[str], old: str) -> bool:
     """The statement ends the stored item's value: "used to" alone ends only a value it shares ("I used to
     smoke" ends smoking, not the running stored); a then set against a now, a value it shares said then and
     not now ("以前在腾讯，现在在阿里" ends 腾讯; "我以前住在北京，现在住在上海" ends no 上海)."""
-    if not cues.ends or cues.past_end and not shared:
+    if not cues.ends or cues.once or cues.past_end and not shared:
         return False
     # The stored item tells the same end, of a value both name ("Customer is a retired headteacher" after
     # "Customer is retired, formerly a school headteacher"): told again, nothing ends now. Not a one-character
@@ -782,7 +784,8 @@ def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]], *,
              said_before: bool = False, says_now: bool = False) -> list[tuple[str, float, Relation, float]]:
     """The rules' relations, with the pair model's verdict (``llm.pair_model``) on the pairs :func:`compared`
     gave it (:func:`_model_verdict`). ``(id, cosine, relation, weight)``: how sure, the model's probability of
-    the kind it gave, else the cosine. ``said_before``: the statement says it was said before ("as I said", 说过):
+    the kind it gave, else the cosine. ``said_before``: the statement says it was said before ("as I said", 说过),
+    or tells of an exception once only ("下月恢复月底开", "this once"):
     the model's change is not taken ("must be halal ok, I told you already" after "I'm a Muslim, halal food
     only" was a change at 0.98). ``says_now``: the statement says what holds now ("now", 现在), neither that it
     still does nor what held before ("I used to play squash, now tennis only" after "I play tennis every week"): the
@@ -905,7 +908,7 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
     nearest = ""
     cues = _cues(statement)
     found = _learned(compared(statement, candidates, encode=encode, encoder_name=encoder_name),
-                     said_before=cues.said_before, says_now=(cues.now or cues.explicit_now)
+                     said_before=cues.said_before or cues.once, says_now=(cues.now or cues.explicit_now)
                      and not (cues.continuation or cues.past))
     strong = any(relation.kind == "update" and relation.strong for _pk, _c, relation, _w in found)
     # Of the items whose value a statement ends, those it names most fully ("left the Shoreditch agency":
