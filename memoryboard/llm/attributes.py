@@ -153,7 +153,12 @@ _NO_CHANGE = (
 # What the assistant is asked to change ("拿铁帮我换成燕麦奶的"), and carrying a thing (搬个冰箱, 搬东西): no value
 # of the person's ends (nor is one said to continue).
 _NO_END = r"(?:帮我|幫我|给我|給我)(?:把.{0,8}?)?(?:换|換|改)|搬(?:个|一个|了个|些|东西|東西)"
-_NOT_AN_END_RE = re.compile(_NO_CHANGE + "|" + _NO_END, re.IGNORECASE)
+# A change only planned, wished or supposed ("我们打算明年搬到昆山", "如果公司搬深圳", "thinking of moving to Leeds"):
+# nothing has ended yet.
+_NOT_YET = (r"(?:打算|计划|考虑|可能|如果|要是|假如|想)[^，。,.!！?？]{0,8}?(?:搬|换|換|转|轉|改|跳槽|离职|辞职)"
+            r"|\b(?:planning|plan|thinking (?:of|about)|considering|might|may|if|want) (?:to )?[^.,;!?]{0,15}?"
+            r"\b(?:move|moving|switch|switching|change|changing|leave|leaving|quit|quitting)\b")
+_NOT_AN_END_RE = re.compile(_NO_CHANGE + "|" + _NO_END + "|" + _NOT_YET, re.IGNORECASE)
 # Once only, what holds otherwise unchanged ("booked with Ben this once, will return to Amy", "just this order",
 # 就这一次, 下周照旧, 主订阅不变): an exception, not a change.
 _JUST_ONCE = re.compile(

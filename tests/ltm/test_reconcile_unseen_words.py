@@ -683,3 +683,15 @@ def test_an_exception_once_only_changes_nothing(alice, use_embedder, first, once
 
 def test_a_change_for_good_of_the_same_thing_is_still_a_change(alice, use_embedder):
     save_as_update(alice, "我每周六上午上钢琴课", "钢琴课以后改到周日了")
+
+
+@pytest.mark.parametrize("first,planned", [
+    ("我在苏州住", "我们打算明年搬到昆山，两边都近点"),
+    ("我在苏州住", "如果明年公司搬去上海，我可能也得跟着搬"),
+], ids=["plan", "if"])
+def test_a_change_only_planned_or_supposed_ends_nothing(alice, use_embedder, first, planned):
+    save_as_kept(alice, first, planned)
+
+
+def test_a_move_made_is_still_a_change(alice, use_embedder):
+    save_as_update(alice, "I live in Leeds", "moved to York last month")
