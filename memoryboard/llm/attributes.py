@@ -162,9 +162,10 @@ _NOT_AN_END_RE = re.compile(_NO_CHANGE + "|" + _NO_END + "|" + _NOT_YET, re.IGNO
 # Once only, what holds otherwise unchanged ("booked with Ben this once, will return to Amy", "just this order",
 # 就这一次, 下周照旧, 主订阅不变): an exception, not a change.
 _JUST_ONCE = re.compile(
-    r"\b(?:(?:just |only )?this once|just this (?:time|order|one|week)|one-off|(?:will|to) (?:return|go back) to|"
+    r"\b(?:(?:just |only )?this once|just (?:for )?this (?:time|order|one|week)|one-off|(?:will|to) (?:return|go back) to|"
     r"(?:preference|plan|subscription|order|booking)s? (?:is |are |remains? )?unchanged)\b"
-    r"|就这一次|就這一次|就这次|下[次周月][^，。,.!！]{0,8}(?:照旧|恢复|照舊|恢復)|主[^，。,.]{0,4}不变",
+    r"|就这一次|就這一次|就这次|仅此一次|僅此一次|仅限(?:本|这|這)[单單次]|下[次周月][^，。,.!！]{0,8}(?:照旧|恢复|照舊|恢復)"
+    r"|主[^，。,.]{0,4}不变",
     re.IGNORECASE,
 )
 

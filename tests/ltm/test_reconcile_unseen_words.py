@@ -676,7 +676,8 @@ def test_as_i_told_someone_else_is_not_said_before(alice, use_embedder):
 @pytest.mark.parametrize("first,once", [
     ("我每周六上午上钢琴课", "这周六有事，钢琴课改到周日，下周照旧"),  # the rules' change (改)
     ("客户的发票每月底统一开", "这个月客户要求提前开票，下月恢复月底开"),  # the pair model's change (1.00)
-], ids=["rules", "pair-model"])
+    ("客户习惯用支付宝付款", "这单客户用银行转账，仅限本单"),
+], ids=["rules", "pair-model", "this-order-only"])
 def test_an_exception_once_only_changes_nothing(alice, use_embedder, first, once):
     save_as_kept(alice, first, once)
 
