@@ -133,15 +133,18 @@ FIXED = frozenset({"origin"})
 
 # "left" as a verb ("I left Google", "she left"), not as a side ("left-handed", "on the left", "my left leg").
 _LEFT_AS_VERB = r"(?<!the )(?<!my )(?<!his )(?<!her )(?<!our )(?<!your )(?<!their )(?<!on )(?<!to )left(?![-‐])"
-# An end or a switch of a value.
+# An end or a switch of a value (a promotion, a transfer, an amount cut to another: promoted, 调至, 升为, 减至).
 ENDS = re.compile(
     r"\b(?:no longer|not anymore|any ?more|no more|stopped|quit|" + _LEFT_AS_VERB
     + r"|switched|changed|moved|relocated|instead|"
     r"(?<!are )(?<!is )(?<!am )(?<!be )(?<!get )(?<!got )used to|gave up|traded|sold|cancelled|canceled|retired|"
-    r"replaced|correction|upgraded|swapped|got rid of|ended|broke up|split up|split|separated|divorced|passed away|died|graduated|not\b.{1,30}\bbut|"
+    r"replaced|correction|upgraded|downgraded|promoted|demoted|transferred|reassigned|converted|swapped|got rid of|ended|"
+    r"broke up|split up|split|separated|divorced|passed away|died|graduated|not\b.{1,30}\bbut|"
+    r"(?:reduced|increased|cut|dropped|bumped|raised|lowered)(?: (?:down|up|it))? to|"
     r"(?:took|taken|taking) (?:me|him|her|them) off|(?:came|come|coming) off|"
     r"from\b.{1,40}\bto)\b"
-    r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|毕业|分手|离婚|去世|结束|戒|从.{1,15}(?:到|成)",
+    r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|毕业|分手|离婚|去世|结束|戒|从.{1,15}(?:到|成)"
+    r"|(?<!空)调[到至去]|升[为任职]|降[为到至]|[减涨增]至|[减涨]到|升级|降级",
     re.IGNORECASE,
 )
 # A change denied ("没搬", "不想换", "haven't moved", "didn't change"): the value continues, nothing ended.

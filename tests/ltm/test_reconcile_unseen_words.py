@@ -696,3 +696,17 @@ def test_a_change_only_planned_or_supposed_ends_nothing(alice, use_embedder, fir
 
 def test_a_move_made_is_still_a_change(alice, use_embedder):
     save_as_update(alice, "I live in Leeds", "moved to York last month")
+
+
+@pytest.mark.parametrize("first,later", [
+    ("The user works as a cashier at Lidl in Leeds.", "The user has been promoted to store supervisor at Lidl in Leeds."),
+    ("用户在招商银行上海分行工作。", "用户已调至招商银行深圳分行。"),
+    ("I work 5 days a week at the library", "cut down to 3 days at the library for my course"),
+], ids=["promoted", "tiaozhi", "cut-down-to"])
+def test_a_promotion_a_transfer_or_a_cut_is_a_change(alice, use_embedder, first, later):
+    # Each shares the place's words with the stored item ("says lidl, leeds again") and had no cue of change.
+    save_as_update(alice, first, later)
+
+
+def test_an_air_conditioner_arriving_is_no_transfer(alice, use_embedder):
+    save_as_repeat(alice, "我家装了格力空调", "格力空调到了，师傅明天来装")
