@@ -427,6 +427,8 @@ class _Parsed:
     names: frozenset[str]  # the names it gives (a capitalised word inside a sentence, 叫…)
     whose: str
     said: bool
+    with_someone: bool  # a he, she, we, 他, 她, 我们 in it (:data:`_WITH_SOMEONE`)
+    he_or_she: bool  # its subject is he or she (:data:`_PRONOUN_SUBJECT`)
     slots: tuple[Slot, ...]  # its slots, read in the first person
     keys: frozenset[str]  # its single-valued slots
     likes: frozenset[str]  # the things it likes
@@ -444,7 +446,8 @@ def _parsed(text: str) -> _Parsed:
     return _Parsed(
         norm=normalize_statement(text), words=words, latin=frozenset(latin), cjk=frozenset(cjk),
         numbers=_numbers(words), amounts=amounts, amounts_written=written, names=_names(text), whose=whose,
-        said=said, slots=slots,
+        said=said, with_someone=bool(_WITH_SOMEONE.search(text or "")),
+        he_or_she=bool(_PRONOUN_SUBJECT.match(text or "")), slots=slots,
         keys=frozenset(s.key for s in slots if not s.key.startswith(LIKES)),
         likes=frozenset(s.key for s in slots if s.key.startswith(LIKES) and s.positive),
         people=relations_named(text), cues=_read_cues(text))
@@ -562,7 +565,7 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     # and one about someone the stored user's fact names ("my husband Hassan …" after "I'm married to Hassan").
     names_theirs = _says_name(new, theirs.names)
     about_them = new_whose == "user" and old_whose != "user" and (
-        not new_said or old_whose in mine.people or names_theirs or bool(_WITH_SOMEONE.search(new)))
+        not new_said or old_whose in mine.people or names_theirs or mine.with_someone)
     named_by_the_user = new_whose != "user" and old_whose == "user" and (_says_name(old, mine.names) or names_theirs)
     theirs_maybe = about_them or named_by_the_user
     if new_whose != old_whose and (new_said and old_said or not shared) and not theirs_maybe:
@@ -570,7 +573,7 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     if new_whose != "user" and old_whose != "user" or theirs_maybe:  # someone else's: never replaced on a guess
         # One person in both: named alike, or the subject's he or she (she's autistic, 她四川的).
         one_person = old_whose != "user" and (
-            new_whose == old_whose or old_whose in mine.people or bool(_PRONOUN_SUBJECT.match(new)))
+            new_whose == old_whose or old_whose in mine.people or mine.he_or_she)
         person = old_whose if old_whose != "user" else new_whose
         if cosine >= SAME_COSINE and not cues.ends:
             return Relation("same", f"about the user's {person}: says the same ({cosine:.2f})", others="theirs",
@@ -780,16 +783,18 @@ def _asked(relation: Relation) -> bool:
     return relation.kind in ("new", "same") and relation.others != "another" and not relation.fixed
 
 
-def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]], *,
-             said_before: bool = False, says_now: bool = False) -> list[tuple[str, float, Relation, float]]:
+def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]],
+             cues: _Cues) -> list[tuple[str, float, Relation, float]]:
     """The rules' relations, with the pair model's verdict (``llm.pair_model``) on the pairs :func:`compared`
     gave it (:func:`_model_verdict`). ``(id, cosine, relation, weight)``: how sure, the model's probability of
-    the kind it gave, else the cosine. ``said_before``: the statement says it was said before ("as I said", 说过),
-    or tells of an exception once only ("下月恢复月底开", "this once"):
-    the model's change is not taken ("must be halal ok, I told you already" after "I'm a Muslim, halal food
-    only" was a change at 0.98). ``says_now``: the statement says what holds now ("now", 现在), neither that it
-    still does nor what held before ("I used to play squash, now tennis only" after "I play tennis every week"): the
-    model's change over the rules' repeat needs no more than over one more fact (:func:`_model_verdict`)."""
+    the kind it gave, else the cosine. ``cues``: the statement's. Where it says it was said before ("as I said",
+    说过) or tells of an exception once only ("下月恢复月底开", "this once"), the model's change is not taken ("must be
+    halal ok, I told you already" after "I'm a Muslim, halal food only" was a change at 0.98). Where it says what
+    holds now ("now", 现在), neither that it still does nor what held before ("I used to play squash, now tennis
+    only" after "I play tennis every week"), the model's change over the rules' repeat needs no more than over one
+    more fact (:func:`_model_verdict`)."""
+    no_change = cues.said_before or cues.once
+    says_now = (cues.now or cues.explicit_now) and not (cues.continuation or cues.past)
     asked = [f[3] for f in found if f[3] is not None]
     if not asked:
         return [(pk, cosine, relation, cosine) for pk, cosine, relation, _row in found]
@@ -797,7 +802,7 @@ def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]], *,
     learned = []
     for pk, cosine, relation, row in found:
         verdict = _model_verdict(relation, next(p_update), next(p_same), says_now=says_now) if row is not None else None
-        if verdict is not None and said_before and verdict[0] == "update":
+        if verdict is not None and no_change and verdict[0] == "update":
             verdict = None
         if verdict is None:
             learned.append((pk, cosine, relation, cosine))
@@ -907,9 +912,7 @@ def offline_decide(statement: str, candidates: Sequence[tuple[str, str, float]],
     reasons: dict[str, str] = {}  # id -> why, of the updated and conflicting items
     nearest = ""
     cues = _cues(statement)
-    found = _learned(compared(statement, candidates, encode=encode, encoder_name=encoder_name),
-                     said_before=cues.said_before or cues.once, says_now=(cues.now or cues.explicit_now)
-                     and not (cues.continuation or cues.past))
+    found = _learned(compared(statement, candidates, encode=encode, encoder_name=encoder_name), cues)
     strong = any(relation.kind == "update" and relation.strong for _pk, _c, relation, _w in found)
     # Of the items whose value a statement ends, those it names most fully ("left the Shoreditch agency":
     # the agency in Shoreditch, not the home there).
