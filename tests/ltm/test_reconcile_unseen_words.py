@@ -710,3 +710,31 @@ def test_a_promotion_a_transfer_or_a_cut_is_a_change(alice, use_embedder, first,
 
 def test_an_air_conditioner_arriving_is_no_transfer(alice, use_embedder):
     save_as_repeat(alice, "我家装了格力空调", "格力空调到了，师傅明天来装")
+
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I'm a product designer at Monzo", "I'm a product designer at Wise"),
+    ("my local airport is Leeds Bradford", "my local airport is Manchester, please use that for flight searches"),
+    ("my swim training days are Mon and Wed", "my swim training days are Tue and Thu, mornings"),
+    ("we have a corn snake called Noodle", "we have a corn snake called Biscuit, the kids renamed him"),
+    ("我的通勤是坐公交", "我的通勤是骑电动车，二十分钟"),
+    ("我对象叫小李", "我对象叫小周"),
+], ids=["employer", "airport", "days", "pet-name", "commute", "partner-name"])
+def test_the_same_words_then_another_value_is_a_change(alice, use_embedder, first, later):
+    # The rules read each as the same fact (the job slot; "airport", "swim", 通勤 said again) or as someone
+    # else's fact not to be replaced on a guess (对象).
+    save_as_update(alice, first, later)
+
+
+@pytest.mark.parametrize("first,later", [
+    ("my go-to snack is crisps", "my go-to snack is also popcorn"),  # one more, said so
+    ("The user is a keen cyclist.", "The user is training for a charity ride to Brighton."),  # a frame of nothing
+    ("The user is a trainee solicitor.", "The user is a solicitor in training."),  # the rests share a word
+    ("I got gout, so no seafood", "I got gout, the doctor said no beer either"),  # the frame is a clause of its own
+    ("我在杭州读书，大三", "我在杭州一家咖啡店兼职"),  # 我在 alone frames nothing; 杭州 is a value
+    ("my swim coach is Dana", "my swim coach was Pete, before Dana"),  # another frame: was
+    ("User owns a red bicycle", "User owns a green kayak"),  # "owns": too wide a frame for one thing
+], ids=["also", "no-attribute", "shared-word", "clause", "zh-place", "was", "wide-frame"])
+def test_the_same_first_words_alone_change_nothing(alice, use_embedder, first, later):
+    save_as_kept(alice, first, later)

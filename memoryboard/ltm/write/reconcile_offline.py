@@ -81,6 +81,7 @@ SHARED_COSINE = 0.40  # sharing a value word, this close, neither an end nor an 
 UNCLEAR_MARGIN = 0.02  # a statement near no prototype: within this of its nearest, the stored one's attribute
 ATTRIBUTE_MARGIN = 0.05  # nearest attributes clear by this much over their second: two attributes apart
 SWAP_RATIO = 0.6  # two statements this alike word by word, but for a value in each: the other value
+FRAME_WORDS = 2  # the same frame with this many words of its own, then another value: a change
 SWAP_KEPT = 2  # ... and this many value words said again in place
 CUE_COSINE = 0.45  # said as a change or as what holds now, this close: the same attribute
 ENDS_COSINE = 0.30  # said as a change, of another nearest attribute: at least this close to replace it
@@ -269,6 +270,59 @@ def _swapped_value(new_norm: str, old_norm: str, *, kept: int = 0) -> tuple[str,
             return None
         swapped = (old_span, new_span)
     return swapped if swapped is not None and len(_value_words(_joined(both))) >= kept else None
+
+
+# A statement's words and its punctuation, in order (:func:`_framed_value`).
+_FRAME_TOKEN = re.compile(_WORD.pattern + r"|[^\w\s]")
+# The words a statement's frame ends with before its value: a verb of being or naming, a preposition, an
+# article ("my home airport is", "i'm a courier for", "我对象叫", "我的手機是", "我在一家车企做").
+_FRAME_END = frozenset("is are am was were at in on for with a an the to of called named as by from".split()) \
+    | frozenset("是叫为在做用喝开住係坐搭骑读")
+
+
+def _framed_value(new_norm: str, old_norm: str) -> tuple[str, str] | None:
+    """Both statements start with the same frame and each goes on with a value of its own, within the frame's
+    clause ("my home airport is bristol" / "my home airport is cardiff, can you set that as default", "我对象叫小李"
+    / "我对象叫小周"): the two values (the rest of each statement), else None. The frame ends with one of
+    :data:`_FRAME_END`, has three words or more (four Chinese characters, or two and two) and ``FRAME_WORDS`` words
+    of its own (:func:`_content_words`; one in Chinese); the two rests share no word of their own ("the user is
+    a trainee solicitor" / "... a solicitor in training" say one thing twice)."""
+    old_tokens, new_tokens = _FRAME_TOKEN.findall(old_norm), _FRAME_TOKEN.findall(new_norm)
+    common = 0
+    for a, b in zip(old_tokens, new_tokens):
+        if a != b:
+            break
+        common += 1
+    # Back to the frame's last linking word ("我对象叫小李" / "我对象叫小周" share 小 after 叫).
+    while common and old_tokens[common - 1] not in _FRAME_END:
+        common -= 1
+    frame, old_rest, new_rest = old_tokens[:common], old_tokens[common:], new_tokens[common:]
+    if not old_rest or not new_rest or not old_rest[0][0].isalnum() or not new_rest[0][0].isalnum():
+        return None
+    if any(not token[0].isalnum() for token in frame):  # the frame is of one clause
+        return None
+    cjk = sum(1 for token in frame if _CJK_RUN.match(token))
+    words = len(_content_words(frame))
+    if not (common - cjk >= 3 or cjk >= 4 or min(cjk, common - cjk) >= 2) or words < FRAME_WORDS and not (words and cjk):
+        return None  # "the user is": a frame of no attribute; "user owns a": of too wide a one
+    old_words, new_words = _content_words(old_rest), _content_words(new_rest)
+    if not old_words or not new_words or _shared_words(new_words, old_words):
+        return None
+    return _joined([t for t in old_rest if t[0].isalnum()]), _joined([t for t in new_rest if t[0].isalnum()])
+
+
+def _content_words(tokens: list[str]) -> frozenset[str]:
+    """The words of ``tokens`` (:data:`_FRAME_TOKEN`) that are not function words, each pair of Chinese
+    characters of a run that holds none, the prototypes' attribute words kept ("son", "通勤")."""
+    words = {t for t in tokens if t[0].isascii() and t[0].isalnum() and t not in _EN_FUNCTION and t not in _FRAME_END}
+    run = ""
+    for token in [*tokens, " "]:
+        if _CJK_RUN.match(token) and token not in _ZH_FUNCTION and token not in _FRAME_END:
+            run += token
+            continue
+        words.update(run[i : i + 2] for i in range(len(run) - 1))
+        run = ""
+    return frozenset(words)
 
 
 def _shared_values(mine: _Parsed, theirs: _Parsed) -> set[str]:
@@ -559,6 +613,14 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     shared = set() if _other_numbers(mine, theirs) else _shared_values(mine, theirs)
     new_whose, new_said, old_whose, old_said = mine.whose, mine.said, theirs.whose, theirs.said
     cues = _cues(new)
+    # The same frame, another value ("my home airport is Bristol" / "my home airport is Cardiff", "我对象叫小李" /
+    # "我对象叫小周"): a change, unless said as one more, as still true, once only, or of the past.
+    # Not of an attribute held many times ("I'm allergic to peanuts" / "... to shellfish"), nor where a recognised
+    # slot tells of more in the stored item ("I live in Berlin and work at SAP" / "I live in Hamburg": one of two).
+    framed = _framed_value(new_norm, old_norm)
+    if framed is not None and not (cues.addition or cues.continuation or cues.once or cues.past or cues.past_time) \
+            and compare_slots(list(mine.slots), list(theirs.slots))[0] != "partial":
+        return Relation("update", f"the same words, then another value ({framed[0]} → {framed[1]})", strong=True)
     # A statement that does not say whose it is ("he's at easyJet now", 转学了), names the person of the stored fact
     # ("my husband", or the name it gives: "Mia's new teacher" after "our daughter Mia …") or speaks of someone with
     # the user (she, 他, we: :data:`_WITH_SOMEONE`), may be about them;
