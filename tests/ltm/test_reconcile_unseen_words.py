@@ -720,7 +720,8 @@ def test_an_air_conditioner_arriving_is_no_transfer(alice, use_embedder):
     ("we have a corn snake called Noodle", "we have a corn snake called Biscuit, the kids renamed him"),
     ("我的通勤是坐公交", "我的通勤是骑电动车，二十分钟"),
     ("我对象叫小李", "我对象叫小周"),
-], ids=["employer", "airport", "days", "pet-name", "commute", "partner-name"])
+    ("Contact pref: letter.", "Contact pref: email (son set up an account)."),  # a note's label
+], ids=["employer", "airport", "days", "pet-name", "commute", "partner-name", "label"])
 def test_the_same_words_then_another_value_is_a_change(alice, use_embedder, first, later):
     # The rules read each as the same fact (the job slot; "airport", "swim", 通勤 said again) or as someone
     # else's fact not to be replaced on a guess (对象).

@@ -275,19 +275,20 @@ def _swapped_value(new_norm: str, old_norm: str, *, kept: int = 0) -> tuple[str,
 # A statement's words and its punctuation, in order (:func:`_framed_value`).
 _FRAME_TOKEN = re.compile(_WORD.pattern + r"|[^\w\s]")
 # The words a statement's frame ends with before its value: a verb of being or naming, a preposition, an
-# article ("my home airport is", "i'm a courier for", "我对象叫", "我的手機是", "我在一家车企做").
+# article, a label's colon ("my home airport is", "i'm a courier for", "contact pref:", "我对象叫", "我的手機是",
+# "我在一家车企做").
 _FRAME_END = frozenset("is are am was were at in on for with a an the to of called named as by from".split()) \
-    | frozenset("是叫为在做用喝开住係坐搭骑读")
+    | frozenset("是叫为在做用喝开住係坐搭骑读") | frozenset(":：")
 
 
-def _framed_value(new_norm: str, old_norm: str) -> tuple[str, str] | None:
+def _framed_value(mine: _Parsed, theirs: _Parsed) -> tuple[str, str] | None:
     """Both statements start with the same frame and each goes on with a value of its own, within the frame's
     clause ("my home airport is bristol" / "my home airport is cardiff, can you set that as default", "我对象叫小李"
     / "我对象叫小周"): the two values (the rest of each statement), else None. The frame ends with one of
     :data:`_FRAME_END`, has three words or more (four Chinese characters, or two and two) and ``FRAME_WORDS`` words
     of its own (:func:`_content_words`; one in Chinese); the two rests share no word of their own ("the user is
     a trainee solicitor" / "... a solicitor in training" say one thing twice)."""
-    old_tokens, new_tokens = _FRAME_TOKEN.findall(old_norm), _FRAME_TOKEN.findall(new_norm)
+    old_tokens, new_tokens = theirs.tokens, mine.tokens
     common = 0
     for a, b in zip(old_tokens, new_tokens):
         if a != b:
@@ -299,11 +300,13 @@ def _framed_value(new_norm: str, old_norm: str) -> tuple[str, str] | None:
     frame, old_rest, new_rest = old_tokens[:common], old_tokens[common:], new_tokens[common:]
     if not old_rest or not new_rest or not old_rest[0][0].isalnum() or not new_rest[0][0].isalnum():
         return None
-    if any(not token[0].isalnum() for token in frame):  # the frame is of one clause
-        return None
+    if not frame or any(not token[0].isalnum() for token in frame[:-1]):
+        return None  # the frame is of one clause (a label's colon ends it)
     cjk = sum(1 for token in frame if _CJK_RUN.match(token))
     words = len(_content_words(frame))
-    if not (common - cjk >= 3 or cjk >= 4 or min(cjk, common - cjk) >= 2) or words < FRAME_WORDS and not (words and cjk):
+    if not (common - cjk >= 3 or cjk >= 4 or min(cjk, common - cjk) >= 2):
+        return None
+    if words < FRAME_WORDS and not (words and cjk):
         return None  # "the user is": a frame of no attribute; "user owns a": of too wide a one
     old_words, new_words = _content_words(old_rest), _content_words(new_rest)
     if not old_words or not new_words or _shared_words(new_words, old_words):
@@ -472,6 +475,7 @@ class _Parsed:
     compared again at each statement and each turn."""
 
     norm: str  # as the repeat test compares it
+    tokens: tuple[str, ...]  # its words and punctuation, in order (:func:`_framed_value`)
     words: frozenset[str]  # its value words
     latin: frozenset[str]  # of those, the words not in Chinese
     cjk: frozenset[str]  # and the Chinese ones
@@ -497,8 +501,9 @@ def _parsed(text: str) -> _Parsed:
     whose, said = _whose(text)
     amounts, written = _amounts(unicodedata.normalize("NFKC", text or ""))
     slots = tuple(statement_slots(first_person(text)))
+    norm = normalize_statement(text)
     return _Parsed(
-        norm=normalize_statement(text), words=words, latin=frozenset(latin), cjk=frozenset(cjk),
+        norm=norm, tokens=tuple(_FRAME_TOKEN.findall(norm)), words=words, latin=frozenset(latin), cjk=frozenset(cjk),
         numbers=_numbers(words), amounts=amounts, amounts_written=written, names=_names(text), whose=whose,
         said=said, with_someone=bool(_WITH_SOMEONE.search(text or "")),
         he_or_she=bool(_PRONOUN_SUBJECT.match(text or "")), slots=slots,
@@ -617,7 +622,7 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     # "我对象叫小周"): a change, unless said as one more, as still true, once only, or of the past.
     # Not of an attribute held many times ("I'm allergic to peanuts" / "... to shellfish"), nor where a recognised
     # slot tells of more in the stored item ("I live in Berlin and work at SAP" / "I live in Hamburg": one of two).
-    framed = _framed_value(new_norm, old_norm)
+    framed = _framed_value(mine, theirs)
     if framed is not None and not (cues.addition or cues.continuation or cues.once or cues.past or cues.past_time) \
             and compare_slots(list(mine.slots), list(theirs.slots))[0] != "partial":
         return Relation("update", f"the same words, then another value ({framed[0]} → {framed[1]})", strong=True)
