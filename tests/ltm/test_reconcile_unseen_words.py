@@ -739,3 +739,14 @@ def test_the_same_words_then_another_value_is_a_change(alice, use_embedder, firs
 ], ids=["also", "no-attribute", "shared-word", "clause", "zh-place", "was", "wide-frame"])
 def test_the_same_first_words_alone_change_nothing(alice, use_embedder, first, later):
     save_as_kept(alice, first, later)
+
+
+def test_someone_who_is_history_is_no_longer_current(alice, use_embedder):
+    # "Josh" said again was a repeat.
+    save_as_update(alice, "I've been dating a guy called Josh", "Josh is history, don't ask")
+
+
+def test_a_membership_let_lapse_is_never_the_same_fact_again(alice, use_embedder):
+    save(alice, "I'm a member of the National Trust")
+    result = save(alice, "I let the National Trust membership lapse this year")
+    assert result.decision.verdict in ("update", "conflict"), result.decision.reason
