@@ -201,7 +201,8 @@ _SAID_BEFORE = (r"\b(?:(?:as|like) i(?:'ve| have)? (?:said|mentioned|told you)|a
                 r"as you know|you know already|remember|already told|the usual|same as (?:before|last time|always|usual))\b"
                 # Said again, as a note reports it ("Customer restated: …", "asked again for …", 用户再次提到…).
                 r"|\b(?:as i told(?=\s*[,.;:!]|\s*$)|restated|reiterated|(?:mentioned|said|asked|requested|noted|stated|"
-                r"confirmed) again)\b|再次(?:提到|提及|要求|表示|强调|确认|说明)|重申|又提到"
+                r"confirmed|flagged) again|as (?:noted|stated) (?:before|previously|earlier))\b"
+                r"|再次(?:提到|提及|要求|表示|强调|确认|说明)|重申|又提到|之前有(?:跟你|和你|同你|同您|跟您)?[说說讲講提]"
                 r"|[说說讲講提][过過]|还记得|你记得|记得(?:吧|的|嘛)|你記得|記得(?:㗎|嘛)|你知(?:道)?(?:啦|的|吧)|你懂的|跟上次一样|和上次一样|老规矩")
 _CONTINUATION = re.compile(_STILL + "|" + _SAID_BEFORE, re.IGNORECASE)
 _SAID_BEFORE_RE = re.compile(_SAID_BEFORE, re.IGNORECASE)

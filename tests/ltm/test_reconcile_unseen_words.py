@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from memoryboard.llm.attributes import says_said_before
 from memoryboard.ltm.write.statements import repeats_statement
 from tests.ltm.test_reconcile_generalizes import (
     current,
@@ -750,3 +751,22 @@ def test_a_membership_let_lapse_is_never_the_same_fact_again(alice, use_embedder
     save(alice, "I'm a member of the National Trust")
     result = save(alice, "I let the National Trust membership lapse this year")
     assert result.decision.verdict in ("update", "conflict"), result.decision.reason
+
+
+@pytest.mark.parametrize("first,again", [
+    ("Pt prefers morning appointments.", "Patient would like mornings for appts (as noted previously)."),
+])
+def test_as_noted_before_in_a_note_is_said_before(alice, use_embedder, first, again):
+    # "as noted previously" was no cue: the rules read another value of the routine, and replaced it.
+    save_as_repeat(alice, first, again)
+
+
+@pytest.mark.parametrize("text,said", [
+    ("Customer wants paper invoices by post (as noted before).", True),
+    ("The user flagged again: no latex gloves.", True),
+    ("偏頭痛啦 之前有跟你說 最近又開始了", True),
+    ("As noted in the contract, the price is fixed for a year.", False),
+    ("The nurse flagged a high reading.", False),
+])
+def test_said_before_in_notes_and_in_cantonese_chat(text, said):
+    assert says_said_before(text) is said
