@@ -770,3 +770,9 @@ def test_as_noted_before_in_a_note_is_said_before(alice, use_embedder, first, ag
 ])
 def test_said_before_in_notes_and_in_cantonese_chat(text, said):
     assert says_said_before(text) is said
+
+
+def test_the_reason_of_a_change_in_one_frame_names_the_two_values(alice, use_embedder):
+    result = save_as_update(alice, "my local airport is Leeds Bradford",
+                            "my local airport is Manchester, please use that for flight searches")
+    assert "leeds bradford → manchester)" in result.decision.reason

@@ -284,10 +284,10 @@ _FRAME_END = frozenset("is are am was were at in on for with a an the to of call
 def _framed_value(mine: _Parsed, theirs: _Parsed) -> tuple[str, str] | None:
     """Both statements start with the same frame and each goes on with a value of its own, within the frame's
     clause ("my home airport is bristol" / "my home airport is cardiff, can you set that as default", "我对象叫小李"
-    / "我对象叫小周"): the two values (the rest of each statement), else None. The frame ends with one of
-    :data:`_FRAME_END`, has three words or more (four Chinese characters, or two and two) and ``FRAME_WORDS`` words
-    of its own (:func:`_content_words`; one in Chinese); the two rests share no word of their own ("the user is
-    a trainee solicitor" / "... a solicitor in training" say one thing twice)."""
+    / "我对象叫小周"): the two values (what follows the frame, to its clause's end), else None. The frame ends with
+    one of :data:`_FRAME_END`, has three words or more (four Chinese characters, or two and two) and
+    ``FRAME_WORDS`` words of its own (:func:`_content_words`; one in Chinese); the two rests share no word of their
+    own ("the user is a trainee solicitor" / "... a solicitor in training" say one thing twice)."""
     old_tokens, new_tokens = theirs.tokens, mine.tokens
     common = 0
     for a, b in zip(old_tokens, new_tokens):
@@ -311,7 +311,17 @@ def _framed_value(mine: _Parsed, theirs: _Parsed) -> tuple[str, str] | None:
     old_words, new_words = _content_words(old_rest), _content_words(new_rest)
     if not old_words or not new_words or _shared_words(new_words, old_words):
         return None
-    return _joined([t for t in old_rest if t[0].isalnum()]), _joined([t for t in new_rest if t[0].isalnum()])
+    return _first_words(old_rest), _first_words(new_rest)
+
+
+def _first_words(tokens: Sequence[str]) -> str:
+    """The words of ``tokens`` up to its first punctuation: a value as a reason names it."""
+    words = []
+    for token in tokens:
+        if not token[0].isalnum():
+            break
+        words.append(token)
+    return _joined(words)
 
 
 def _content_words(tokens: list[str]) -> frozenset[str]:
