@@ -303,9 +303,9 @@ def _framed_value(mine: _Parsed, theirs: _Parsed) -> tuple[str, str] | None:
     if not frame or any(not token[0].isalnum() for token in frame[:-1]):
         return None  # the frame is of one clause (a label's colon ends it)
     cjk = sum(1 for token in frame if _CJK_RUN.match(token))
-    words = len(_content_words(frame))
     if not (common - cjk >= 3 or cjk >= 4 or min(cjk, common - cjk) >= 2):
         return None
+    words = len(_content_words(frame))
     if words < FRAME_WORDS and not (words and cjk):
         return None  # "the user is": a frame of no attribute; "user owns a": of too wide a one
     old_words, new_words = _content_words(old_rest), _content_words(new_rest)
@@ -630,8 +630,9 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     cues = _cues(new)
     # The same frame, another value ("my home airport is Bristol" / "my home airport is Cardiff", "我对象叫小李" /
     # "我对象叫小周"): a change, unless said as one more, as still true, once only, or of the past.
-    # Not of an attribute held many times ("I'm allergic to peanuts" / "... to shellfish"), nor where a recognised
-    # slot tells of more in the stored item ("I live in Berlin and work at SAP" / "I live in Hamburg": one of two).
+    # Not after a frame of one word of its own in English ("I'm allergic to peanuts" / "... to shellfish":
+    # _framed_value), nor where a recognised slot tells of more in the stored item ("I live in Berlin and work at
+    # SAP" / "I live in Hamburg": one of two).
     framed = _framed_value(mine, theirs)
     if framed is not None and not (cues.addition or cues.continuation or cues.once or cues.past or cues.past_time) \
             and compare_slots(list(mine.slots), list(theirs.slots))[0] != "partial":
