@@ -733,7 +733,9 @@ def test_an_air_conditioner_arriving_is_no_transfer(alice, use_embedder):
     ("我的通勤是坐公交", "我的通勤是骑电动车，二十分钟"),
     ("我对象叫小李", "我对象叫小周"),
     ("Contact pref: letter.", "Contact pref: email (son set up an account)."),  # a note's label
-], ids=["employer", "airport", "days", "pet-name", "commute", "partner-name", "label"])
+    ("我最爱的球队是湖人", "最爱的球队是勇士，库里太帅"),  # "my" said the first time only
+    ("我的家庭医生是人民医院的王医生", "我的家庭医生是社区的赵医生"),  # 医生, the frame's own word, said again
+], ids=["employer", "airport", "days", "pet-name", "commute", "partner-name", "label", "my-once", "frame-word"])
 def test_the_same_words_then_another_value_is_a_change(alice, use_embedder, first, later):
     # The rules read each as the same fact (the job slot; "airport", "swim", 通勤 said again) or as someone
     # else's fact not to be replaced on a guess (对象).
@@ -748,7 +750,8 @@ def test_the_same_words_then_another_value_is_a_change(alice, use_embedder, firs
     ("我在杭州读书，大三", "我在杭州一家咖啡店兼职"),  # 我在 alone frames nothing; 杭州 is a value
     ("my swim coach is Dana", "my swim coach was Pete, before Dana"),  # another frame: was
     ("User owns a red bicycle", "User owns a green kayak"),  # "owns": too wide a frame for one thing
-], ids=["also", "no-attribute", "shared-word", "clause", "zh-place", "was", "wide-frame"])
+    ("我的通勤是地铁", "通勤是地铁二号线，挤死了"),  # "my" said once, the same value
+], ids=["also", "no-attribute", "shared-word", "clause", "zh-place", "was", "wide-frame", "my-once-same"])
 def test_the_same_first_words_alone_change_nothing(alice, use_embedder, first, later):
     save_as_kept(alice, first, later)
 

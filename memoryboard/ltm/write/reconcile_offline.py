@@ -291,8 +291,11 @@ def _framed_value(mine: _Parsed, theirs: _Parsed) -> tuple[str, str] | None:
     / "我对象叫小周"): the two values (what follows the frame, to its clause's end), else None. The frame ends with
     one of :data:`_FRAME_END`, has three words or more (four Chinese characters, or two and two) and
     ``FRAME_WORDS`` words of its own (:func:`_content_words`; one in Chinese); the two rests share no word of their
-    own ("the user is a trainee solicitor" / "... a solicitor in training" say one thing twice)."""
+    own ("the user is a trainee solicitor" / "... a solicitor in training" say one thing twice). Where one starts
+    with "my" (我的) and the other does not, the frame is read after it ("我的主力耳机是索尼" / "主力耳机是 Bose")."""
     old_tokens, new_tokens = theirs.tokens, mine.tokens
+    if old_tokens[:1] != new_tokens[:1]:  # "我的主力耳机是索尼" / "主力耳机是 Bose": one frame, said with "my" once
+        old_tokens, new_tokens = _unowned(old_tokens), _unowned(new_tokens)
     common = 0
     for a, b in zip(old_tokens, new_tokens):
         if a != b:
@@ -313,9 +316,23 @@ def _framed_value(mine: _Parsed, theirs: _Parsed) -> tuple[str, str] | None:
     if words < FRAME_WORDS and not (words and cjk):
         return None  # "the user is": a frame of no attribute; "user owns a": of too wide a one
     old_words, new_words = _content_words(old_rest), _content_words(new_rest)
-    if not old_words or not new_words or _shared_words(new_words, old_words):
+    # A word of the frame's own said again in the value ("我嘅醫生係陳醫生" / "... 李醫生") is no value of both's.
+    if not old_words or not new_words or _shared_words(new_words, old_words) - _content_words(frame):
+        return None
+    if _one_amount(mine, theirs):  # "take home is about 2.1k" / "... around 2,100": one amount
         return None
     return _first_words(old_rest), _first_words(new_rest)
+
+
+_OWNER = frozenset({"my", "our", "我", "的", "嘅", "们", "們"})
+
+
+def _unowned(tokens: Sequence[str]) -> Sequence[str]:
+    """``tokens`` after the "my" (我的, 我嘅, "our") they start with."""
+    i = 0
+    while i < len(tokens) and tokens[i] in _OWNER:
+        i += 1
+    return tokens[i:]
 
 
 def _first_words(tokens: Sequence[str]) -> str:
