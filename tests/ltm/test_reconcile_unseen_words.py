@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memoryboard.llm.attributes import says_said_before
+from memoryboard.ltm.write.reconcile_offline import Relation, _asked, _model_verdict
 from memoryboard.ltm.write.statements import repeats_statement
 from tests.ltm.test_reconcile_generalizes import (
     current,
@@ -790,3 +791,25 @@ def test_the_reason_of_a_change_in_one_frame_names_the_two_values(alice, use_emb
     result = save_as_update(alice, "my local airport is Leeds Bradford",
                             "my local airport is Manchester, please use that for flight searches")
     assert "leeds bradford → manchester)" in result.decision.reason
+
+
+@pytest.mark.parametrize("first,later", [
+    ("we rent a two-bed from the council", "we used right to buy, the house is ours now"),
+    # Was the example of a conflict the later of which a search gives first (test_newer_in_conflict_first).
+    ("我在吃舍曲林，一天一片50的", "医生说情绪稳定半年了，可以慢慢减，现在隔天吃半片"),
+], ids=["owned-now", "dose"])
+def test_another_value_of_an_attribute_the_rules_are_unsure_of_is_a_change_when_the_model_is_sure(
+        alice, use_embedder, first, later):
+    # The rules read another value now, but only the attribute profiles put the two together (a conflict); the pair
+    # model reads a change (1.00).
+    result = save_as_update(alice, first, later)
+    assert "unsure of the attribute" in result.decision.reason
+
+
+@pytest.mark.parametrize("p_update,verdict", [(0.95, "update"), (0.85, None)])
+def test_the_rules_conflict_of_an_unsure_attribute_needs_a_sure_model(p_update, verdict):
+    unsure = Relation("conflict", "another value now, unsure of the attribute (0.40)", attribute_unsure=True)
+    found = _model_verdict(unsure, p_update, 0.02)
+    assert (found and found[0]) == verdict
+    # Every other conflict of the rules stands: the model is not asked.
+    assert _asked(unsure) and not _asked(Relation("conflict", "said as a change, far in meaning (0.30)"))

@@ -76,6 +76,10 @@ SAME_PROBABILITY = 0.5  # the same fact again, this likely: a repeat
 # Penang 了" after "My parents 住在 Kuala Lumpur"): the model is less sure of these (W26–W31's written pairs, read:
 # 0.45–0.65 gave 14 changes and 1 one more fact; 0.30–0.45, 8 more changes, 1 more event and 1 repeat)
 THEIRS_UPDATE_PROBABILITY = 0.45
+# ... a change of a stored value, where the rules read another value but are unsure it is of the same attribute (their
+# conflict: "现在隔天吃半片" after "我在吃舍曲林，一天一片50的"): W26–W31's written pairs, read, gave 38 changes and 5 one
+# more fact from 0.9 (2 and 2 more from 0.8); the development set, a stale fact fewer
+UNSURE_UPDATE_PROBABILITY = 0.9
 MODEL_NEAR = 0.20  # the model changes only an item at least this close, or sharing a value word
 SAME_COSINE = 0.80  # two statements this close say the same thing (unless one ends or switches it)
 ATTRIBUTE_COSINE = 0.62  # two statements this close are about the same attribute, whatever their prototypes
@@ -481,6 +485,11 @@ class Relation:
     # One more value of an attribute held many times, in the same words ("我对海鲜过敏" beside "我对花生过敏"):
     # never the same fact.
     another_value: bool = False
+    # Another value, but unsure it is of the stored item's attribute (a conflict of the rules'): the pair model may
+    # read it as a change (UNSURE_UPDATE_PROBABILITY). Not a change said far in meaning ("I quit Twitter" after "I
+    # work at Google"), nor one of a word of the stored item's, of two attributes clearly apart (a knee injury, then
+    # "现在不踢了，改打羽毛球，膝盖受得了"): their conflicts stand.
+    attribute_unsure: bool = False
 
 
 def _keys_apart(new_keys: frozenset[str], old_keys: frozenset[str]) -> bool:
@@ -777,7 +786,8 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     if cues.now:  # of this attribute for sure, or unsure
         if cue_near or unclear or new_attr[0] == old_attr[0] and both_clear:
             return Relation("update", f"{attribute}: another value now")
-        return Relation("conflict", f"{attribute}: another value now, unsure of the attribute ({cosine:.2f})")
+        return Relation("conflict", f"{attribute}: another value now, unsure of the attribute ({cosine:.2f})",
+                        attribute_unsure=True)
     # Another value said without a cue replaces one only of an attribute held once at a time, and only when
     # both statements are nearest to it; else it is one more value, or unsure.
     many = new_attr[0] in MANY_VALUED or old_attr[0] in MANY_VALUED
@@ -787,7 +797,8 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
             return Relation("new", f"{attribute}: another value, of an attribute held many times",
                             another_value=_swapped_value(new_norm, old_norm) is not None)
         if not one_attribute:
-            return Relation("conflict", f"{attribute}: another value, unsure of the attribute ({cosine:.2f})")
+            return Relation("conflict", f"{attribute}: another value, unsure of the attribute ({cosine:.2f})",
+                            attribute_unsure=True)
         return Relation("update", f"{attribute}: another value")
     if cosine >= SAME_COSINE or (cross_script or other_language or not (new_words and old_words)) \
             and cosine >= CROSS_SAME_COSINE:
@@ -876,10 +887,12 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
 
 
 def _asked(relation: Relation) -> bool:
-    """The pair model is asked only about the rules' one more fact or repeat, never between two people, nor of
-    where one comes from: the rules' updates and conflicts stand (on the short, clean statements they were written
+    """The pair model is asked only about the rules' one more fact or repeat (or another value of an attribute they
+    are unsure of: :data:`UNSURE_UPDATE_PROBABILITY`), never between two people, nor of
+    where one comes from: the rules' updates and other conflicts stand (on the short, clean statements they were written
     for the model is weaker: "I'm in Bristol now" after "I live in Leeds", 0.00 a change; docs/decisions.md)."""
-    return relation.kind in ("new", "same") and relation.others != "another" and not relation.fixed
+    return (relation.kind in ("new", "same") or relation.attribute_unsure) and relation.others != "another" \
+        and not relation.fixed
 
 
 def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]],
@@ -915,7 +928,8 @@ def _model_verdict(relation: Relation, p_update: float, p_same: float, *,
                    says_now: bool = False) -> tuple[str, str, float] | None:
     """The pair model's verdict where it is sure, else None (the rules' stands):
 
-    - a change (surer still over the rules' repeat, unless the statement says what holds now: "西班牙语B1过了，现在在准备B2"
+    - a change (surest over the rules' conflict of another value of an attribute they are unsure of; surer still
+      over the rules' repeat, unless the statement says what holds now: "西班牙语B1过了，现在在准备B2"
       after "我在学西班牙语，准备考B1" shares B1 and 准备, a change at 0.78; less sure of a fact about someone of the
       user's, where the rules, which never replace one on a guess, read one more fact about them), never of another
       attribute than a recognised slot's;
@@ -926,7 +940,9 @@ def _model_verdict(relation: Relation, p_update: float, p_same: float, *,
     if relation.value_unsure:
         return None
     over_same = relation.kind == "same" and not says_now
-    if over_same:
+    if relation.kind == "conflict":
+        least = UNSURE_UPDATE_PROBABILITY
+    elif over_same:
         least = UPDATE_OVER_SAME
     elif relation.kind == "new" and relation.others == "theirs":
         least = THEIRS_UPDATE_PROBABILITY
