@@ -13,7 +13,8 @@ For a new statement and each candidate (an owner's current item near it, ``ltm.w
 4. **The decision**: an addition cue ("also", 也, 还) → new; the same value without a cue of an end or a
    switch → same (reinforce); another value told of a past time ("I used to live in Adelaide", 以前) → new;
    the same attribute with a change cue or another value → update; unsure
-   (close in meaning and said as a change, but no attribute in common) → conflict, never a silent supersede.
+   (close in meaning and said as a change, but no attribute in common) → conflict, never a silent supersede
+   (another value of an attribute it is unsure of is a change only where the pair model is sure of one).
 
 Constants are chosen on the development set (tests/data/dev/updates.json), never on the blind one.
 """
