@@ -823,3 +823,22 @@ def test_the_rules_conflict_of_an_unsure_attribute_needs_a_sure_model(p_update, 
     assert (found and found[0]) == verdict
     # Every other conflict of the rules stands: the model is not asked.
     assert _asked(unsure) and not _asked(Relation("conflict", "said as a change, far in meaning (0.30)"))
+
+
+@pytest.mark.parametrize("first,later", [
+    ("我一直在照顾我奶奶", "我叔叔把奶奶接走了，现在他照顾"),
+    ("The user's mother picks up the kids from school.", "The user now collects the children from school herself."),
+], ids=["care", "school-run"])
+def test_who_does_a_thing_changed_from_one_person_to_another_is_a_change(alice, use_embedder, first, later):
+    # The rules read two people's facts (the user's and the uncle's, the mother's and the user's); the pair model
+    # reads a change (0.98, 0.99).
+    save_as_update(alice, first, later)
+
+
+@pytest.mark.parametrize("first,later", [
+    ("my sister lives in Porto", "I moved to Lisbon"),
+    ("我老婆在腾讯上班", "我现在在阿里上班了"),
+    ("I'm vegetarian", "my boyfriend went vegan last month"),
+])
+def test_a_change_of_one_person_never_replaces_another_persons_fact(alice, use_embedder, first, later):
+    save_as_new(alice, first, later)

@@ -3,7 +3,8 @@
 For a new statement and each candidate (an owner's current item near it, ``ltm.write.reconcile_scope``):
 
 1. **Who**: the statement and the item are about the same person (``llm.cues.statement_subject``): the user
-   (or the user's pet), or the same other person ("my sister"); else unrelated.
+   (or the user's pet), or the same other person ("my sister"); else unrelated (but for a change across the two the
+   pair model is sure of: "用户现在自己接孩子" after "用户的母亲接孩子放学").
 2. **Which attribute**: the same one when both are nearest to the same attribute prototype
    (``llm.attributes``), or their own cosine is high; the slot rules (``ltm.write.statements``) still tell
    two recognised slots apart (where one lives vs where one works).
@@ -87,6 +88,10 @@ UNSURE_UPDATE_PROBABILITY = 0.9
 # W26–W31's written pairs, read, from 0.8, 11 repeats, 1 one more fact and 1 change (the statement the user's own too:
 # 9 more repeats, 1 more one more fact, and "I moved to Paris" after 24 friends who did)
 THEIRS_SAME_PROBABILITY = 0.8
+# A change across two people, this likely: who does a thing for the user's own or with them changed ("用户现在自己接孩子"
+# after "用户的母亲接孩子放学", "我叔叔把奶奶接走了，现在他照顾" after "我一直在照顾我奶奶"). The rules read two people's facts;
+# never a repeat. Of W26–W31's written pairs, read, from 0.9: 18 changes, 1 one more fact
+OTHER_PERSON_UPDATE_PROBABILITY = 0.9
 MODEL_NEAR = 0.20  # the model changes only an item at least this close, or sharing a value word
 SAME_COSINE = 0.80  # two statements this close say the same thing (unless one ends or switches it)
 ATTRIBUTE_COSINE = 0.62  # two statements this close are about the same attribute, whatever their prototypes
@@ -898,11 +903,12 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
 
 def _asked(relation: Relation) -> bool:
     """The pair model is asked only about the rules' one more fact or repeat (or another value of an attribute they
-    are unsure of: :data:`UNSURE_UPDATE_PROBABILITY`), never between two people, nor of
-    where one comes from: the rules' updates and other conflicts stand (on the short, clean statements they were written
-    for the model is weaker: "I'm in Bristol now" after "I live in Leeds", 0.00 a change; docs/decisions.md)."""
-    return (relation.kind in ("new", "same") or relation.attribute_unsure) and relation.others != "another" \
-        and not relation.fixed
+    are unsure of: :data:`UNSURE_UPDATE_PROBABILITY`), between two people only of one more fact (a change it is sure of:
+    :data:`OTHER_PERSON_UPDATE_PROBABILITY`), never of where one comes from: the rules' updates and other conflicts
+    stand (on the short, clean statements they were written for the model is weaker: "I'm in Bristol now" after "I
+    live in Leeds", 0.00 a change; docs/decisions.md)."""
+    return (relation.kind in ("new", "same") or relation.attribute_unsure) \
+        and (relation.others != "another" or relation.kind == "new") and not relation.fixed
 
 
 def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]],
@@ -938,9 +944,9 @@ def _model_verdict(relation: Relation, p_update: float, p_same: float, *,
                    says_now: bool = False) -> tuple[str, str, float] | None:
     """The pair model's verdict where it is sure, else None (the rules' stands):
 
-    - a change (surest over the rules' conflict of another value of an attribute they are unsure of; surer still
-      over the rules' repeat, unless the statement says what holds now: "西班牙语B1过了，现在在准备B2"
-      after "我在学西班牙语，准备考B1" shares B1 and 准备, a change at 0.78; less sure of a fact about someone of the
+    - a change (surest over the rules' conflict of another value of an attribute they are unsure of, or between two
+      people; surer still over the rules' repeat, unless the statement says what holds now: "西班牙语B1过了，现在在
+      准备B2" after "我在学西班牙语，准备考B1" shares B1 and 准备, a change at 0.78; less sure of a fact about someone of the
       user's, where the rules, which never replace one on a guess, read one more fact about them), never of another
       attribute than a recognised slot's;
     - the same fact, of the rules' one more fact, never between two recognised slots or two people, nor of one
@@ -952,6 +958,8 @@ def _model_verdict(relation: Relation, p_update: float, p_same: float, *,
     over_same = relation.kind == "same" and not says_now
     if relation.kind == "conflict":
         least = UNSURE_UPDATE_PROBABILITY
+    elif relation.others == "another":
+        least = OTHER_PERSON_UPDATE_PROBABILITY
     elif over_same:
         least = UPDATE_OVER_SAME
     elif relation.kind == "new" and relation.others == "theirs":
@@ -963,7 +971,7 @@ def _model_verdict(relation: Relation, p_update: float, p_same: float, *,
         return "update", f"a change ({p_update:.2f})", p_update
     if (relation.kind == "new" and p_same >= SAME_PROBABILITY
             and (not relation.others or relation.one_person
-                 or p_same >= THEIRS_SAME_PROBABILITY and not relation.users_own)
+                 or p_same >= THEIRS_SAME_PROBABILITY and not relation.users_own and relation.others == "theirs")
             and not relation.slots_apart and not relation.another_value):
         return "same", f"the same ({p_same:.2f})", p_same
     return None
