@@ -299,6 +299,8 @@ _FRAME_TOKEN = re.compile(_WORD.pattern + r"|[^\w\s]")
 # "我在一家车企做").
 _FRAME_END = frozenset("is are am was were at in on for with a an the to of called named as by from".split()) \
     | frozenset("是叫为在做用喝开住係坐搭骑读") | frozenset(":：")
+# The owner a frame may be said with once only ("我的主力耳机是" / "主力耳机是": :func:`_unowned`).
+_OWNER = frozenset({"my", "our", "我", "的", "嘅", "们", "們"})
 
 
 def _framed_value(mine: _Parsed, theirs: _Parsed) -> tuple[str, str] | None:
@@ -338,9 +340,6 @@ def _framed_value(mine: _Parsed, theirs: _Parsed) -> tuple[str, str] | None:
     if _one_amount(mine, theirs):  # "take home is about 2.1k" / "... around 2,100": one amount
         return None
     return _first_words(old_rest), _first_words(new_rest)
-
-
-_OWNER = frozenset({"my", "our", "我", "的", "嘅", "们", "們"})
 
 
 def _unowned(tokens: Sequence[str]) -> Sequence[str]:
@@ -907,8 +906,9 @@ def _asked(relation: Relation) -> bool:
     :data:`OTHER_PERSON_UPDATE_PROBABILITY`), never of where one comes from: the rules' updates and other conflicts
     stand (on the short, clean statements they were written for the model is weaker: "I'm in Bristol now" after "I
     live in Leeds", 0.00 a change; docs/decisions.md)."""
-    return (relation.kind in ("new", "same") or relation.attribute_unsure) \
-        and (relation.others != "another" or relation.kind == "new") and not relation.fixed
+    # Between two people the rules read only one more fact ("another" is never a repeat); _model_verdict takes no
+    # repeat of it.
+    return (relation.kind in ("new", "same") or relation.attribute_unsure) and not relation.fixed
 
 
 def _learned(found: list[tuple[str, float, Relation, np.ndarray | None]],
