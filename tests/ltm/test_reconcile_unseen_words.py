@@ -746,7 +746,10 @@ def test_an_air_conditioner_arriving_is_no_transfer(alice, use_embedder):
     ("Contact pref: letter.", "Contact pref: email (son set up an account)."),  # a note's label
     ("我最爱的球队是湖人", "最爱的球队是勇士，库里太帅"),  # "my" said the first time only
     ("我的家庭医生是人民医院的王医生", "我的家庭医生是社区的赵医生"),  # 医生, the frame's own word, said again
-], ids=["employer", "airport", "days", "pet-name", "commute", "partner-name", "label", "my-once", "frame-word"])
+    ("The user's regular vet is Dr. Moreau.", "The user's regular vet is Dr. Castillo."),  # both start with "Dr."
+    ("my usual gym is PureGym", "my usual gym is The Gym Group, PureGym got way too busy"),  # the old value, later
+], ids=["employer", "airport", "days", "pet-name", "commute", "partner-name", "label", "my-once", "frame-word",
+        "title", "old-value-in-another-clause"])
 def test_the_same_words_then_another_value_is_a_change(alice, use_embedder, first, later):
     # The rules read each as the same fact (the job slot; "airport", "swim", 通勤 said again) or as someone
     # else's fact not to be replaced on a guess (对象).
@@ -842,3 +845,4 @@ def test_who_does_a_thing_changed_from_one_person_to_another_is_a_change(alice, 
 ])
 def test_a_change_of_one_person_never_replaces_another_persons_fact(alice, use_embedder, first, later):
     save_as_new(alice, first, later)
+

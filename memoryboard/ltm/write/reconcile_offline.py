@@ -308,38 +308,45 @@ def _framed_value(mine: _Parsed, theirs: _Parsed) -> tuple[str, str] | None:
     clause ("my home airport is bristol" / "my home airport is cardiff, can you set that as default", "我对象叫小李"
     / "我对象叫小周"): the two values (what follows the frame, to its clause's end), else None. The frame ends with
     one of :data:`_FRAME_END`, has three words or more (four Chinese characters, or two and two) and
-    ``FRAME_WORDS`` words of its own (:func:`_content_words`; one in Chinese); the two rests share no word of their
+    ``FRAME_WORDS`` words of its own (:func:`_content_words`; one in Chinese); the two values share no word of their
     own ("the user is a trainee solicitor" / "... a solicitor in training" say one thing twice). Where one starts
-    with "my" (我的) and the other does not, the frame is read after it ("我的主力耳机是索尼" / "主力耳机是 Bose")."""
+    with "my" (我的) and the other does not, the frame is read after it ("我的主力耳机是索尼" / "主力耳机是 Bose").
+    A title both values start with is not a value ("dr. hernandez" / "dr. okafor"), nor the old value named again in
+    a clause of its own ("... is the fish and chips, parmas are getting dodgy")."""
     old_tokens, new_tokens = theirs.tokens, mine.tokens
     if old_tokens[:1] != new_tokens[:1]:  # "我的主力耳机是索尼" / "主力耳机是 Bose": one frame, said with "my" once
         old_tokens, new_tokens = _unowned(old_tokens), _unowned(new_tokens)
-    common = 0
+    alike = 0
     for a, b in zip(old_tokens, new_tokens):
         if a != b:
             break
-        common += 1
+        alike += 1
     # Back to the frame's last linking word ("我对象叫小李" / "我对象叫小周" share 小 after 叫).
+    common = alike
     while common and old_tokens[common - 1] not in _FRAME_END:
         common -= 1
-    frame, old_rest, new_rest = old_tokens[:common], old_tokens[common:], new_tokens[common:]
-    if not old_rest or not new_rest or not old_rest[0][0].isalnum() or not new_rest[0][0].isalnum():
-        return None
+    frame = old_tokens[:common]
     if not frame or any(not token[0].isalnum() for token in frame[:-1]):
         return None  # the frame is of one clause (a label's colon ends it)
+    # The values start after what both say alike up to its last punctuation ("dr." of "dr. hernandez").
+    start = common + max((i + 1 for i, token in enumerate(old_tokens[common:alike]) if not token[0].isalnum()),
+                         default=0)
+    old_value, new_value = _clause(old_tokens[start:]), _clause(new_tokens[start:])
+    if not old_value or not new_value:
+        return None
     cjk = sum(1 for token in frame if _CJK_RUN.match(token))
     if not (common - cjk >= 3 or cjk >= 4 or min(cjk, common - cjk) >= 2):
         return None
     words = len(_content_words(frame))
     if words < FRAME_WORDS and not (words and cjk):
         return None  # "the user is": a frame of no attribute; "user owns a": of too wide a one
-    old_words, new_words = _content_words(old_rest), _content_words(new_rest)
-    # A word of the frame's own said again in the value ("我嘅醫生係陳醫生" / "... 李醫生") is no value of both's.
-    if not old_words or not new_words or _shared_words(new_words, old_words) - _content_words(frame):
+    old_words, new_words = _content_words(old_value), _content_words(new_value)
+    # A word said before the values ("我嘅醫生係陳醫生" / "... 李醫生": 醫生, the frame's own) is no value of both's.
+    if not old_words or not new_words or _shared_words(new_words, old_words) - _content_words(old_tokens[:start]):
         return None
     if _one_amount(mine, theirs):  # "take home is about 2.1k" / "... around 2,100": one amount
         return None
-    return _first_words(old_rest), _first_words(new_rest)
+    return _joined(old_value), _joined(new_value)
 
 
 def _unowned(tokens: Sequence[str]) -> Sequence[str]:
@@ -350,14 +357,14 @@ def _unowned(tokens: Sequence[str]) -> Sequence[str]:
     return tokens[i:]
 
 
-def _first_words(tokens: Sequence[str]) -> str:
-    """The words of ``tokens`` up to its first punctuation: a value as a reason names it."""
+def _clause(tokens: Sequence[str]) -> list[str]:
+    """The words of ``tokens`` up to its first punctuation."""
     words = []
     for token in tokens:
         if not token[0].isalnum():
             break
         words.append(token)
-    return _joined(words)
+    return words
 
 
 def _content_words(tokens: list[str]) -> frozenset[str]:
