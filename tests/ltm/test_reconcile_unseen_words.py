@@ -846,3 +846,11 @@ def test_who_does_a_thing_changed_from_one_person_to_another_is_a_change(alice, 
 def test_a_change_of_one_person_never_replaces_another_persons_fact(alice, use_embedder, first, later):
     save_as_new(alice, first, later)
 
+
+@pytest.mark.parametrize("first,later", [
+    ("my dad has type 2 diabetes", "my father-in-law has type 2 diabetes too, they compare blood sugar readings"),
+    ("我的狗叫旺财", "我邻居的狗也叫旺财，在公园一喊两只都跑过来"),
+], ids=["too", "ye"])
+def test_someone_elses_fact_said_as_one_more_is_no_repeat(alice, use_embedder, first, later):
+    # Close in meaning (the rules' "says the same" of someone of the user's), but said as one more ("too", 也).
+    save_as_new(alice, first, later)

@@ -703,7 +703,7 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
             new_whose == old_whose or old_whose in mine.people or mine.he_or_she)
         person = old_whose if old_whose != "user" else new_whose
         users_own = new_whose == "user" and new_said
-        if cosine >= SAME_COSINE and not cues.ends:
+        if cosine >= SAME_COSINE and not cues.ends and not cues.addition:  # "my mum's hearing aids are Phonak too"
             return Relation("same", f"about the user's {person}: says the same ({cosine:.2f})", others="theirs",
                             one_person=one_person, users_own=users_own)
         return Relation("new", f"about the user's {person}", others="theirs", one_person=one_person,
