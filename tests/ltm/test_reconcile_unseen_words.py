@@ -854,3 +854,16 @@ def test_a_change_of_one_person_never_replaces_another_persons_fact(alice, use_e
 def test_someone_elses_fact_said_as_one_more_is_no_repeat(alice, use_embedder, first, later):
     # Close in meaning (the rules' "says the same" of someone of the user's), but said as one more ("too", 也).
     save_as_new(alice, first, later)
+
+
+@pytest.mark.parametrize("first,again", [
+    ("I work as an electrician", "电工 here, so I can wire it myself lol"),
+    ("I'm a dentist", "as a 牙医 I always tell people to floss"),
+], ids=["electrician", "dentist"])
+def test_the_same_fact_with_its_value_in_the_other_language_is_a_repeat(alice, use_embedder, first, again):
+    # The rules read another value (电工 is not "electrician" word for word): a change, or unsure.
+    save_as_repeat(alice, first, again)
+
+
+def test_a_value_in_the_other_language_with_another_number_is_no_repeat(alice, use_embedder):
+    save_as_update(alice, "I sleep 8 hours a night", "我每晚睡 6 个小时")

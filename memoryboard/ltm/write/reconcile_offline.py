@@ -109,6 +109,9 @@ CONFLICT_COSINE = 0.80  # said as a change, this close, no attribute in common: 
 DIFFERENT_VALUE_COSINE = 0.50  # the same attribute, other value words, this close: another value
 CROSS_SAME_COSINE = 0.60  # in the other language (no words to compare), this close: the same
 UNSURE_COSINE = 0.55  # the same attribute, nothing else to go by, this close: a conflict for review
+# Another value said in the same words but for one in the other script, the two this close: a translation ("护士" /
+# "nurse" 0.74, "对虾" / "prawns"); chosen on W26–W31's pairs (9 more right, none less; 0.8: 4).
+TRANSLATED_COSINE = 0.70
 # A recognised slot's two values in two scripts ("perth" / "北京"), encoded alone: this close, one value ("shanghai" /
 # "上海" 0.76, "beijing" / "北京" 0.69); under the other bound, two ("perth" / "北京" 0.29, "google" / "腾讯" 0.26);
 # between them, unsure ("tencent" / "腾讯" 0.37, "hangzhou" / "苏州" 0.60): a conflict unless said as a change.
@@ -645,7 +648,7 @@ def forget_statement_texts() -> None:
 
 def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, float],
            old_attr: tuple[str, float, float], profile: float = 0.0, new_on_old: float = -1.0,
-           clause: str = "", value_cosine: float | None = None) -> Relation:
+           clause: str = "", value_cosine: float | None = None, words_cosine: float | None = None) -> Relation:
     """The relation of the statement ``new`` to the stored ``old`` given their cosine and nearest attributes
     (``llm.attributes.AttributeSpace.attribute``), the cosine of their attribute profiles (``profile``), the
     new statement's cosine to the stored one's attribute (``new_on_old``), its clause nearest to ``old``
@@ -654,7 +657,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
     value at ``SLOT_VALUE_SAME`` or more (a repeat), two under ``SLOT_VALUE_OTHER`` (the slot changed), unsure
     between (``value_unsure``: a conflict unless said as a change, and the pair model does not decide)."""
     relation = _relate(new, old, cosine=cosine, new_attr=new_attr, old_attr=old_attr, profile=profile,
-                       new_on_old=new_on_old, clause=clause, value_cosine=value_cosine)
+                       new_on_old=new_on_old, clause=clause, value_cosine=value_cosine, words_cosine=words_cosine)
     if value_cosine is None or not SLOT_VALUE_OTHER <= value_cosine < SLOT_VALUE_SAME:
         return relation
     # One single-valued slot, unsure whether "hangzhou" and "苏州" are one value: never a silent repeat or a
@@ -667,7 +670,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
 
 def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, float],
             old_attr: tuple[str, float, float], profile: float, new_on_old: float, clause: str,
-            value_cosine: float | None) -> Relation:
+            value_cosine: float | None, words_cosine: float | None) -> Relation:
     """:func:`relate`, but for the slot values it is unsure of."""
     mine, theirs = _parsed(new), _parsed(old)
     new_norm, old_norm = mine.norm, theirs.norm
@@ -814,6 +817,9 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     many = new_attr[0] in MANY_VALUED or old_attr[0] in MANY_VALUED
     one_attribute = new_attr[0] == old_attr[0] and both_clear
     if (new_latin and old_latin or new_cjk and old_cjk) and cosine >= DIFFERENT_VALUE_COSINE:
+        # Its words in the other language ("as a 护士" after "I'm a nurse"), no other number: the same fact.
+        if words_cosine is not None and words_cosine >= TRANSLATED_COSINE and not _other_numbers(mine, theirs):
+            return Relation("same", f"{attribute}: says the same in the other language ({words_cosine:.2f})")
         if many:
             return Relation("new", f"{attribute}: another value, of an attribute held many times",
                             another_value=_swapped_value(new_norm, old_norm) is not None)
@@ -837,22 +843,43 @@ def relations(statement: str, candidates: Sequence[tuple[str, str, float]], *,
             compared(statement, candidates, encode=encode, encoder_name=encoder_name, inputs="none")]
 
 
+def _best_cosines(pairs: Sequence[Sequence[tuple[str, str]]], *,
+                  encode: Callable[[Sequence[str]], np.ndarray]) -> list[float | None]:
+    """The highest cosine of each list's pairs of texts, each text encoded alone; None for an empty list. One call
+    of ``encode``, only when some list has pairs."""
+    texts = sorted({text for found in pairs for pair in found for text in pair})
+    if not texts:
+        return [None] * len(pairs)
+    vectors = np.asarray(encode(texts), dtype=np.float64)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    at = {text: vectors[i] for i, text in enumerate(texts)}
+    return [max(float(at[a] @ at[b]) for a, b in found) if found else None for found in pairs]
+
+
 def slot_values_cosine(statement: str, contents: Sequence[str], *,
                        encode: Callable[[Sequence[str]], np.ndarray]) -> list[float | None]:
     """For each stored text, the cosine of the values of a recognised slot it and the statement both assert in
     two scripts ("perth" / "北京"), each value encoded alone (the highest, when several); None when they hold no
-    such slot. One call of ``encode``, only when some do."""
+    such slot."""
     mine = [n for n in _parsed(statement).slots if n.positive and n.value]
-    pairs = [[(n.value, o.value) for n in mine for o in _parsed(content).slots
-              if o.key == n.key and o.positive and o.value
-              and bool(_CJK_RUN.search(n.value)) != bool(_CJK_RUN.search(o.value))] for content in contents]
-    values = sorted({value for found in pairs for pair in found for value in pair})
-    if not values:
-        return [None] * len(contents)
-    vectors = np.asarray(encode(values), dtype=np.float64)
-    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    at = {value: vectors[i] for i, value in enumerate(values)}
-    return [max(float(at[a] @ at[b]) for a, b in found) if found else None for found in pairs]
+    return _best_cosines([[(n.value, o.value) for n in mine for o in _parsed(content).slots
+                           if o.key == n.key and o.positive and o.value
+                           and bool(_CJK_RUN.search(n.value)) != bool(_CJK_RUN.search(o.value))]
+                          for content in contents], encode=encode)
+
+
+def translated_words_cosine(statement: str, contents: Sequence[str], *,
+                            encode: Callable[[Sequence[str]], np.ndarray]) -> list[float | None]:
+    """For each stored text, the highest cosine of a value word only the statement says and one only the stored
+    text says, in the other script ("护士" / "nurse", "对虾" / "prawns"), each word encoded alone; None when
+    there are no such two."""
+    mine = _parsed(statement)
+    pairs = []
+    for content in contents:
+        theirs = _parsed(content)
+        pairs.append([(a, b) for a in sorted(mine.words - theirs.words) for b in sorted(theirs.words - mine.words)
+                      if bool(_CJK_RUN.match(a)) != bool(_CJK_RUN.match(b))])
+    return _best_cosines(pairs, encode=encode)
 
 
 def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
@@ -880,7 +907,9 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
     cosines = mine @ theirs.T
     nearest_view = cosines.argmax(axis=0)
     every = inputs == "every"
-    value_cosines = slot_values_cosine(statement, [content for _pk, content, _c in candidates], encode=encode)
+    contents = [content for _pk, content, _c in candidates]
+    value_cosines = slot_values_cosine(statement, contents, encode=encode)
+    words_cosines = translated_words_cosine(statement, contents, encode=encode)
     found, rows, chosen = [], [], []
     for i, ((pk, content, _c), attr, profile) in enumerate(zip(candidates, old_attributes, old_profiles)):
         view = int(nearest_view[i])
@@ -888,7 +917,7 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
         signals = dict(cosine=cosine, new_attr=attributes[view], old_attr=attr,
                        profile=float(profiles[view] @ profile), new_on_old=float(scores[view][index[attr[0]]]))
         relation = relate(statement, content, **signals, clause=views[view] if view else "",
-                          value_cosine=value_cosines[i])
+                          value_cosine=value_cosines[i], words_cosine=words_cosines[i])
         found.append((pk, cosine, relation, None))
         if inputs == "none":
             continue
