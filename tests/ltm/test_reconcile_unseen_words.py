@@ -867,3 +867,21 @@ def test_the_same_fact_with_its_value_in_the_other_language_is_a_repeat(alice, u
 
 def test_a_value_in_the_other_language_with_another_number_is_no_repeat(alice, use_embedder):
     save_as_update(alice, "I sleep 8 hours a night", "我每晚睡 6 个小时")
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I walk with a cane since the fall", "the cane's gone, walking on my own again"),
+    ("I wear a neck brace after the accident", "neck brace is off! physio says I'm doing great"),
+    ("I've got a cough", "the cough's finally gone"),
+], ids=["gone", "is-off", "finally-gone"])
+def test_a_thing_said_to_be_gone_or_off_ends(alice, use_embedder, first, later):
+    # "Gone" and "off" were no cues of an end: the rules read the thing said again as the same fact.
+    save_as_update(alice, first, later)
+
+
+@pytest.mark.parametrize("first,later", [
+    ("I have two kids, 8 and 11", "both kids are off school this week, send ideas"),
+    ("my daughter is in year 13", "she's off to uni in Leeds next month"),
+], ids=["off-school", "off-to"])
+def test_off_school_or_off_somewhere_ends_nothing(alice, use_embedder, first, later):
+    save_as_new(alice, first, later)
