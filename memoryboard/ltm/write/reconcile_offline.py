@@ -28,7 +28,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -648,14 +648,17 @@ def forget_statement_texts() -> None:
 
 def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, float],
            old_attr: tuple[str, float, float], profile: float = 0.0, new_on_old: float = -1.0,
-           clause: str = "", value_cosine: float | None = None, words_cosine: float | None = None) -> Relation:
+           clause: str = "", value_cosine: float | None = None,
+           words_cosine: Callable[[], float | None] | None = None) -> Relation:
     """The relation of the statement ``new`` to the stored ``old`` given their cosine and nearest attributes
     (``llm.attributes.AttributeSpace.attribute``), the cosine of their attribute profiles (``profile``), the
     new statement's cosine to the stored one's attribute (``new_on_old``), its clause nearest to ``old``
     (``clause``, when it has several: "still" is read there) and, when they hold a recognised slot with its
     values in two scripts, the cosine of those values (``value_cosine``, :func:`slot_values_cosine`): one
     value at ``SLOT_VALUE_SAME`` or more (a repeat), two under ``SLOT_VALUE_OTHER`` (the slot changed), unsure
-    between (``value_unsure``: a conflict unless said as a change, and the pair model does not decide)."""
+    between (``value_unsure``: a conflict unless said as a change, and the pair model does not decide); and, asked
+    only where another value would be read, the cosine of value words each says in the other script
+    (``words_cosine``: :func:`translated_words_cosine`, "as a 护士" after "I'm a nurse": the same fact)."""
     relation = _relate(new, old, cosine=cosine, new_attr=new_attr, old_attr=old_attr, profile=profile,
                        new_on_old=new_on_old, clause=clause, value_cosine=value_cosine, words_cosine=words_cosine)
     if value_cosine is None or not SLOT_VALUE_OTHER <= value_cosine < SLOT_VALUE_SAME:
@@ -670,7 +673,7 @@ def relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, flo
 
 def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, float],
             old_attr: tuple[str, float, float], profile: float, new_on_old: float, clause: str,
-            value_cosine: float | None, words_cosine: float | None) -> Relation:
+            value_cosine: float | None, words_cosine: Callable[[], float | None] | None) -> Relation:
     """:func:`relate`, but for the slot values it is unsure of."""
     mine, theirs = _parsed(new), _parsed(old)
     new_norm, old_norm = mine.norm, theirs.norm
@@ -818,8 +821,9 @@ def _relate(new: str, old: str, *, cosine: float, new_attr: tuple[str, float, fl
     one_attribute = new_attr[0] == old_attr[0] and both_clear
     if (new_latin and old_latin or new_cjk and old_cjk) and cosine >= DIFFERENT_VALUE_COSINE:
         # Its words in the other language ("as a 护士" after "I'm a nurse"), no other number: the same fact.
-        if words_cosine is not None and words_cosine >= TRANSLATED_COSINE and not _other_numbers(mine, theirs):
-            return Relation("same", f"{attribute}: says the same in the other language ({words_cosine:.2f})")
+        translated = words_cosine() if words_cosine is not None else None  # encoded here only: few pairs get here
+        if translated is not None and translated >= TRANSLATED_COSINE and not _other_numbers(mine, theirs):
+            return Relation("same", f"{attribute}: says the same in the other language ({translated:.2f})")
         if many:
             return Relation("new", f"{attribute}: another value, of an attribute held many times",
                             another_value=_swapped_value(new_norm, old_norm) is not None)
@@ -868,18 +872,13 @@ def slot_values_cosine(statement: str, contents: Sequence[str], *,
                           for content in contents], encode=encode)
 
 
-def translated_words_cosine(statement: str, contents: Sequence[str], *,
-                            encode: Callable[[Sequence[str]], np.ndarray]) -> list[float | None]:
-    """For each stored text, the highest cosine of a value word only the statement says and one only the stored
-    text says, in the other script ("护士" / "nurse", "对虾" / "prawns"), each word encoded alone; None when
-    there are no such two."""
-    mine = _parsed(statement)
-    pairs = []
-    for content in contents:
-        theirs = _parsed(content)
-        pairs.append([(a, b) for a in sorted(mine.words - theirs.words) for b in sorted(theirs.words - mine.words)
-                      if bool(_CJK_RUN.match(a)) != bool(_CJK_RUN.match(b))])
-    return _best_cosines(pairs, encode=encode)
+def translated_words_cosine(statement: str, content: str, *,
+                            encode: Callable[[Sequence[str]], np.ndarray]) -> float | None:
+    """The highest cosine of a value word only the statement says and one only the stored text says, in the other
+    script ("护士" / "nurse", "对虾" / "prawns"), each word encoded alone; None when there are no such two."""
+    mine, theirs = _parsed(statement), _parsed(content)
+    return _best_cosines([[(a, b) for a in sorted(mine.words - theirs.words) for b in sorted(theirs.words - mine.words)
+                           if bool(_CJK_RUN.match(a)) != bool(_CJK_RUN.match(b))]], encode=encode)[0]
 
 
 def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
@@ -909,7 +908,6 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
     every = inputs == "every"
     contents = [content for _pk, content, _c in candidates]
     value_cosines = slot_values_cosine(statement, contents, encode=encode)
-    words_cosines = translated_words_cosine(statement, contents, encode=encode)
     found, rows, chosen = [], [], []
     for i, ((pk, content, _c), attr, profile) in enumerate(zip(candidates, old_attributes, old_profiles)):
         view = int(nearest_view[i])
@@ -917,7 +915,8 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
         signals = dict(cosine=cosine, new_attr=attributes[view], old_attr=attr,
                        profile=float(profiles[view] @ profile), new_on_old=float(scores[view][index[attr[0]]]))
         relation = relate(statement, content, **signals, clause=views[view] if view else "",
-                          value_cosine=value_cosines[i], words_cosine=words_cosines[i])
+                          value_cosine=value_cosines[i],
+                          words_cosine=partial(translated_words_cosine, statement, content, encode=encode))
         found.append((pk, cosine, relation, None))
         if inputs == "none":
             continue
