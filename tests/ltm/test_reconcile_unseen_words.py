@@ -748,8 +748,9 @@ def test_an_air_conditioner_arriving_is_no_transfer(alice, use_embedder):
     ("我的家庭医生是人民医院的王医生", "我的家庭医生是社区的赵医生"),  # 医生, the frame's own word, said again
     ("The user's regular vet is Dr. Moreau.", "The user's regular vet is Dr. Castillo."),  # both start with "Dr."
     ("my usual gym is PureGym", "my usual gym is The Gym Group, PureGym got way too busy"),  # the old value, later
+    ("my daily step goal is 8000 steps", "my daily step goal is 10000 steps"),  # another number of one unit
 ], ids=["employer", "airport", "days", "pet-name", "commute", "partner-name", "label", "my-once", "frame-word",
-        "title", "old-value-in-another-clause"])
+        "title", "old-value-in-another-clause", "unit"])
 def test_the_same_words_then_another_value_is_a_change(alice, use_embedder, first, later):
     # The rules read each as the same fact (the job slot; "airport", "swim", 通勤 said again) or as someone
     # else's fact not to be replaced on a guess (对象).

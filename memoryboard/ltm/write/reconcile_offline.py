@@ -315,7 +315,8 @@ def _framed_value(mine: _Parsed, theirs: _Parsed) -> tuple[str, str] | None:
     own ("the user is a trainee solicitor" / "... a solicitor in training" say one thing twice). Where one starts
     with "my" (我的) and the other does not, the frame is read after it ("我的主力耳机是索尼" / "主力耳机是 Bose").
     A title both values start with is not a value ("dr. hernandez" / "dr. okafor"), nor the old value named again in
-    a clause of its own ("... is the fish and chips, parmas are getting dodgy")."""
+    a clause of its own ("... is the fish and chips, parmas are getting dodgy"); with other numbers, a word both
+    values say is their unit ("8000 steps" / "10000 steps", "55公斤" / "52公斤")."""
     old_tokens, new_tokens = theirs.tokens, mine.tokens
     if old_tokens[:1] != new_tokens[:1]:  # "我的主力耳机是索尼" / "主力耳机是 Bose": one frame, said with "my" once
         old_tokens, new_tokens = _unowned(old_tokens), _unowned(new_tokens)
@@ -345,7 +346,8 @@ def _framed_value(mine: _Parsed, theirs: _Parsed) -> tuple[str, str] | None:
         return None  # "the user is": a frame of no attribute; "user owns a": of too wide a one
     old_words, new_words = _content_words(old_value), _content_words(new_value)
     # A word said before the values ("我嘅醫生係陳醫生" / "... 李醫生": 醫生, the frame's own) is no value of both's.
-    if not old_words or not new_words or _shared_words(new_words, old_words) - _content_words(old_tokens[:start]):
+    if not old_words or not new_words or _shared_words(new_words, old_words) - _content_words(old_tokens[:start]) \
+            and not _other_numbers(mine, theirs):
         return None
     if _one_amount(mine, theirs):  # "take home is about 2.1k" / "... around 2,100": one amount
         return None
