@@ -110,7 +110,8 @@ DIFFERENT_VALUE_COSINE = 0.50  # the same attribute, other value words, this clo
 CROSS_SAME_COSINE = 0.60  # in the other language (no words to compare), this close: the same
 UNSURE_COSINE = 0.55  # the same attribute, nothing else to go by, this close: a conflict for review
 # Another value said in the same words but for one in the other script, the two this close: a translation ("护士" /
-# "nurse" 0.74, "对虾" / "prawns"); chosen on W26–W31's pairs (9 more right, none less; 0.8: 4).
+# "nurse" 0.74, "对虾" / "prawns"); chosen on W26–W31's pairs (8 more right, none less; at 0.8, 4; at 0.7 with other
+# numbers too, 9 and 2 less: "EU 42" / "鞋码43").
 TRANSLATED_COSINE = 0.70
 # A recognised slot's two values in two scripts ("perth" / "北京"), encoded alone: this close, one value ("shanghai" /
 # "上海" 0.76, "beijing" / "北京" 0.69); under the other bound, two ("perth" / "北京" 0.29, "google" / "腾讯" 0.26);
@@ -346,8 +347,8 @@ def _framed_value(mine: _Parsed, theirs: _Parsed) -> tuple[str, str] | None:
         return None  # "the user is": a frame of no attribute; "user owns a": of too wide a one
     old_words, new_words = _content_words(old_value), _content_words(new_value)
     # A word said before the values ("我嘅醫生係陳醫生" / "... 李醫生": 醫生, the frame's own) is no value of both's.
-    if not old_words or not new_words or _shared_words(new_words, old_words) - _content_words(old_tokens[:start]) \
-            and not _other_numbers(mine, theirs):
+    shared = _shared_words(new_words, old_words) - _content_words(old_tokens[:start])
+    if not old_words or not new_words or (shared and not _other_numbers(mine, theirs)):
         return None
     if _one_amount(mine, theirs):  # "take home is about 2.1k" / "... around 2,100": one amount
         return None
@@ -908,8 +909,7 @@ def compared(statement: str, candidates: Sequence[tuple[str, str, float]], *,
     cosines = mine @ theirs.T
     nearest_view = cosines.argmax(axis=0)
     every = inputs == "every"
-    contents = [content for _pk, content, _c in candidates]
-    value_cosines = slot_values_cosine(statement, contents, encode=encode)
+    value_cosines = slot_values_cosine(statement, [content for _pk, content, _c in candidates], encode=encode)
     found, rows, chosen = [], [], []
     for i, ((pk, content, _c), attr, profile) in enumerate(zip(candidates, old_attributes, old_profiles)):
         view = int(nearest_view[i])
