@@ -886,3 +886,7 @@ def test_a_thing_said_to_be_gone_or_off_ends(alice, use_embedder, first, later):
 ], ids=["off-school", "off-to"])
 def test_off_school_or_off_somewhere_ends_nothing(alice, use_embedder, first, later):
     save_as_new(alice, first, later)
+
+
+def test_a_day_off_ends_nothing(alice, use_embedder):
+    save_as_kept(alice, "I work Monday to Friday", "got the day off!")
