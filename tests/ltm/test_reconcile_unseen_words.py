@@ -888,5 +888,9 @@ def test_off_school_or_off_somewhere_ends_nothing(alice, use_embedder, first, la
     save_as_new(alice, first, later)
 
 
-def test_a_day_off_ends_nothing(alice, use_embedder):
-    save_as_kept(alice, "I work Monday to Friday", "got the day off!")
+@pytest.mark.parametrize("first,later", [
+    ("I work Monday to Friday", "got the day off!"),
+    ("I work at Tesco", "done with work for today, so tired"),
+], ids=["day-off", "done-for-today"])
+def test_a_day_off_or_done_for_the_day_ends_nothing(alice, use_embedder, first, later):
+    save_as_kept(alice, first, later)
