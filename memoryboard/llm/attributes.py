@@ -143,7 +143,7 @@ ENDS = re.compile(
     r"(?:reduced|increased|cut|dropped|bumped|raised|lowered)(?: (?:down|up|it))? to|"
     r"(?:took|taken|taking) (?:me|him|her|them) off|(?:came|come|coming) off|"
     r"from\b.{1,40}\bto|gone(?!\s+(?:to|for|with|through|by|on|into|back|home|out|off|up|down|away|over|in)\b)"
-    r"|(?:['’]s|\bis|\bare|\b(?:got|signed|came|tapering|weaned)) off(?!\s+(?:to|school|work|sick)\b)|(?<!day )(?<!days )(?<!time )off(?=\s*!))\b"
+    r"|(?:['’]s|\bis|\bare|\b(?:got|signed|tapering|weaned)) off(?!\s+(?:to|school|work|sick)\b)|(?<!day )(?<!days )(?<!time )off(?=\s*!))\b"
     r"|不再|不.{1,6}了|没再|再也不|改|换|搬|转|跳槽|离职|辞职|辞了|离开|退了|停了|卖了|更正|毕业|分手|离婚|去世|结束|戒|从.{1,15}(?:到|成)|退回|送回|送走|送人"
     r"|(?<!空)调[到至去]|升[为任职]|降[为到至]|[减涨增]至|[减涨]到|升级|降级",
     re.IGNORECASE,
